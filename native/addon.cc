@@ -1,0 +1,9 @@
+#include "addon.h"
+
+static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  pinclaw::InitInfo(env, exports);
+  pinclaw::InitNotify(env, exports);
+  return exports;
+}
+
+NODE_API_MODULE(pinclaw, Init)

@@ -1,0 +1,8 @@
+// Each concern registers its functions on the exports object; addon.cc only wires them up.
+#pragma once
+#include <napi.h>
+
+namespace pinclaw {
+void InitInfo(Napi::Env env, Napi::Object exports);
+void InitNotify(Napi::Env env, Napi::Object exports);
+}  // namespace pinclaw

@@ -1,0 +1,214 @@
+// Builds the single executable: dist/pinclaw-linux-<arch>. Node's own SEA mechanism (sea-config +
+// postject) around Node 24 LTS from the npm registry (node-linux-<arch>), the esbuild bundle, and
+// every native addon as an asset, compiled against that Node's headers (cross-compiled for arm64).
+//   npm run build:sea [-- --arch x64|arm64]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { bundle } from './build.mjs';
+
+export const NODE_VERSION = '24.21.0';
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(root, 'package.json'));
+const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+const targets = {
+  x64: { elfMachine: 0x3e, gypArch: 'x64', cross: null, usearch: 'linux-x64', serialport: 'linux-x64/@serialport+bindings-cpp.glibc.node' },
+  arm64: {
+    elfMachine: 0xb7,
+    gypArch: 'arm64',
+    cross: { prefix: 'aarch64-linux-gnu-', sysroot: '/usr/aarch64-linux-gnu', qemu: 'qemu-aarch64-static' },
+    usearch: 'linux-arm64',
+    serialport: 'linux-arm64/@serialport+bindings-cpp.armv8.glibc.node',
+  },
+};
+
+const step = (msg) => console.error(`build:sea: ${msg}`);
+const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
+
+function need(cmd, pkg) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+  } catch {
+    throw new Error(`${cmd} not found; install it with: apt-get install ${pkg}`);
+  }
+}
+
+/** Node for the target, from the npm registry (npm verifies the tarball's integrity). */
+function fetchNode(arch, cacheDir) {
+  const dir = join(cacheDir, `node-v${NODE_VERSION}-linux-${arch}`);
+  if (existsSync(join(dir, 'bin', 'node')) && existsSync(join(dir, 'include', 'node', 'node_api.h'))) return dir;
+  step(`fetching node-linux-${arch}@${NODE_VERSION} from the npm registry`);
+  mkdirSync(cacheDir, { recursive: true });
+  const out = execFileSync('npm', ['pack', `node-linux-${arch}@${NODE_VERSION}`, '--pack-destination', cacheDir, '--silent'], { encoding: 'utf8' });
+  const tgz = join(cacheDir, out.trim().split('\n').pop());
+  const tmp = `${dir}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  run('tar', ['xzf', tgz, '-C', tmp, '--strip-components=1']);
+  rmSync(tgz);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
+function nodeGyp() {
+  const candidates = [process.env.npm_config_node_gyp, join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')];
+  const found = candidates.find((p) => p && existsSync(p));
+  if (!found) throw new Error('node-gyp not found (it ships with npm); run this through npm run build:sea');
+  return found;
+}
+
+function gypEnv(t) {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('npm_config_')) delete env[k];
+  if (t.cross) {
+    Object.assign(env, {
+      CC: `${t.cross.prefix}gcc`, CXX: `${t.cross.prefix}g++`, LINK: `${t.cross.prefix}g++`, AR: `${t.cross.prefix}ar`,
+      CC_host: 'gcc', CXX_host: 'g++', LINK_host: 'g++', AR_host: 'ar',
+    });
+  }
+  return env;
+}
+
+/**
+ * Node >= 24.19 made the inline node::ObjectWrap register an environment cleanup hook and remove it
+ * in its destructor, which aborts the process ("Assertion failed: (env) != nullptr") when V8
+ * collects a wrapped object outside a context, as better-sqlite3 12's Statements are. Addons built
+ * on node::ObjectWrap get a copy of the headers whose ObjectWrap behaves as in Node <= 24.18 (same
+ * ABI 137): no hook registered, none removed.
+ */
+function objectWrapFixedNodeDir(nodeDir, work) {
+  const dir = join(work, 'nodedir-objectwrap');
+  const header = join(dir, 'include', 'node', 'node_object_wrap.h');
+  if (existsSync(header)) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(join(nodeDir, 'include'), join(dir, 'include'), { recursive: true });
+  const text = readFileSync(header, 'utf8');
+  if (!text.includes('AddCleanupHook')) return dir;
+  const patched = text.replace(/^\s*AddCleanupHook\(\);\n/m, '').replace(/^\s*RemoveCleanupHook\(\);\n/m, '');
+  if (/^\s*(Add|Remove)CleanupHook\(\);$/m.test(patched)) throw new Error(`unexpected ${header}: cannot remove the ObjectWrap cleanup hooks`);
+  writeFileSync(header, patched);
+  return dir;
+}
+
+/** Compiles one addon source tree in a staging copy, so the dev build in node_modules stays for Node 20. */
+function compile(name, srcDir, stageDir, t, nodeDir, output) {
+  const built = join(stageDir, 'build', 'Release', output);
+  const stamp = join(stageDir, '.pinclaw-build-stamp');
+  const want = `${NODE_VERSION}:${t.gypArch}:${nodeDir}`;
+  if (existsSync(built) && existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return built;
+  step(`compiling ${name} for linux-${t.gypArch} against Node ${NODE_VERSION}`);
+  rmSync(stageDir, { recursive: true, force: true });
+  cpSync(srcDir, stageDir, { recursive: true, filter: (p) => !/[\\/](build|prebuilds|node_modules|\.git)$/.test(p) });
+  run(process.execPath, [nodeGyp(), 'rebuild', `--nodedir=${nodeDir}`, `--arch=${t.gypArch}`, '--jobs=max', '--release'], { cwd: stageDir, env: gypEnv(t) });
+  writeFileSync(stamp, want);
+  return built;
+}
+
+/** A package's directory, also for packages whose `exports` hide their package.json. */
+function packageDir(name, req) {
+  let dir = dirname(req.resolve(name));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).name === name) return dir;
+    if (dirname(dir) === dir) throw new Error(`cannot find the directory of package ${name}`);
+    dir = dirname(dir);
+  }
+}
+
+function checkElf(file, t) {
+  const head = readFileSync(file).subarray(0, 20);
+  if (head.readUInt32BE(0) !== 0x7f454c46) throw new Error(`${file} is not an ELF file`);
+  const machine = head.readUInt16LE(18);
+  if (machine !== t.elfMachine) throw new Error(`${file} is built for ELF machine 0x${machine.toString(16)}, expected 0x${t.elfMachine.toString(16)}`);
+}
+
+export async function buildSea(arch) {
+  const t = targets[arch];
+  if (!t) throw new Error(`unknown --arch '${arch}'; expected one of: ${Object.keys(targets).join(', ')}`);
+  if (t.cross) {
+    need(`${t.cross.prefix}g++`, 'g++-aarch64-linux-gnu');
+    need(t.cross.qemu, 'qemu-user-static');
+  }
+  const started = Date.now();
+  const dist = join(root, 'dist');
+  const work = join(dist, '.build', arch);
+  mkdirSync(work, { recursive: true });
+  const nodeDir = fetchNode(arch, join(dist, '.cache'));
+
+  const pkgDir = (p, from = require) => packageDir(p, from);
+  const serialportDir = pkgDir('@serialport/bindings-cpp', createRequire(join(pkgDir('serialport'), 'package.json')));
+  const stageRoot = join(work, 'addons');
+  const ours = join(stageRoot, 'pinclaw');
+  if (!existsSync(join(ours, 'binding.gyp')) || statSync(join(root, 'binding.gyp')).mtimeMs > statSync(join(ours, 'binding.gyp')).mtimeMs) rmSync(ours, { recursive: true, force: true });
+  mkdirSync(ours, { recursive: true });
+  // Our sources change often: always refresh them (make rebuilds only what changed).
+  cpSync(join(root, 'native'), join(ours, 'native'), { recursive: true });
+  copyFileSync(join(root, 'binding.gyp'), join(ours, 'binding.gyp'));
+  step(`compiling pinclaw addon for linux-${arch}`);
+  if (!existsSync(join(ours, 'build', 'Makefile'))) {
+    run(process.execPath, [nodeGyp(), 'configure', `--nodedir=${nodeDir}`, `--arch=${t.gypArch}`, '--release'], { cwd: ours, env: gypEnv(t) });
+  }
+  run(process.execPath, [nodeGyp(), 'build', '--jobs=max', '--release'], { cwd: ours, env: gypEnv(t) });
+
+  const addons = {
+    pinclaw: join(ours, 'build', 'Release', 'pinclaw.node'),
+    better_sqlite3: compile('better-sqlite3', pkgDir('better-sqlite3'), join(stageRoot, 'better-sqlite3'), t, objectWrapFixedNodeDir(nodeDir, work), 'better_sqlite3.node'),
+    usearch: join(pkgDir('usearch'), 'prebuilds', t.usearch, 'usearch.node'),
+    serialport: join(serialportDir, 'prebuilds', t.serialport),
+    i2c: compile('i2c-bus', pkgDir('i2c-bus'), join(stageRoot, 'i2c-bus'), t, nodeDir, 'i2c.node'),
+  };
+
+  step('bundling');
+  const main = join(work, 'pinclaw.cjs');
+  await bundle({ outfile: main, quiet: true });
+
+  const assets = {};
+  const manifest = { arch, node: NODE_VERSION, addons: {} };
+  for (const [name, file] of Object.entries(addons)) {
+    if (!existsSync(file)) throw new Error(`addon ${name} missing: ${file}`);
+    checkElf(file, t);
+    const bytes = readFileSync(file);
+    const key = `native/${name}.node`;
+    assets[key] = file;
+    manifest.addons[name] = { asset: key, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+  }
+  const manifestFile = join(work, 'manifest.json');
+  writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+  assets['native/manifest.json'] = manifestFile;
+
+  const blob = join(work, 'sea-prep.blob');
+  const seaConfig = join(work, 'sea-config.json');
+  writeFileSync(seaConfig, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, assets }, null, 2));
+  step(`generating the SEA blob with Node ${NODE_VERSION} (linux-${arch}${t.cross ? ', under qemu' : ''})`);
+  const targetNode = join(nodeDir, 'bin', 'node');
+  if (t.cross) run(t.cross.qemu, ['-L', t.cross.sysroot, targetNode, '--experimental-sea-config', seaConfig], { cwd: work });
+  else run(targetNode, ['--experimental-sea-config', seaConfig], { cwd: work });
+
+  const out = join(dist, `pinclaw-linux-${arch}`);
+  const tmp = `${out}.tmp`;
+  copyFileSync(targetNode, tmp);
+  chmodSync(tmp, 0o755);
+  // The official binary carries symbols; they are not needed to run and are a third of the size.
+  run(t.cross ? `${t.cross.prefix}strip` : 'strip', ['--strip-all', tmp]);
+  step('injecting the blob');
+  const { inject } = require('postject');
+  await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: FUSE });
+  renameSync(tmp, out);
+  const mb = (statSync(out).size / 1048576).toFixed(1);
+  step(`wrote ${out} (${mb} MiB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return out;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { arch: { type: 'string', default: 'x64' } }, strict: true });
+  buildSea(values.arch).catch((err) => {
+    console.error(`build:sea: ${err.message ?? err}`);
+    process.exit(1);
+  });
+}

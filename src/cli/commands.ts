@@ -1,0 +1,67 @@
+// The command tree of the command-line contract. Implementations are imported only when their
+// command runs, so `--version` and `--help` load neither the addon nor the database.
+import type { CliContext } from './context.js';
+
+export interface Command {
+  name: string;
+  usage: string;
+  summary: string;
+  subcommands?: readonly string[];
+  /** Set while the command is not built yet: names the capability that brings it. */
+  arrives?: string;
+  run?: (args: string[], ctx: CliContext) => Promise<number>;
+}
+
+export const commands: readonly Command[] = [
+  {
+    name: 'gateway',
+    usage: 'pinclaw gateway [--host H] [--port N]',
+    summary: 'run the channels, scheduler and hardware triggers in the foreground',
+    run: async (args, ctx) => (await import('./gateway-command.js')).runGateway(args, ctx),
+  },
+  { name: 'agent', usage: 'pinclaw agent [-m TEXT] [--session KEY]', summary: 'one turn (or an interactive chat) through the queue', arrives: 'the agent core' },
+  { name: 'tool', usage: 'pinclaw tool list | run NAME [JSON]', summary: 'list tools or run one through policy and audit', subcommands: ['list', 'run'], arrives: 'the tools capability' },
+  { name: 'memory', usage: 'pinclaw memory add|search|reindex|export|import', summary: 'the long-term memory', subcommands: ['add', 'search', 'reindex', 'export', 'import'], arrives: 'the memory capability' },
+  { name: 'board', usage: 'pinclaw board list | show NAME | detect', summary: 'board profiles and detection', subcommands: ['list', 'show', 'detect'], arrives: 'the hardware capability' },
+  { name: 'cron', usage: 'pinclaw cron add|list|remove|run', summary: 'scheduled jobs', subcommands: ['add', 'list', 'remove', 'run'], arrives: 'the scheduler' },
+  { name: 'service', usage: 'pinclaw service install|uninstall|status [--user|--system] [--dry-run]', summary: 'the systemd unit', subcommands: ['install', 'uninstall', 'status'], arrives: 'the operations capability' },
+  { name: 'onboard', usage: 'pinclaw onboard [--non-interactive ...]', summary: 'first-run setup', arrives: 'the operations capability' },
+  {
+    name: 'doctor',
+    usage: 'pinclaw doctor [--json]',
+    summary: 'check config, database, native addons, sandbox, hardware, providers',
+    run: async (args, ctx) => (await import('./doctor-command.js')).runDoctor(args, ctx),
+  },
+  {
+    name: 'config',
+    usage: 'pinclaw config path | get KEY | set KEY VALUE | validate',
+    summary: 'read and change the configuration (dot-path keys)',
+    subcommands: ['path', 'get', 'set', 'validate'],
+    run: async (args, ctx) => (await import('./config-command.js')).runConfig(args[0]!, args.slice(1), ctx),
+  },
+  { name: 'sessions', usage: 'pinclaw sessions list | show KEY | reset KEY', summary: 'inspect and reset sessions', subcommands: ['list', 'show', 'reset'], arrives: 'the agent core' },
+  { name: 'audit', usage: 'pinclaw audit [--since T] [--tool NAME]', summary: 'the tool-call audit log', arrives: 'the tools capability' },
+  { name: 'tokens', usage: 'pinclaw tokens [--encoding NAME] [FILE|-]', summary: 'token count of a text', arrives: 'the native tokenizer' },
+];
+
+export function helpText(version: string): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  const lines = [
+    `pinclaw ${version} — a personal AI agent runtime for single-board computers`,
+    '',
+    'usage: pinclaw [--home DIR] [--config FILE] [--json] COMMAND [ARGS]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}${c.arrives ? ' (not available yet)' : ''}`),
+    '',
+    'global flags:',
+    '  --home DIR       state directory (env PINCLAW_HOME, default ~/.pinclaw)',
+    '  --config FILE    config file (env PINCLAW_CONFIG, default $PINCLAW_HOME/config.json)',
+    '  --json           machine-readable output',
+    '  -h, --help       this help, or a command\'s usage',
+    '  -V, --version    print the version',
+    '',
+    'exit codes: 0 ok, 1 failure, 2 usage error, 78 configuration error',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,11 @@
+// What every command receives from the CLI entry: resolved paths, the output mode, and the
+// output/environment seams that let tests run commands in-process.
+import type { Paths } from '../paths.js';
+
+export interface CliContext {
+  paths: Paths;
+  json: boolean;
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+}

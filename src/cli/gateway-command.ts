@@ -1,0 +1,60 @@
+// `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
+// attach their channels, the scheduler and the hardware triggers here.
+import { UsageError } from '../errors.js';
+import { loadConfig } from '../config/index.js';
+import { ensureWritableDir } from '../fsutil.js';
+import { log, setLogLevel } from '../log.js';
+import { configureNative } from '../native/loader.js';
+import { nativeInfo, sdNotify } from '../native/index.js';
+import { openDatabase } from '../store/db.js';
+import { setState } from '../store/state.js';
+import { startHttpServer } from '../channels/http/server.js';
+import { pinclawVersion } from '../version.js';
+import { parseCommandArgs, parsePort } from './args.js';
+import type { CliContext } from './context.js';
+
+const USAGE = 'pinclaw gateway [--host H] [--port N]';
+const DRAIN_MS = 10_000;
+
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(sig);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
+
+export async function runGateway(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, { host: { type: 'string' }, port: { type: 'string' } }, USAGE);
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
+  ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
+  const config = loadConfig(ctx.paths, ctx.env);
+  setLogLevel(config.log.level);
+  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+
+  const signal = nextSignal();
+  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  try {
+    nativeInfo();
+    setState(db, 'gateway.started_at', new Date().toISOString());
+    setState(db, 'gateway.version', pinclawVersion());
+    const host = values.host ?? config.gateway.host;
+    const port = values.port !== undefined ? parsePort(values.port, '--port') : config.gateway.port;
+    const server = await startHttpServer({ host, port, token: config.gateway.token });
+    log.info(`gateway listening on ${server.url}`);
+    sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
+
+    const sig = await signal;
+    log.info(`${sig}: draining`);
+    sdNotify('STOPPING=1', ctx.env);
+    await server.close(DRAIN_MS);
+  } finally {
+    db.close();
+  }
+  log.info('gateway stopped');
+  return 0;
+}

@@ -1,0 +1,67 @@
+// The CLI entry: global flags, dispatch, and the one place that turns errors into exit codes.
+import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
+import { resolvePaths } from '../paths.js';
+import { closest } from '../suggest.js';
+import { pinclawVersion } from '../version.js';
+import { splitGlobal } from './args.js';
+import { commands, helpText } from './commands.js';
+import type { CliContext } from './context.js';
+
+export interface CliIO {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+const processIO: CliIO = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+  env: process.env,
+};
+
+export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+  try {
+    const { flags, rest } = splitGlobal(argv);
+    const [name, ...args] = rest;
+    if (!name) {
+      if (flags.version) {
+        io.out(`pinclaw ${pinclawVersion()}`);
+        return EXIT.ok;
+      }
+      if (flags.help) {
+        io.out(helpText(pinclawVersion()));
+        return EXIT.ok;
+      }
+      io.err(helpText(pinclawVersion()));
+      return EXIT.usage;
+    }
+    const cmd = commands.find((c) => c.name === name);
+    if (!cmd) {
+      const hint = closest(name, commands.map((c) => c.name));
+      throw new UsageError(`unknown command '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}; see 'pinclaw --help'`);
+    }
+    if (flags.help) {
+      io.out(`usage: ${cmd.usage}\n${cmd.summary}`);
+      return EXIT.ok;
+    }
+    if (cmd.subcommands && !cmd.subcommands.includes(args[0] ?? '')) {
+      const what = args[0] ? `unknown subcommand '${args[0]}'` : 'missing subcommand';
+      const hint = args[0] ? closest(args[0], cmd.subcommands) : undefined;
+      throw new UsageError(`pinclaw ${name}: ${what}${hint ? ` (did you mean '${hint}'?)` : ''}\nusage: ${cmd.usage}`);
+    }
+    if (cmd.arrives || !cmd.run) {
+      io.err(`pinclaw ${name}: not available yet in this version (arrives with ${cmd.arrives ?? 'a later version'})`);
+      return EXIT.failure;
+    }
+    const ctx: CliContext = { paths: resolvePaths({ home: flags.home, config: flags.config }, io.env), json: flags.json, out: io.out, err: io.err, env: io.env };
+    return await cmd.run(args, ctx);
+  } catch (err) {
+    if (err instanceof PinclawError) {
+      io.err(`pinclaw: ${err.message}`);
+      if (err instanceof UsageError && !err.message.includes('usage:')) io.err(`usage: pinclaw [--home DIR] [--config FILE] [--json] COMMAND [ARGS]`);
+      return err.exitCode;
+    }
+    io.err(`pinclaw: unexpected error: ${err instanceof Error && err.stack ? err.stack : errorMessage(err)}`);
+    return EXIT.failure;
+  }
+}

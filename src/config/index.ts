@@ -1,0 +1,125 @@
+// The configuration façade: precedence is defaults < file < environment, and every way in
+// (load, get, set) goes through the same schema so they cannot disagree about a key.
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
+import type { Paths } from '../paths.js';
+import { closest } from '../suggest.js';
+import { applyEnv, envVarFor, parseFieldText } from './env.js';
+import { parseConfigText } from './parse.js';
+import { fieldAt, leaves, schema, type Field, type FieldKind, type ObjectField, type PinclawConfig } from './schema.js';
+import { expectedText, formatIssue, formatIssues, validateConfig } from './validate.js';
+
+export type { PinclawConfig } from './schema.js';
+export { defaults } from './schema.js';
+export { envVarFor } from './env.js';
+export { formatIssues, validateConfig, type ConfigIssue } from './validate.js';
+
+/** The raw file content; a missing file is an empty config, not an error. */
+export function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') return {};
+    const why = e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    throw new ConfigError(`cannot read config file ${file}: ${why}`);
+  }
+  return parseConfigText(text, file);
+}
+
+/** Defaults, then the file, then PINCLAW_* variables; any problem is a ConfigError listing all of them. */
+export function loadConfig(paths: Paths, env: NodeJS.ProcessEnv = process.env): PinclawConfig {
+  const fromFile = readConfigFile(paths.config);
+  const merged = applyEnv(fromFile, env);
+  const result = validateConfig(merged.raw);
+  const lines = [formatIssues(result.errors, paths.config), formatIssues(merged.errors)].filter(Boolean);
+  if (lines.length || !result.config) throw new ConfigError(lines.join('\n'));
+  return result.config;
+}
+
+/** The schema field for a dot-path key; unknown keys get a "did you mean" from their siblings. */
+export function lookupKey(key: string): Field {
+  const field = fieldAt(key);
+  if (field) return field;
+  const segs = key.split('.');
+  let parent: ObjectField = schema;
+  let i = 0;
+  for (; i < segs.length - 1; i++) {
+    const next = Object.hasOwn(parent.fields, segs[i]!) ? parent.fields[segs[i]!] : undefined;
+    if (next?.kind !== 'object') break;
+    parent = next;
+  }
+  const prefix = segs.slice(0, i).join('.');
+  const sib = closest(segs[i]!, Object.keys(parent.fields));
+  let near = sib && (prefix ? `${prefix}.${sib}` : sib);
+  // "port" alone is more likely a missing section than a typo, so look for a leaf of that name.
+  near ??= segs.length === 1 ? leaves().find((l) => l.path.endsWith(`.${key}`))?.path : undefined;
+  throw new ConfigError(`unknown key '${key}'${near ? ` (did you mean '${near}'?)` : ''}`);
+}
+
+export function getConfigValue(config: PinclawConfig, key: string): unknown {
+  lookupKey(key);
+  let cur: unknown = config;
+  for (const seg of key.split('.')) {
+    cur = typeof cur === 'object' && cur !== null ? (cur as Record<string, unknown>)[seg] : undefined;
+  }
+  return cur;
+}
+
+/**
+ * Sets one key in the file. The value is parsed by the field's kind and the whole resulting file
+ * is validated before anything is written, so a refused change leaves the file byte-identical.
+ * Only the file's own content is written: defaults and environment values stay out of it.
+ */
+export function setConfigValue(file: string, key: string, valueText: string): void {
+  const field = lookupKey(key);
+  const parsed = parseFieldText(field, valueText, key);
+  if (!parsed.ok) throw new ConfigError(`${formatIssue(parsed.issue)}; ${file} was not changed`);
+
+  const raw = readConfigFile(file);
+  const segs = key.split('.');
+  let cur = raw;
+  for (let i = 0; i < segs.length - 1; i++) {
+    const seg = segs[i]!;
+    const next = cur[seg];
+    if (next === undefined) cur[seg] = {};
+    else if (typeof next !== 'object' || next === null || Array.isArray(next)) {
+      throw new ConfigError(`${file}: cannot set ${key}: ${segs.slice(0, i + 1).join('.')} is not an object; ${file} was not changed`);
+    }
+    cur = cur[seg] as Record<string, unknown>;
+  }
+  cur[segs[segs.length - 1]!] = parsed.value;
+
+  const { errors } = validateConfig(raw);
+  if (errors.length) throw new ConfigError(`${formatIssues(errors, file)}\n${file} was not changed`);
+
+  ensureWritableDir(dirname(file), 'config directory');
+  writeFileAtomic(file, JSON.stringify(raw, null, 2) + '\n', 0o600);
+}
+
+export interface KeyDescription {
+  key: string;
+  kind: FieldKind;
+  /** What the value must be, e.g. "an integer between 0 and 65535". */
+  accepts: string;
+  default?: unknown;
+  env: string;
+  description: string;
+  secret: boolean;
+}
+
+/** Every leaf key, in schema order (the docs' key table is generated from this). */
+export function describeSchema(): KeyDescription[] {
+  return leaves().map(({ path, field }) => ({
+    key: path,
+    kind: field.kind,
+    accepts: expectedText(field),
+    ...(field.default !== undefined ? { default: structuredClone(field.default) } : {}),
+    env: envVarFor(path),
+    description: field.description,
+    secret: field.secret === true,
+  }));
+}

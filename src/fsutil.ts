@@ -1,0 +1,53 @@
+// File-system helpers with the guarantees the rest of pinclaw relies on: writes are atomic
+// (temp file + fsync + rename, so a crash leaves the old file or the new one, never half of one)
+// and directory errors name the path and the reason.
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync, accessSync, constants } from 'node:fs';
+import { dirname, basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PinclawError } from './errors.js';
+
+export function writeFileAtomic(file: string, data: string | Uint8Array, defaultMode = 0o600): void {
+  let mode = defaultMode;
+  try {
+    mode = statSync(file).mode & 0o7777;
+  } catch {
+    // a new file gets the default mode
+  }
+  const dir = dirname(file);
+  const tmp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, 'wx', mode);
+    fchmodSync(fd, mode); // the umask must not narrow the mode we keep
+    const buf = typeof data === 'string' ? Buffer.from(data) : data;
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, file);
+  } catch (err) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // the temp file may never have been created
+    }
+    throw err;
+  }
+}
+
+/** Creates `dir` if needed and checks that it is writable; the error names the path and the reason. */
+export function ensureWritableDir(dir: string, what: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied'
+      : e.code === 'EROFS' ? 'read-only file system'
+      : e.code === 'ENOTDIR' || e.code === 'EEXIST' ? 'a path component is not a directory'
+      : e.message;
+    throw new PinclawError(`${what} ${dir} is not writable: ${why}`);
+  }
+}

@@ -1,0 +1,13 @@
+// Pure-TypeScript counterparts of the addon's functions: the fallback when it cannot load, and the
+// yardstick the tests hold it to.
+import { spawnSync } from 'node:child_process';
+
+/** Node cannot send AF_UNIX datagrams itself, so the reference hands the state to systemd-notify. */
+export function notify(socketPath: string, state: string): boolean {
+  if (!socketPath) return false;
+  const lines = state.split('\n').filter(Boolean);
+  const r = spawnSync('systemd-notify', lines, { env: { ...process.env, NOTIFY_SOCKET: socketPath }, stdio: 'ignore' });
+  if (r.error) throw new Error(`notify: systemd-notify: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`notify: systemd-notify exited with ${r.status}`);
+  return true;
+}

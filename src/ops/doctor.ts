@@ -1,0 +1,132 @@
+// `doctor`: every check the runtime can make about itself, as data. The CLI prints it.
+import { errorMessage } from '../errors.js';
+import { loadConfig } from '../config/index.js';
+import type { PinclawConfig } from '../config/schema.js';
+import { ensureWritableDir } from '../fsutil.js';
+import { ADDONS, addonStatus, configureNative, tryAddon, type AddonName, type AddonStatus } from '../native/loader.js';
+import { nativeInfo, type NativeInfo } from '../native/index.js';
+import { isSea } from '../native/sea.js';
+import type { Paths } from '../paths.js';
+import { openDatabase, sqliteReport, type SqliteReport } from '../store/db.js';
+import { currentVersion } from '../store/migrations.js';
+import { pinclawVersion } from '../version.js';
+
+export type CheckState = 'ok' | 'warn' | 'fail';
+export interface Check {
+  name: string;
+  state: CheckState;
+  detail: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  version: string;
+  node: string;
+  arch: string;
+  singleExecutable: boolean;
+  checks: Check[];
+  native: { info: NativeInfo | null; addons: Record<AddonName, AddonStatus & { works?: boolean }> };
+  sqlite?: SqliteReport & { schemaVersion: number };
+}
+
+/** A loaded addon is also exercised once, so "loaded" means "usable". */
+async function exercise(name: AddonName): Promise<string> {
+  switch (name) {
+    case 'pinclaw': {
+      const info = nativeInfo();
+      return `v${info?.version} (${info?.features.join(', ')})`;
+    }
+    case 'better_sqlite3':
+      return 'opened the database';
+    case 'usearch': {
+      const { Index } = (await import('usearch')) as typeof import('usearch');
+      const index = new Index({ dimensions: 4, metric: 'cos' } as never);
+      index.add(1n, new Float32Array([1, 0, 0, 0]));
+      index.add(2n, new Float32Array([0, 1, 0, 0]));
+      const found = index.search(new Float32Array([0.9, 0.1, 0, 0]), 1, 0);
+      if (Number(found.keys[0]) !== 1) throw new Error('HNSW search returned the wrong key');
+      return 'HNSW index built and searched';
+    }
+    case 'serialport': {
+      const binding = tryAddon<{ open?: unknown }>('serialport');
+      if (typeof binding?.open !== 'function') throw new Error('binding has no open()');
+      return 'binding ready';
+    }
+    case 'i2c': {
+      const binding = tryAddon<{ i2cFuncsSync?: unknown }>('i2c');
+      if (typeof binding?.i2cFuncsSync !== 'function') throw new Error('binding has no i2cFuncsSync()');
+      return 'binding ready';
+    }
+  }
+}
+
+export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<DoctorReport> {
+  const checks: Check[] = [];
+  let config: PinclawConfig | undefined;
+  try {
+    config = loadConfig(paths, env);
+    checks.push({ name: 'config', state: 'ok', detail: paths.config });
+  } catch (err) {
+    checks.push({ name: 'config', state: 'fail', detail: errorMessage(err) });
+  }
+  configureNative({ cacheDir: paths.cache, enabled: config?.native.enabled ?? true });
+
+  let homeOk = false;
+  try {
+    ensureWritableDir(paths.home, 'PINCLAW_HOME');
+    homeOk = true;
+    checks.push({ name: 'home', state: 'ok', detail: paths.home });
+  } catch (err) {
+    checks.push({ name: 'home', state: 'fail', detail: errorMessage(err) });
+  }
+
+  let sqlite: DoctorReport['sqlite'];
+  if (homeOk) {
+    try {
+      const db = openDatabase(paths.database, { busyTimeoutMs: config?.store.busyTimeoutMs ?? 5000 });
+      try {
+        sqlite = { ...sqliteReport(db), schemaVersion: currentVersion(db) };
+      } finally {
+        db.close();
+      }
+      checks.push({
+        name: 'database',
+        state: sqlite.fts5 ? 'ok' : 'fail',
+        detail: `${paths.database}: SQLite ${sqlite.version}, ${sqlite.journalMode}, schema v${sqlite.schemaVersion}, FTS5 ${sqlite.fts5 ? 'present' : 'MISSING'}`,
+      });
+    } catch (err) {
+      checks.push({ name: 'database', state: 'fail', detail: errorMessage(err) });
+    }
+  }
+
+  const addons = {} as DoctorReport['native']['addons'];
+  for (const name of ADDONS) {
+    const status: AddonStatus & { works?: boolean } = addonStatus(name);
+    let detail = status.error ?? '';
+    if (status.loaded) {
+      try {
+        detail = `${await exercise(name)} (${status.source}: ${status.path})`;
+        status.works = true;
+      } catch (err) {
+        status.works = false;
+        detail = `loaded but failed: ${errorMessage(err)}`;
+      }
+    }
+    // Without our own addon pinclaw still runs on the TypeScript fallbacks; the others are needed.
+    const state: CheckState = status.works ? 'ok' : name === 'pinclaw' ? 'warn' : 'fail';
+    checks.push({ name: `native ${name}`, state, detail: name === 'pinclaw' && !status.loaded ? `${detail}; using the TypeScript fallbacks` : detail });
+    addons[name] = status;
+  }
+
+  return {
+    ok: checks.every((c) => c.state !== 'fail'),
+    version: pinclawVersion(),
+    node: process.version,
+    arch: process.arch,
+    singleExecutable: isSea(),
+    checks,
+    native: { info: addons.pinclaw.loaded ? nativeInfo() : null, addons },
+    sqlite,
+  };
+}
+

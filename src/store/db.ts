@@ -1,0 +1,61 @@
+// Opens the SQLite database through better-sqlite3 with the addon from our own loader (so the same
+// code runs in a dev tree and in the single executable), in WAL mode with a busy timeout.
+import Database from 'better-sqlite3';
+import { dirname } from 'node:path';
+import { ensureWritableDir } from '../fsutil.js';
+import { PinclawError, errorMessage } from '../errors.js';
+import { loadAddon } from '../native/loader.js';
+import { migrate, type Migration } from './migrations.js';
+import { migrations as builtIn } from './schema.js';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+  migrations?: readonly Migration[];
+}
+
+export function openDatabase(file: string, opts: OpenOptions = {}): Db {
+  if (file !== ':memory:' && !opts.readonly) ensureWritableDir(dirname(file), 'database directory');
+  let db: Db;
+  try {
+    db = new Database(file, { readonly: opts.readonly ?? false, nativeBinding: loadAddon<object>('better_sqlite3') as never });
+  } catch (err) {
+    throw new PinclawError(`cannot open database ${file}: ${errorMessage(err)}`);
+  }
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs ?? 5000))}`);
+    if (!opts.readonly) {
+      db.pragma('journal_mode = WAL');
+      // WAL + NORMAL is durable against process crashes; only an OS crash may lose the last commits.
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('foreign_keys = ON');
+    if (!opts.readonly) migrate(db, opts.migrations ?? builtIn);
+  } catch (err) {
+    db.close();
+    throw err instanceof PinclawError ? err : new PinclawError(`cannot prepare database ${file}: ${errorMessage(err)}`);
+  }
+  return db;
+}
+
+export interface SqliteReport {
+  version: string;
+  fts5: boolean;
+  journalMode: string;
+}
+
+/** What doctor shows: the SQLite library's version and whether FTS5 (keyword memory search) works. */
+export function sqliteReport(db: Db): SqliteReport {
+  const version = (db.prepare('select sqlite_version() as v').get() as { v: string }).v;
+  let fts5 = false;
+  try {
+    db.exec('create virtual table temp.pinclaw_fts5_probe using fts5(body); drop table temp.pinclaw_fts5_probe;');
+    fts5 = true;
+  } catch {
+    fts5 = false;
+  }
+  const journalMode = String(db.pragma('journal_mode', { simple: true }));
+  return { version, fts5, journalMode };
+}

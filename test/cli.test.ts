@@ -1,0 +1,91 @@
+// The command-line contract: help, version, exit codes and the errors for bad input.
+import t from 'tap';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { main } from '../src/cli/index.js';
+import { commands } from '../src/cli/commands.js';
+import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
+
+function capture(env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l), env }, out, err };
+}
+
+t.test('--help lists every command of the contract', async (t) => {
+  const c = capture();
+  t.equal(await main(['--help'], c.io), 0);
+  const text = c.out.join('\n');
+  for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'audit', 'tokens']) {
+    t.match(text, new RegExp(`^  ${name} `, 'm'), `help lists ${name}`);
+  }
+  t.equal(commands.length, 13);
+});
+
+t.test('usage errors exit 2 and say what was wrong', async (t) => {
+  let c = capture();
+  t.equal(await main(['gatewya'], c.io), 2);
+  t.match(c.err.join('\n'), /unknown command 'gatewya' \(did you mean 'gateway'\?\)/);
+  c = capture();
+  t.equal(await main(['gateway', '--prot', '1'], c.io), 2);
+  t.match(c.err.join('\n'), /Unknown option '--prot'/);
+  t.match(c.err.join('\n'), /usage: pinclaw gateway/);
+  c = capture();
+  t.equal(await main(['config', 'gte'], c.io), 2);
+  t.match(c.err.join('\n'), /unknown subcommand 'gte' \(did you mean 'get'\?\)/);
+  c = capture();
+  t.equal(await main([], c.io), 2, 'no command at all is a usage error');
+  c = capture();
+  t.equal(await main(['--home'], c.io), 2);
+  t.match(c.err.join('\n'), /--home needs a value/);
+  c = capture();
+  t.equal(await main(['gateway', '--port', '70000'], c.io), 2);
+  t.match(c.err.join('\n'), /--port must be an integer between 0 and 65535, got '70000'/);
+});
+
+t.test('commands of later capabilities say so and exit 1', async (t) => {
+  const c = capture();
+  t.equal(await main(['agent', '-m', 'hi'], c.io), 1);
+  t.match(c.err.join('\n'), /pinclaw agent: not available yet in this version \(arrives with the agent core\)/);
+});
+
+t.test('the bundle: --version and --help touch neither the home directory nor the addon', async (t) => {
+  const home = join(tempDir(), 'home');
+  for (const flag of ['--version', '--help']) {
+    const r = runPinclaw([flag], { env: cleanEnv({ PINCLAW_HOME: home }) });
+    t.equal(r.code, 0, `${flag} exits 0`);
+  }
+  t.match(runPinclaw(['--version']).stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
+  t.notOk(existsSync(home), 'no home, no database, no extracted addon');
+});
+
+t.test('malformed config JSON: line and column, exit 78', async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), '{\n  "gateway": {\n    "port": 80,,\n  }\n}\n');
+  const r = runPinclaw(['config', 'validate'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(r.code, 78);
+  t.match(r.stdout + r.stderr, `${join(home, "config.json")}:3:16`);
+  const g = runPinclaw(['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(g.code, 78, 'the gateway refuses to start on a broken config');
+});
+
+t.test('an invalid config value names the key path, exit 78', async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ gateway: { port: 'eighty' }, log: { levle: 'info' } }));
+  const r = runPinclaw(['doctor'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(r.code, 1, 'doctor reports the broken config as a failed check');
+  t.match(r.stdout, /FAIL  config: .*gateway\.port: expected an integer/);
+  const g = runPinclaw(['gateway'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(g.code, 78);
+  t.match(g.stderr, /gateway\.port: expected an integer between 0 and 65535, found string "eighty"/);
+  t.match(g.stderr, /log\.levle: unknown key \(did you mean 'level'\?\)/);
+});
+
+t.test('an unwritable PINCLAW_HOME: which path and why, exit 1', async (t) => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'file'), 'not a directory');
+  const home = join(dir, 'file', 'home');
+  const r = runPinclaw(['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(r.code, 1);
+  t.match(r.stderr, `PINCLAW_HOME ${home} is not writable: a path component is not a directory`);
+});

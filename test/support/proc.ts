@@ -1,0 +1,89 @@
+// Runs pinclaw as a real process (the dev bundle or a single executable) and waits for what it prints.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const root = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+export const bundle = join(root, 'dist', 'pinclaw.cjs');
+export const seaX64 = join(root, 'dist', 'pinclaw-linux-x64');
+export const seaArm64 = join(root, 'dist', 'pinclaw-linux-arm64');
+export const arm64Sysroot = '/usr/aarch64-linux-gnu';
+
+export function tempDir(prefix = 'pinclaw-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A minimal environment: nothing from the developer's shell leaks into the process under test. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: process.env.HOME ?? '/root', LANG: 'C.UTF-8', ...extra };
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number } = {}): RunResult {
+  const r = spawnSync(cmd, args, { env: opts.env ?? cleanEnv(), cwd: opts.cwd, input: opts.input, encoding: 'utf8', timeout: opts.timeoutMs ?? 120_000 });
+  if (r.error) throw r.error;
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function runPinclaw(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): RunResult {
+  return run(process.execPath, [bundle, ...args], opts);
+}
+
+export interface Started {
+  child: ChildProcess;
+  stderr(): string;
+  /** Resolves with the first match of `re` in stderr, rejects if the process exits first. */
+  waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function start(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Started {
+  const child = spawn(cmd, args, { env: opts.env ?? cleanEnv(), cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const listeners = new Set<() => void>();
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    for (const l of listeners) l();
+  });
+  child.stdout!.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on('exit', (code, signal) => res({ code, signal })));
+  return {
+    child,
+    stderr: () => err,
+    exited,
+    waitFor(re, timeoutMs = 60_000) {
+      return new Promise((resolveMatch, reject) => {
+        const check = () => {
+          const m = err.match(re);
+          if (m) {
+            cleanup();
+            resolveMatch(m);
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${re}; stderr so far:\n${err}`));
+        }, timeoutMs);
+        const onExit = () => {
+          cleanup();
+          reject(new Error(`process exited before ${re}; stderr:\n${err}`));
+        };
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          child.off('exit', onExit);
+        };
+        listeners.add(check);
+        child.once('exit', onExit);
+        check();
+      });
+    },
+  };
+}

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 export function notify(socketPath: string, state: string): boolean {
   if (!socketPath) return false;
   const lines = state.split('\n').filter(Boolean);
-  const r = spawnSync('systemd-notify', lines, { env: { ...process.env, NOTIFY_SOCKET: socketPath }, stdio: 'ignore' });
+  const r = spawnSync('systemd-notify', ['--no-block', ...lines], { env: { ...process.env, NOTIFY_SOCKET: socketPath }, stdio: 'ignore' });
   if (r.error) throw new Error(`notify: systemd-notify: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`notify: systemd-notify exited with ${r.status}`);
   return true;

@@ -1,0 +1,83 @@
+// `pinclaw gateway` as a real process: health on 127.0.0.1, auth on /api, sd_notify, graceful exits.
+import t from 'tap';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
+import { receiveDatagrams } from './support/dgram-receiver.js';
+import { openDatabase } from '../src/store/db.js';
+import { getState } from '../src/store/state.js';
+
+async function startGateway(env: Record<string, string>, args: string[] = ['--port', '0']) {
+  const p = start(process.execPath, [bundle, 'gateway', ...args], { env: cleanEnv(env) });
+  const m = await p.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
+  return { ...p, url: m[1]! };
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`serves /healthz and exits 0 on ${signal}`, async (t) => {
+    const home = tempDir();
+    const gw = await startGateway({ PINCLAW_HOME: home });
+    t.match(gw.url, /^http:\/\/127\.0\.0\.1:\d+$/, 'binds 127.0.0.1 by default');
+    const res = await fetch(`${gw.url}/healthz`);
+    t.equal(res.status, 200);
+    t.same(await res.json(), { status: 'ok' });
+    gw.child.kill(signal);
+    const { code } = await gw.exited;
+    t.equal(code, 0);
+    t.match(gw.stderr(), new RegExp(`${signal}: draining[\\s\\S]*gateway stopped`));
+    const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
+    t.match(getState(db, 'gateway.started_at'), /^\d{4}-\d\d-\d\dT/, 'the store was opened and written');
+    db.close();
+  });
+}
+
+t.test('/api needs the bearer token', async (t) => {
+  const gw = await startGateway({ PINCLAW_HOME: tempDir(), PINCLAW_GATEWAY_TOKEN: 's3cret-token' });
+  t.teardown(() => gw.child.kill());
+  t.equal((await fetch(`${gw.url}/api/chat`)).status, 401);
+  t.equal((await fetch(`${gw.url}/api/chat`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
+  t.equal((await fetch(`${gw.url}/metrics`)).status, 401);
+  const ok = await fetch(`${gw.url}/api/nothing-here-yet`, { headers: { authorization: 'Bearer s3cret-token' } });
+  t.equal(ok.status, 404, 'past auth, an unknown route is a 404');
+  t.notMatch(gw.stderr(), /s3cret-token/, 'the token never reaches the log');
+});
+
+t.test('--port and gateway.port: the flag wins', async (t) => {
+  const gw = await startGateway({ PINCLAW_HOME: tempDir(), PINCLAW_GATEWAY_PORT: '1' }, ['--port', '0', '--host', '127.0.0.1']);
+  t.teardown(() => gw.child.kill());
+  t.notMatch(gw.url, /:1$/);
+});
+
+t.test('a port in use: a clear error and exit 1', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  t.teardown(() => blocker.close());
+  const port = (blocker.address() as { port: number }).port;
+  const p = start(process.execPath, [bundle, 'gateway', '--port', String(port)], { env: cleanEnv({ PINCLAW_HOME: tempDir() }) });
+  const { code } = await p.exited;
+  t.equal(code, 1);
+  t.match(p.stderr(), `cannot listen on 127.0.0.1:${port}: address already in use`);
+});
+
+t.test('tells systemd when it is ready and when it stops', async (t) => {
+  const socket = join(tempDir(), 'notify.sock');
+  const rx = await receiveDatagrams(socket);
+  t.teardown(() => rx.close());
+  const gw = await startGateway({ PINCLAW_HOME: tempDir(), NOTIFY_SOCKET: socket });
+  t.equal(await rx.next(), `READY=1\nSTATUS=listening on ${gw.url}`);
+  gw.child.kill('SIGTERM');
+  t.equal(await rx.next(), 'STOPPING=1');
+  t.equal((await gw.exited).code, 0);
+});
+
+t.test('without the addon: the fallback is announced once and the gateway still runs', async (t) => {
+  const socket = join(tempDir(), 'notify.sock');
+  const rx = await receiveDatagrams(socket);
+  t.teardown(() => rx.close());
+  const gw = await startGateway({ PINCLAW_HOME: tempDir(), PINCLAW_NATIVE_ENABLED: 'false', NOTIFY_SOCKET: socket });
+  t.equal(await rx.next(), `READY=1\nSTATUS=listening on ${gw.url}`, 'readiness goes through the systemd-notify fallback');
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+  const warnings = gw.stderr().match(/running on the TypeScript fallbacks/g) ?? [];
+  t.equal(warnings.length, 1);
+});

@@ -1,0 +1,102 @@
+// The single executables, run the way a user runs them: copied into an empty directory, no
+// node_modules anywhere, a minimal environment. arm64 runs under qemu-aarch64-static.
+import t, { type Test } from 'tap';
+import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { arm64Sysroot, cleanEnv, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
+
+interface Report {
+  ok: boolean;
+  node: string;
+  arch: string;
+  singleExecutable: boolean;
+  native: { addons: Record<string, { loaded: boolean; works?: boolean; source?: string; path?: string; error?: string }> };
+  sqlite?: { fts5: boolean; journalMode: string };
+}
+const ADDONS = ['pinclaw', 'better_sqlite3', 'usearch', 'serialport', 'i2c'];
+
+function install(exe: string): { dir: string; exe: string; home: string } {
+  const dir = tempDir('pinclaw-sea-');
+  const dest = join(dir, 'pinclaw');
+  copyFileSync(exe, dest);
+  run('chmod', ['755', dest]);
+  return { dir, exe: dest, home: join(dir, 'home') };
+}
+
+function checkDoctor(t: Test, stdout: string, arch: string): Report {
+  const report = JSON.parse(stdout) as Report;
+  t.equal(report.ok, true, 'doctor is all green');
+  t.equal(report.singleExecutable, true);
+  t.equal(report.arch, arch);
+  t.match(report.node, /^v24\./, 'Node 24 LTS inside');
+  for (const name of ADDONS) {
+    const a = report.native.addons[name]!;
+    t.ok(a.loaded && a.works, `${name} loaded and works${a.error ? `: ${a.error}` : ''}`);
+    t.equal(a.source, 'sea', `${name} came out of the executable`);
+  }
+  t.equal(report.sqlite?.fts5, true, 'SQLite has FTS5');
+  t.equal(report.sqlite?.journalMode, 'wal');
+  return report;
+}
+
+t.test('x64 executable', async (t) => {
+  t.notOk(existsSync('/tmp/node_modules') || existsSync('/node_modules'), 'no node_modules to fall back on');
+  const { dir, exe, home } = install(seaX64);
+  const env = cleanEnv({ PINCLAW_HOME: home });
+
+  const v = run(exe, ['--version'], { env, cwd: dir });
+  t.equal(v.code, 0);
+  t.match(v.stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
+  t.equal(v.stderr, '', 'no warnings on stderr');
+  t.notOk(existsSync(home), '--version extracts nothing and opens no database');
+
+  const first = run(exe, ['doctor', '--json'], { env, cwd: dir });
+  t.equal(first.code, 0, first.stderr);
+  const report = checkDoctor(t, first.stdout, 'x64');
+  const paths = Object.fromEntries(ADDONS.map((n) => [n, report.native.addons[n]!.path!]));
+  for (const p of Object.values(paths)) t.ok(p.startsWith(join(home, 'cache', 'native')), `${p} is in the cache`);
+  const pristine = readFileSync(paths.better_sqlite3!);
+  const mtimes = Object.fromEntries(Object.entries(paths).map(([n, p]) => [n, statSync(p).mtimeMs]));
+
+  const second = run(exe, ['doctor', '--json'], { env, cwd: dir });
+  t.equal(second.code, 0);
+  const again = JSON.parse(second.stdout) as Report;
+  for (const n of ADDONS) {
+    t.equal(again.native.addons[n]!.path, paths[n], `${n}: same cached file`);
+    t.equal(statSync(paths[n]!).mtimeMs, mtimes[n], `${n}: reused, not rewritten`);
+  }
+
+  // Same size, one byte different: only a comparison of the bytes can notice.
+  const corrupt = Buffer.from(pristine);
+  corrupt[corrupt.length >> 1] = corrupt[corrupt.length >> 1]! ^ 0xff;
+  writeFileSync(paths.better_sqlite3!, corrupt);
+  truncateSync(paths.usearch!, 1000);
+  const third = run(exe, ['doctor', '--json'], { env, cwd: dir });
+  t.equal(third.code, 0, third.stderr);
+  checkDoctor(t, third.stdout, 'x64');
+  t.ok(readFileSync(paths.better_sqlite3!).equals(pristine), 'the corrupted addon was replaced');
+  t.ok(statSync(paths.usearch!).size > 1000, 'the truncated addon was replaced');
+});
+
+t.test('x64 executable runs the gateway', async (t) => {
+  const { dir, exe, home } = install(seaX64);
+  const gw = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
+  const res = await fetch(`${m[1]}/healthz`);
+  t.same(await res.json(), { status: 'ok' });
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+  t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+});
+
+t.test('arm64 executable under qemu-aarch64-static', async (t) => {
+  const { dir, exe, home } = install(seaArm64);
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const qemu = (args: string[]) => run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, ...args], { env, cwd: dir, timeoutMs: 300_000 });
+  const v = qemu(['--version']);
+  t.equal(v.code, 0, v.stderr);
+  t.match(v.stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
+  const d = qemu(['doctor', '--json']);
+  t.equal(d.code, 0, d.stderr);
+  checkDoctor(t, d.stdout, 'arm64');
+});

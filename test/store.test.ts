@@ -1,0 +1,78 @@
+// The store on a real SQLite file: WAL, busy timeout, migrations that are all-or-nothing.
+import t from 'tap';
+import { join } from 'node:path';
+import { openDatabase, sqliteReport } from '../src/store/db.js';
+import { currentVersion, migrate, type Migration } from '../src/store/migrations.js';
+import { migrations } from '../src/store/schema.js';
+import { getState, setState } from '../src/store/state.js';
+import { tempDir } from './support/proc.js';
+
+t.test('opens in WAL mode with the busy timeout, FTS5 present, schema applied', async (t) => {
+  const file = join(tempDir(), 'sub', 'pinclaw.db');
+  const db = openDatabase(file, { busyTimeoutMs: 1234 });
+  t.teardown(() => db.close());
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  t.equal(db.pragma('busy_timeout', { simple: true }), 1234);
+  t.equal(currentVersion(db), migrations.at(-1)!.version);
+  const r = sqliteReport(db);
+  t.ok(r.fts5, 'FTS5 is compiled in');
+  t.match(r.version, /^3\.\d+\.\d+$/);
+  setState(db, 'k', 'v1');
+  setState(db, 'k', 'v2');
+  t.equal(getState(db, 'k'), 'v2');
+  t.equal(getState(db, 'missing'), undefined);
+});
+
+t.test('reopening applies nothing twice', async (t) => {
+  const file = join(tempDir(), 'pinclaw.db');
+  openDatabase(file).close();
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  const rows = db.prepare('select version from schema_migrations').all() as { version: number }[];
+  t.same(rows.map((r) => r.version), migrations.map((m) => m.version));
+});
+
+t.test('a failing migration leaves the database as it was', async (t) => {
+  const file = join(tempDir(), 'pinclaw.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  const before = db.prepare("select name from sqlite_master order by name").all();
+  const next = migrations.at(-1)!.version + 1;
+  const bad: Migration[] = [
+    ...migrations,
+    { version: next, name: 'good-part', up: 'create table fine (x integer)' },
+    { version: next + 1, name: 'broken', up: 'create table half (x integer); insert into nowhere values (1);' },
+  ];
+  t.throws(() => migrate(db, bad), /migration \d+ \(broken\) failed, database left at version \d+: no such table: nowhere/);
+  t.equal(currentVersion(db), next, 'the migration before the broken one stays applied');
+  const after = db.prepare("select name from sqlite_master order by name").all() as { name: string }[];
+  t.ok(after.some((r) => r.name === 'fine'));
+  t.notOk(after.some((r) => r.name === 'half'), 'nothing of the broken migration remains');
+  t.equal(after.length, before.length + 1);
+});
+
+t.test('a database from a newer pinclaw is refused', async (t) => {
+  const file = join(tempDir(), 'pinclaw.db');
+  const db = openDatabase(file);
+  db.prepare('insert into schema_migrations values (999, ?, ?)').run('future', new Date().toISOString());
+  db.close();
+  t.throws(() => openDatabase(file), /database schema version 999 is newer than this pinclaw knows/);
+});
+
+t.test('a second connection waits for a writer instead of failing at once', async (t) => {
+  const file = join(tempDir(), 'pinclaw.db');
+  const a = openDatabase(file, { busyTimeoutMs: 50 });
+  const b = openDatabase(file, { busyTimeoutMs: 50 });
+  t.teardown(() => {
+    a.close();
+    b.close();
+  });
+  a.exec('begin immediate');
+  const started = process.hrtime.bigint();
+  t.throws(() => b.exec("insert into state values ('x', 'y', 'z')"), /database is locked/);
+  const waitedMs = Number(process.hrtime.bigint() - started) / 1e6;
+  t.ok(waitedMs >= 40, `the busy timeout made it wait (${waitedMs.toFixed(0)} ms) before giving up`);
+  a.exec('rollback');
+  b.exec("insert into state values ('x', 'y', 'z')");
+  t.equal(getState(b, 'x'), 'y');
+});

@@ -47,12 +47,16 @@ function configError(fn: () => unknown): ConfigError {
 t.test('defaults when the file is missing', async (t) => {
   const paths = tempHome(t);
   const config = loadConfig(paths, {});
-  t.same(config, {
+  t.match(config, {
     gateway: { host: '127.0.0.1', port: 7420 },
     log: { level: 'info' },
     store: { busyTimeoutMs: 5000 },
     native: { enabled: true },
+    agent: { model: 'anthropic/claude-sonnet-4-5', fallbacks: [], maxIterations: 20, compactAt: 0.75, keepRecent: 20 },
+    conductor: { concurrency: 2 },
+    channels: { cli: { debounceMs: 0 } },
   });
+  t.same(config.providers, { anthropic: {}, openai: {} }, 'no provider keys by default');
   t.same(config, defaults());
   t.notOk('token' in config.gateway, 'no default for the token');
   t.same(readConfigFile(paths.config), {});
@@ -97,7 +101,7 @@ t.test('unknown keys get a did-you-mean hint', async (t) => {
   const lines = formatIssues(errors, 'config.json').split('\n');
   t.equal(lines[0], "config.json: gateway.prot: unknown key (did you mean 'port'?)");
   t.equal(lines[1], "config.json: gatway: unknown key (did you mean 'gateway'?)");
-  t.equal(lines[2], "config.json: zzzzzzzz: unknown key (expected one of 'gateway', 'log', 'store', 'native')");
+  t.equal(lines[2], "config.json: zzzzzzzz: unknown key (expected one of 'gateway', 'log', 'store', 'native', 'providers', 'agent', 'conductor', 'channels')");
 });
 
 t.test('all errors are collected, not just the first', async (t) => {
@@ -254,7 +258,8 @@ t.test('setConfigValue', async (t) => {
 
 t.test('describeSchema lists every leaf with kind, default, env and description', async (t) => {
   const keys = describeSchema();
-  t.same(keys.map((k) => k.key), ['gateway.host', 'gateway.port', 'gateway.token', 'log.level', 'store.busyTimeoutMs', 'native.enabled']);
+  t.same(keys.slice(0, 6).map((k) => k.key), ['gateway.host', 'gateway.port', 'gateway.token', 'log.level', 'store.busyTimeoutMs', 'native.enabled']);
+  t.ok(keys.some((k) => k.key === 'providers.anthropic.apiKey' && k.secret && k.env === 'PINCLAW_PROVIDERS_ANTHROPIC_API_KEY'));
   const port = keys.find((k) => k.key === 'gateway.port')!;
   t.match(port, { kind: 'integer', default: 7420, env: 'PINCLAW_GATEWAY_PORT', accepts: 'an integer between 0 and 65535', secret: false });
   const token = keys.find((k) => k.key === 'gateway.token')!;

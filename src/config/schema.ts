@@ -51,6 +51,68 @@ const sections = {
       enabled: { kind: 'boolean', default: true, description: 'false forces the pure-TypeScript fallbacks' },
     },
   },
+  providers: {
+    kind: 'object',
+    description: 'model providers; ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY and OPENAI_BASE_URL are read when these are unset',
+    fields: {
+      anthropic: {
+        kind: 'object',
+        description: 'Anthropic Messages API',
+        fields: {
+          apiKey: { kind: 'string', secret: true, description: 'API key (else ANTHROPIC_API_KEY)' },
+          baseUrl: { kind: 'string', description: 'API base URL (else ANTHROPIC_BASE_URL, else the SDK default)' },
+        },
+      },
+      openai: {
+        kind: 'object',
+        description: 'an OpenAI-compatible chat completions API (OpenAI, Ollama, llama.cpp server, OpenRouter, vLLM)',
+        fields: {
+          apiKey: { kind: 'string', secret: true, description: 'API key (else OPENAI_API_KEY); local servers may need none' },
+          baseUrl: { kind: 'string', description: 'base URL including /v1 (else OPENAI_BASE_URL, else https://api.openai.com/v1)' },
+        },
+      },
+    },
+  },
+  agent: {
+    kind: 'object',
+    description: 'the agent loop',
+    fields: {
+      model: { kind: 'string', default: 'anthropic/claude-sonnet-4-5', description: 'primary model as provider/model' },
+      fallbacks: { kind: 'array', items: { kind: 'string', description: 'provider/model' }, default: [], description: 'models tried in order when the primary fails' },
+      maxTokens: { kind: 'integer', min: 1, default: 4096, description: 'output-token limit of one provider call' },
+      maxIterations: { kind: 'integer', min: 1, default: 20, description: 'tool-use rounds before the model is asked for a final answer' },
+      requestTimeoutMs: { kind: 'integer', min: 1, default: 120000, description: 'timeout of one provider request' },
+      retries: { kind: 'integer', min: 0, default: 3, description: 'retries per provider on 429, 529, 5xx and network errors' },
+      retryBaseMs: { kind: 'integer', min: 0, default: 1000, description: 'first retry delay; doubles each retry, with jitter' },
+      retryMaxMs: { kind: 'integer', min: 0, default: 30000, description: 'longest retry delay (a longer retry-after moves on to the fallback)' },
+      contextWindow: { kind: 'integer', min: 1000, default: 200000, description: "the model's context window in tokens" },
+      compactAt: { kind: 'number', min: 0.1, max: 0.99, default: 0.75, description: 'fraction of the context window that triggers compaction' },
+      keepRecent: { kind: 'integer', min: 2, default: 20, description: 'messages kept verbatim by compaction' },
+      maxMessageChars: { kind: 'integer', min: 1, default: 32000, description: 'longest accepted inbound message, in characters' },
+      timezone: { kind: 'string', description: 'IANA time zone for the prompt (default: the system zone)' },
+    },
+  },
+  conductor: {
+    kind: 'object',
+    description: 'the queue consumer',
+    fields: {
+      concurrency: { kind: 'integer', min: 1, default: 2, description: 'sessions handled at the same time' },
+      maxAttempts: { kind: 'integer', min: 1, default: 5, description: 'attempts of one message before it is marked failed' },
+    },
+  },
+  channels: {
+    kind: 'object',
+    description: 'channels',
+    fields: {
+      cli: {
+        kind: 'object',
+        description: 'the command line (pinclaw agent)',
+        fields: {
+          debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages from one sender within this window are merged' },
+        },
+      },
+    },
+  },
 } as const satisfies Record<string, Field>;
 
 export const schema: ObjectField = { kind: 'object', description: 'pinclaw configuration', fields: sections };

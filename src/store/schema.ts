@@ -11,4 +11,64 @@ export const migrations: readonly Migration[] = [
       updated_at text not null
     )`,
   },
+  {
+    version: 2,
+    name: 'queue and sessions',
+    up: `
+    -- Every inbound message is a row before anything else happens. Rows of one sender that arrive
+    -- within the channel's debounce window share available_at and are handled as one prompt.
+    create table inbound (
+      id integer primary key,
+      session_key text not null,
+      channel text not null,
+      chat_id text not null,
+      sender text not null,
+      text text not null,
+      meta text,
+      state text not null default 'pending' check (state in ('pending', 'processing', 'done', 'failed')),
+      attempts integer not null default 0,
+      last_error text,
+      owner text,
+      available_at integer not null,
+      created_at integer not null,
+      updated_at integer not null
+    );
+    create index inbound_pending on inbound (state, available_at);
+    create index inbound_session on inbound (session_key, id);
+
+    -- Replies, recorded in the same transaction that finishes the turn; idempotency_key makes a
+    -- retried turn unable to record a second reply to the same message.
+    create table outbound (
+      id integer primary key,
+      idempotency_key text not null unique,
+      inbound_id integer references inbound (id),
+      session_key text not null,
+      channel text not null,
+      chat_id text not null,
+      text text not null,
+      kind text not null default 'reply' check (kind in ('reply', 'notice')),
+      state text not null default 'pending' check (state in ('pending', 'sent')),
+      created_at integer not null,
+      sent_at integer
+    );
+    create index outbound_pending on outbound (state, channel);
+
+    create table sessions (
+      key text primary key,
+      messages text not null,
+      meta text not null default '{}',
+      created_at integer not null,
+      updated_at integer not null
+    );
+
+    -- A session row that cannot be read is moved here, kept, and the session starts fresh.
+    create table sessions_quarantine (
+      id integer primary key,
+      key text not null,
+      messages text not null,
+      meta text,
+      error text not null,
+      moved_at integer not null
+    );`,
+  },
 ];

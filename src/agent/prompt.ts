@@ -1,0 +1,84 @@
+// The system prompt: identity, time, runtime and board, the workspace files (each capped), the
+// skills summary, and whatever the memory hook contributes.
+import { readdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { PROMPT_FILES } from './workspace.js';
+
+export const FILE_CAP_CHARS = 12_000;
+
+export interface PromptInput {
+  workspace: string;
+  now: Date;
+  timezone?: string;
+  runtime: { version: string; node: string; arch: string; model: string; channel: string };
+  /** board profile summary from the hardware capability; undefined until a board is known */
+  board?: string;
+  /** relevant memories for this turn (the memory capability fills this) */
+  memories?: string[];
+}
+
+export interface Skill {
+  name: string;
+  description: string;
+  path: string;
+}
+
+function readCapped(file: string, cap: number): string | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  if (text.length <= cap) return text.trimEnd();
+  return `${text.slice(0, cap).trimEnd()}\n\n[… ${text.length - cap} more characters cut; read the whole file with read_file if needed]`;
+}
+
+/** name and description from the YAML-style front matter of skills/<name>/SKILL.md */
+export function readSkills(workspace: string): Skill[] {
+  const dir = join(workspace, 'skills');
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  } catch {
+    return [];
+  }
+  const skills: Skill[] = [];
+  for (const name of names) {
+    const path = join(dir, name, 'SKILL.md');
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue;
+    }
+    const fm = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? '';
+    const field = (k: string) => new RegExp(`^${k}:\\s*(.+)$`, 'm').exec(fm)?.[1]?.trim().replace(/^["']|["']$/g, '');
+    skills.push({ name: field('name') ?? name, description: field('description') ?? '(no description)', path });
+  }
+  return skills;
+}
+
+export function buildSystemPrompt(p: PromptInput): string {
+  const tz = p.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // Day granularity keeps the prompt byte-identical for a day, so its cache entry stays valid; each
+  // user message carries its own time of day.
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: tz, dateStyle: 'full' }).format(p.now);
+  const parts: string[] = [
+    'You are pinclaw, a personal AI agent running on a small Linux computer that belongs to your owner. You can act on its hardware through tools.',
+    `## Date\nToday is ${local}, time zone ${tz}. Each message starts with the time it was sent.`,
+    `## Runtime\npinclaw ${p.runtime.version} on Node ${p.runtime.node} ${p.runtime.arch}, host ${hostname()}; model ${p.runtime.model}; this message came through ${p.runtime.channel}.`,
+    `## Board\n${p.board ?? 'No board profile is configured or detected.'}`,
+  ];
+  for (const name of PROMPT_FILES) {
+    const text = readCapped(join(p.workspace, name), FILE_CAP_CHARS);
+    if (text) parts.push(`## ${name}\n${text}`);
+  }
+  const skills = readSkills(p.workspace);
+  if (skills.length) {
+    parts.push(`## Skills\nRead a skill's file with read_file before using it.\n${skills.map((s) => `- ${s.name}: ${s.description} (${s.path})`).join('\n')}`);
+  }
+  if (p.memories?.length) parts.push(`## Relevant memories\n${p.memories.map((m) => `- ${m}`).join('\n')}`);
+  return parts.join('\n\n');
+}

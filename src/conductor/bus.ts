@@ -1,0 +1,33 @@
+// The in-process event bus: what channels and the dashboard watch. Typed by event name.
+import { EventEmitter } from 'node:events';
+
+export interface BusEvents {
+  message_received: { inboundId: number; sessionKey: string; channel: string; text: string };
+  turn_start: { sessionKey: string; inboundIds: number[] };
+  turn_end: { sessionKey: string; inboundIds: number[]; ok: boolean; iterations: number };
+  text_delta: { sessionKey: string; text: string };
+  tool_start: { sessionKey: string; id: string; name: string; input: unknown };
+  tool_end: { sessionKey: string; id: string; name: string; isError: boolean; durationMs: number };
+  reply: { sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
+  error: { sessionKey?: string; message: string };
+}
+export type BusEventName = keyof BusEvents;
+
+export interface Bus {
+  on<K extends BusEventName>(name: K, fn: (e: BusEvents[K]) => void): () => void;
+  emit<K extends BusEventName>(name: K, e: BusEvents[K]): void;
+}
+
+export function createBus(): Bus {
+  const ee = new EventEmitter();
+  ee.setMaxListeners(0);
+  return {
+    on(name, fn) {
+      ee.on(name, fn);
+      return () => ee.off(name, fn);
+    },
+    emit(name, e) {
+      ee.emit(name, e);
+    },
+  };
+}

@@ -1,0 +1,164 @@
+// The durable queue: inbound messages and outbound replies. Every state change is one SQL statement
+// or one transaction, so a crash at any point leaves rows that the next start can finish.
+import type { Db } from './db.js';
+
+export type InboundState = 'pending' | 'processing' | 'done' | 'failed';
+
+export interface InboundRow {
+  id: number;
+  session_key: string;
+  channel: string;
+  chat_id: string;
+  sender: string;
+  text: string;
+  meta: string | null;
+  state: InboundState;
+  attempts: number;
+  last_error: string | null;
+  owner: string | null;
+  available_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OutboundRow {
+  id: number;
+  idempotency_key: string;
+  inbound_id: number | null;
+  session_key: string;
+  channel: string;
+  chat_id: string;
+  text: string;
+  kind: 'reply' | 'notice';
+  state: 'pending' | 'sent';
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface NewInbound {
+  sessionKey: string;
+  channel: string;
+  chatId: string;
+  sender: string;
+  text: string;
+  meta?: Record<string, unknown>;
+}
+
+/**
+ * Commits the message as 'pending'. Earlier pending rows of the same sender in the same session
+ * have their window pushed to now + debounce, so a burst becomes one prompt once it goes quiet.
+ */
+export function enqueue(db: Db, msg: NewInbound, debounceMs: number, now = Date.now()): InboundRow {
+  const availableAt = now + debounceMs;
+  return db.transaction(() => {
+    if (debounceMs > 0) {
+      db.prepare(`update inbound set available_at = ?, updated_at = ? where session_key = ? and sender = ? and channel = ? and state = 'pending'`)
+        .run(availableAt, now, msg.sessionKey, msg.sender, msg.channel);
+    }
+    const info = db.prepare(
+      `insert into inbound (session_key, channel, chat_id, sender, text, meta, available_at, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(msg.sessionKey, msg.channel, msg.chatId, msg.sender, msg.text, msg.meta ? JSON.stringify(msg.meta) : null, availableAt, now, now);
+    return db.prepare('select * from inbound where id = ?').get(info.lastInsertRowid) as InboundRow;
+  })();
+}
+
+/** Sessions that have work ready for the given channels, oldest first. */
+export function readySessions(db: Db, channels: readonly string[], now = Date.now()): string[] {
+  if (channels.length === 0) return [];
+  const rows = db.prepare(
+    `select session_key, min(id) as first from inbound
+     where state = 'pending' and available_at <= ? and channel in (${channels.map(() => '?').join(',')})
+     group by session_key order by first`,
+  ).all(now, ...channels) as { session_key: string }[];
+  return rows.map((r) => r.session_key);
+}
+
+/** When the next pending row of these channels becomes ready (ms epoch), or null when none waits. */
+export function nextAvailableAt(db: Db, channels: readonly string[]): number | null {
+  if (channels.length === 0) return null;
+  const row = db.prepare(
+    `select min(available_at) as t from inbound where state = 'pending' and channel in (${channels.map(() => '?').join(',')})`,
+  ).get(...channels) as { t: number | null };
+  return row.t;
+}
+
+/**
+ * Claims the oldest ready burst of one session: the first pending row and the following pending
+ * rows from the same sender and channel, in arrival order. Returns [] when another worker won.
+ */
+export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date.now()): InboundRow[] {
+  return db.transaction(() => {
+    const pending = db.prepare(
+      `select * from inbound where session_key = ? and state = 'pending' and available_at <= ? order by id`,
+    ).all(sessionKey, now) as InboundRow[];
+    const first = pending[0];
+    if (!first) return [];
+    const burst: InboundRow[] = [];
+    for (const row of pending) {
+      if (row.sender !== first.sender || row.channel !== first.channel) break;
+      burst.push(row);
+    }
+    const claim = db.prepare(`update inbound set state = 'processing', owner = ?, attempts = attempts + 1, updated_at = ? where id = ? and state = 'pending'`);
+    for (const row of burst) claim.run(owner, now, row.id);
+    return burst.map((r) => ({ ...r, state: 'processing' as const, owner, attempts: r.attempts + 1 }));
+  }).immediate();
+}
+
+export function markDone(db: Db, ids: readonly number[], now = Date.now()): void {
+  const st = db.prepare(`update inbound set state = 'done', last_error = null, updated_at = ? where id = ?`);
+  for (const id of ids) st.run(now, id);
+}
+
+/** A failed attempt: back to 'pending' after `retryInMs`, or 'failed' when attempts are used up. */
+export function markAttemptFailed(db: Db, ids: readonly number[], error: string, maxAttempts: number, retryInMs: number, now = Date.now()): InboundState {
+  let state: InboundState = 'pending';
+  const st = db.prepare(
+    `update inbound set state = case when attempts >= ? then 'failed' else 'pending' end, last_error = ?, owner = null,
+       available_at = ?, updated_at = ? where id = ? returning state`,
+  );
+  for (const id of ids) state = (st.get(maxAttempts, error, now + retryInMs, now, id) as { state: InboundState }).state;
+  return state;
+}
+
+/**
+ * Start-up recovery: rows left 'processing' by a process that is gone go back to 'pending'.
+ * Owners are "pid:start-time" so a reused pid is not mistaken for the old process.
+ */
+export function recoverOrphans(db: Db, isAlive: (owner: string) => boolean, now = Date.now()): number {
+  const rows = db.prepare(`select distinct owner from inbound where state = 'processing'`).all() as { owner: string | null }[];
+  let n = 0;
+  const reset = db.prepare(`update inbound set state = 'pending', owner = null, available_at = ?, updated_at = ? where state = 'processing' and owner is ?`);
+  for (const { owner } of rows) {
+    if (owner && isAlive(owner)) continue;
+    n += reset.run(now, now, owner).changes;
+  }
+  return n;
+}
+
+export function recordOutbound(
+  db: Db,
+  o: { idempotencyKey: string; inboundId: number | null; sessionKey: string; channel: string; chatId: string; text: string; kind: 'reply' | 'notice' },
+  now = Date.now(),
+): OutboundRow {
+  db.prepare(
+    `insert into outbound (idempotency_key, inbound_id, session_key, channel, chat_id, text, kind, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (idempotency_key) do nothing`,
+  ).run(o.idempotencyKey, o.inboundId, o.sessionKey, o.channel, o.chatId, o.text, o.kind, now);
+  return db.prepare('select * from outbound where idempotency_key = ?').get(o.idempotencyKey) as OutboundRow;
+}
+
+export function pendingOutbound(db: Db, channels: readonly string[]): OutboundRow[] {
+  if (channels.length === 0) return [];
+  return db.prepare(
+    `select * from outbound where state = 'pending' and channel in (${channels.map(() => '?').join(',')}) order by id`,
+  ).all(...channels) as OutboundRow[];
+}
+
+export function markSent(db: Db, id: number, now = Date.now()): void {
+  db.prepare(`update outbound set state = 'sent', sent_at = ? where id = ? and state = 'pending'`).run(now, id);
+}
+
+export function inboundById(db: Db, id: number): InboundRow | undefined {
+  return db.prepare('select * from inbound where id = ?').get(id) as InboundRow | undefined;
+}

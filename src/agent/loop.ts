@@ -22,13 +22,18 @@ export interface LoopOptions {
   maxTokens: number;
   signal?: AbortSignal;
   emit?: (e: LoopEvent) => void;
-  /** called before each provider call with the full message list (compaction hook) */
-  beforeCall?: (messages: Message[]) => Promise<Message[]> | Message[];
+  /**
+   * Called before each provider call with the full message list and what the previous call of this
+   * turn reported (compaction hook); returns the list to send.
+   */
+  beforeCall?: (messages: Message[], lastCall?: { inputTokens: number; inputMessages: number }) => Promise<Message[]> | Message[];
 }
 
 export interface LoopResult {
   /** messages appended by this turn (assistant replies and tool results), in order */
   added: Message[];
+  /** the whole conversation after the turn, as last sent plus the final reply (compaction included) */
+  conversation: Message[];
   reply: string;
   iterations: number;
   /** usage of the last provider call: its input tokens are the size of the context it saw */
@@ -76,6 +81,11 @@ async function runCalls(calls: ToolUseBlock[], opts: LoopOptions): Promise<ToolR
   return Promise.all(results);
 }
 
+/** Anthropic reports cached prompt tokens apart from input_tokens; the context is their sum. */
+export function contextTokens(u: Usage): number {
+  return u.inputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+}
+
 function notExecuted(calls: ToolUseBlock[], why: string): ToolResultBlock[] {
   return calls.map((c) => ({ type: 'tool_result', toolUseId: c.id, content: why, isError: true }));
 }
@@ -92,25 +102,31 @@ export async function runAgentLoop(opts: LoopOptions): Promise<LoopResult> {
     conversation.push(m);
   };
 
+  let lastCall: { inputTokens: number; inputMessages: number } | undefined;
   for (let iteration = 1; ; iteration++) {
     const finalRound = iteration > opts.maxIterations;
-    if (opts.beforeCall) conversation = await opts.beforeCall(conversation);
+    if (opts.beforeCall) {
+      const before = conversation.length;
+      conversation = await opts.beforeCall(conversation, lastCall);
+      if (conversation.length !== before) lastCall = undefined; // indexes moved: the old report no longer applies
+    }
     const res = await opts.provider.complete(
       { model: opts.model, system: opts.system, messages: conversation, tools: opts.tools.specs(), maxTokens: opts.maxTokens, signal: opts.signal },
       opts.emit,
     );
     lastUsage = res.usage;
     lastInputMessages = conversation.length;
+    lastCall = { inputTokens: contextTokens(res.usage), inputMessages: conversation.length };
     answeredBy = res.answeredBy ?? answeredBy;
     append({ role: 'assistant', content: res.content });
     reply = textOf(res.content);
     const calls = res.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
-    if (calls.length === 0) return { added, reply, iterations: iteration, lastUsage, lastInputMessages, answeredBy };
+    if (calls.length === 0) return { added, conversation, reply, iterations: iteration, lastUsage, lastInputMessages, answeredBy };
 
     if (finalRound) {
       // The model was told to answer and still asked for tools: close the calls so the session stays valid.
       append({ role: 'user', content: notExecuted(calls, CAP_REACHED) });
-      return { added, reply: reply || `I stopped after ${opts.maxIterations} rounds of tool use without a final answer.`, iterations: iteration, lastUsage, lastInputMessages, answeredBy };
+      return { added, conversation, reply: reply || `I stopped after ${opts.maxIterations} rounds of tool use without a final answer.`, iterations: iteration, lastUsage, lastInputMessages, answeredBy };
     }
     const results = res.stopReason === 'max_tokens' ? notExecuted(calls, CUT_OFF) : await runCalls(calls, opts);
     const content: ContentBlock[] = [...results];

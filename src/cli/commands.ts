@@ -19,7 +19,12 @@ export const commands: readonly Command[] = [
     summary: 'run the channels, scheduler and hardware triggers in the foreground',
     run: async (args, ctx) => (await import('./gateway-command.js')).runGateway(args, ctx),
   },
-  { name: 'agent', usage: 'pinclaw agent [-m TEXT] [--session KEY]', summary: 'one turn (or an interactive chat) through the queue', arrives: 'the agent core' },
+  {
+    name: 'agent',
+    usage: 'pinclaw agent [-m TEXT] [--session KEY]',
+    summary: 'one turn (or an interactive chat) through the queue',
+    run: async (args, ctx) => (await import('./agent-command.js')).runAgent(args, ctx),
+  },
   { name: 'tool', usage: 'pinclaw tool list | run NAME [JSON]', summary: 'list tools or run one through policy and audit', subcommands: ['list', 'run'], arrives: 'the tools capability' },
   { name: 'memory', usage: 'pinclaw memory add|search|reindex|export|import', summary: 'the long-term memory', subcommands: ['add', 'search', 'reindex', 'export', 'import'], arrives: 'the memory capability' },
   { name: 'board', usage: 'pinclaw board list | show NAME | detect', summary: 'board profiles and detection', subcommands: ['list', 'show', 'detect'], arrives: 'the hardware capability' },
@@ -39,7 +44,13 @@ export const commands: readonly Command[] = [
     subcommands: ['path', 'get', 'set', 'validate'],
     run: async (args, ctx) => (await import('./config-command.js')).runConfig(args[0]!, args.slice(1), ctx),
   },
-  { name: 'sessions', usage: 'pinclaw sessions list | show KEY | reset KEY', summary: 'inspect and reset sessions', subcommands: ['list', 'show', 'reset'], arrives: 'the agent core' },
+  {
+    name: 'sessions',
+    usage: 'pinclaw sessions list | show KEY | reset KEY',
+    summary: 'inspect and reset sessions',
+    subcommands: ['list', 'show', 'reset'],
+    run: async (args, ctx) => (await import('./sessions-command.js')).runSessions(args[0]!, args.slice(1), ctx),
+  },
   { name: 'audit', usage: 'pinclaw audit [--since T] [--tool NAME]', summary: 'the tool-call audit log', arrives: 'the tools capability' },
   { name: 'tokens', usage: 'pinclaw tokens [--encoding NAME] [FILE|-]', summary: 'token count of a text', arrives: 'the native tokenizer' },
 ];

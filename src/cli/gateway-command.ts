@@ -9,6 +9,8 @@ import { nativeInfo, sdNotify } from '../native/index.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { startHttpServer } from '../channels/http/server.js';
+import { apiRoutes, httpChannel } from '../channels/http/api.js';
+import { createRuntime } from '../conductor/runtime.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import type { CliContext } from './context.js';
@@ -44,13 +46,17 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     setState(db, 'gateway.version', pinclawVersion());
     const host = values.host ?? config.gateway.host;
     const port = values.port !== undefined ? parsePort(values.port, '--port') : config.gateway.port;
-    const server = await startHttpServer({ host, port, token: config.gateway.token });
+    const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel] });
+    conductor.start();
+    const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus) });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
 
     const sig = await signal;
     log.info(`${sig}: draining`);
     sdNotify('STOPPING=1', ctx.env);
+    // Turns finish first, so the requests waiting for them can be answered before the server closes.
+    await conductor.stop(DRAIN_MS);
     await server.close(DRAIN_MS);
   } finally {
     db.close();

@@ -21,6 +21,8 @@ export interface Bus {
 export function createBus(): Bus {
   const ee = new EventEmitter();
   ee.setMaxListeners(0);
+  // EventEmitter throws on an 'error' event nobody listens to; on this bus it is an ordinary event.
+  ee.on('error', () => {});
   return {
     on(name, fn) {
       ee.on(name, fn);

@@ -16,6 +16,7 @@ export interface InboundRow {
   attempts: number;
   last_error: string | null;
   owner: string | null;
+  burst_id: number | null;
   available_at: number;
   created_at: number;
   updated_at: number;
@@ -85,7 +86,8 @@ export function nextAvailableAt(db: Db, channels: readonly string[]): number | n
 
 /**
  * Claims the oldest ready burst of one session: the first pending row and the following pending
- * rows from the same sender and channel, in arrival order. Returns [] when another worker won.
+ * rows from the same sender and channel that share its window (enqueue gave them one available_at),
+ * in arrival order. Returns [] when another worker won.
  */
 export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date.now()): InboundRow[] {
   return db.transaction(() => {
@@ -96,7 +98,7 @@ export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date
     if (!first) return [];
     const burst: InboundRow[] = [];
     for (const row of pending) {
-      if (row.sender !== first.sender || row.channel !== first.channel) break;
+      if (row.sender !== first.sender || row.channel !== first.channel || row.available_at !== first.available_at) break;
       burst.push(row);
     }
     const claim = db.prepare(`update inbound set state = 'processing', owner = ?, attempts = attempts + 1, updated_at = ? where id = ? and state = 'pending'`);
@@ -105,9 +107,24 @@ export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date
   }).immediate();
 }
 
+/** The burst is answered: every row done, each pointing at the row its reply is recorded for. */
 export function markDone(db: Db, ids: readonly number[], now = Date.now()): void {
-  const st = db.prepare(`update inbound set state = 'done', last_error = null, updated_at = ? where id = ?`);
-  for (const id of ids) st.run(now, id);
+  const st = db.prepare(`update inbound set state = 'done', last_error = null, burst_id = ?, updated_at = ? where id = ?`);
+  for (const id of ids) st.run(ids.at(-1)!, now, id);
+}
+
+/** The rows a reply answers: its own inbound row and the others merged into that burst. */
+export function burstMembers(db: Db, lastId: number): number[] {
+  const rows = db.prepare('select id from inbound where id = ? or burst_id = ?').all(lastId, lastId) as { id: number }[];
+  return rows.map((r) => r.id);
+}
+
+/** The delivered reply (or latest notice) for an inbound row, directly or through its burst. */
+export function deliveredFor(db: Db, inboundId: number): OutboundRow | undefined {
+  return db.prepare(
+    `select o.* from outbound o where o.state = 'sent' and o.inbound_id = coalesce((select burst_id from inbound where id = ?), ?)
+     order by o.id desc limit 1`,
+  ).get(inboundId, inboundId) as OutboundRow | undefined;
 }
 
 /** A failed attempt: back to 'pending' after `retryInMs`, or 'failed' when attempts are used up. */
@@ -161,4 +178,10 @@ export function markSent(db: Db, id: number, now = Date.now()): void {
 
 export function inboundById(db: Db, id: number): InboundRow | undefined {
   return db.prepare('select * from inbound where id = ?').get(id) as InboundRow | undefined;
+}
+
+/** Gives claimed rows back untouched (shutdown): the attempt does not count. */
+export function release(db: Db, ids: readonly number[], now = Date.now()): void {
+  const st = db.prepare(`update inbound set state = 'pending', owner = null, attempts = max(0, attempts - 1), updated_at = ? where id = ? and state = 'processing'`);
+  for (const id of ids) st.run(now, id);
 }

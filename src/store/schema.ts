@@ -29,6 +29,8 @@ export const migrations: readonly Migration[] = [
       attempts integer not null default 0,
       last_error text,
       owner text,
+      -- the last row of the burst this row was answered with (its reply's inbound_id)
+      burst_id integer,
       available_at integer not null,
       created_at integer not null,
       updated_at integer not null

@@ -5,11 +5,15 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { PinclawError, errorMessage } from '../../errors.js';
 
+/** Handles an authorized /api/* or /metrics request; returns false when it has no such route. */
+export type ApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
+
 export interface HttpServerOptions {
   host: string;
   port: number;
   /** Bearer token for /api/* and /metrics; without one those routes answer 401. */
   token?: string;
+  api?: ApiHandler;
 }
 
 export interface RunningHttpServer {
@@ -19,10 +23,32 @@ export interface RunningHttpServer {
   close(drainMs: number): Promise<void>;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** An error that becomes a response with its status (bad input: 4xx). */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+export async function readJson(req: IncomingMessage, limit = 1 << 20): Promise<unknown> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new HttpError(413, `request body larger than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, `invalid JSON body: ${errorMessage(err)}`);
+  }
 }
 
 export function authorized(req: IncomingMessage, token: string | undefined): boolean {
@@ -35,7 +61,7 @@ export function authorized(req: IncomingMessage, token: string | undefined): boo
   return given.length === want.length && timingSafeEqual(given, want);
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions): void {
+async function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
   if (path === '/healthz') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' });
@@ -46,18 +72,18 @@ function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServerOptio
       res.setHeader('www-authenticate', 'Bearer');
       return sendJson(res, 401, { error: opts.token ? 'missing or wrong bearer token' : 'no gateway.token configured; /api is closed' });
     }
+    if (opts.api && (await opts.api(req, res, path))) return;
   }
   sendJson(res, 404, { error: `no route for ${req.method} ${path}` });
 }
 
 export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpServer> {
   const server = createServer((req, res) => {
-    try {
-      handle(req, res, opts);
-    } catch (err) {
-      if (!res.headersSent) sendJson(res, 500, { error: errorMessage(err) });
+    handle(req, res, opts).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      if (!res.headersSent) sendJson(res, status, { error: errorMessage(err) });
       else res.destroy();
-    }
+    });
   });
   server.keepAliveTimeout = 5000;
   return new Promise((resolve, reject) => {

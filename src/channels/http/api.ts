@@ -1,0 +1,64 @@
+// The gateway's API routes: POST /api/chat (JSON, or server-sent events with Accept:
+// text/event-stream) and GET /api/events (the bus as server-sent events).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Bus, BusEventName, BusEvents } from '../../conductor/bus.js';
+import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
+import { errorMessage, PinclawError } from '../../errors.js';
+import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
+
+/** Replies reach the waiting request through `delivered`; a reply nobody waits for stays in the session. */
+export const httpChannel: ChannelAdapter = { name: 'http', debounceMs: 0, send: async () => {} };
+
+const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'tool_start', 'tool_end', 'reply', 'error'];
+
+function sse(res: ServerResponse): (name: string, data: unknown) => void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  return (name, data) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+function subscribe(bus: Bus, filter: (name: BusEventName, e: BusEvents[BusEventName]) => boolean, write: (name: string, data: unknown) => void): () => void {
+  const offs = EVENTS.map((name) => bus.on(name, (e) => filter(name, e) && write(name, e)));
+  return () => offs.forEach((off) => off());
+}
+
+function parseChat(body: unknown): { session: string; text: string } {
+  if (!body || typeof body !== 'object') throw new HttpError(400, 'body must be a JSON object {"session": string, "text": string}');
+  const { session, text } = body as { session?: unknown; text?: unknown };
+  if (typeof text !== 'string' || text.trim() === '') throw new HttpError(400, 'text: expected a non-empty string');
+  if (session !== undefined && (typeof session !== 'string' || session === '')) throw new HttpError(400, 'session: expected a non-empty string');
+  return { session: (session as string | undefined) ?? 'http:main', text };
+}
+
+export function apiRoutes(conductor: Conductor, bus: Bus): ApiHandler {
+  return async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (path === '/api/chat' && req.method === 'POST') {
+      const { session, text } = parseChat(await readJson(req));
+      let row;
+      try {
+        row = conductor.submit({ sessionKey: session, channel: 'http', chatId: session, sender: 'api', text });
+      } catch (err) {
+        throw new HttpError(err instanceof PinclawError ? 413 : 500, errorMessage(err));
+      }
+      if ((req.headers.accept ?? '').includes('text/event-stream')) {
+        const write = sse(res);
+        const off = subscribe(bus, (name, e) => name !== 'reply' && 'sessionKey' in e && e.sessionKey === session, write);
+        res.on('close', off);
+        const out = await conductor.delivered(row.id);
+        off();
+        write('reply', { reply: out.text, kind: out.kind });
+        res.end();
+      } else {
+        const out = await conductor.delivered(row.id);
+        sendJson(res, 200, { reply: out.text, kind: out.kind });
+      }
+      return true;
+    }
+    if (path === '/api/events' && req.method === 'GET') {
+      const write = sse(res);
+      const off = subscribe(bus, () => true, write);
+      res.on('close', off);
+      return true;
+    }
+    return false;
+  };
+}

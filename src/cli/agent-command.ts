@@ -1,0 +1,66 @@
+// `pinclaw agent -m TEXT [--session KEY]`: one turn through the same queue and conductor as every
+// channel; without -m an interactive chat. Replies to earlier messages of the session that a
+// stopped process left unanswered are delivered here too.
+import { createInterface } from 'node:readline';
+import { loadConfig } from '../config/index.js';
+import { UsageError } from '../errors.js';
+import { ensureWritableDir } from '../fsutil.js';
+import { setLogLevel } from '../log.js';
+import { configureNative } from '../native/loader.js';
+import { createRuntime } from '../conductor/runtime.js';
+import type { ChannelAdapter } from '../conductor/conductor.js';
+import { openDatabase } from '../store/db.js';
+import type { OutboundRow } from '../store/queue.js';
+import { parseCommandArgs } from './args.js';
+import type { CliContext } from './context.js';
+
+const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
+
+export async function runAgent(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, { message: { type: 'string', short: 'm' }, session: { type: 'string', short: 's' } }, USAGE);
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
+  if (values.message !== undefined && values.message.trim() === '') throw new UsageError(`-m needs a non-empty message\nusage: ${USAGE}`);
+  const session = values.session ?? 'cli:main';
+
+  ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
+  const config = loadConfig(ctx.paths, ctx.env);
+  setLogLevel(config.log.level);
+  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+
+  const mine = new Set<number>();
+  const cli: ChannelAdapter = {
+    name: 'cli',
+    debounceMs: config.channels.cli.debounceMs,
+    async send(o: OutboundRow) {
+      const earlier = o.inbound_id !== null && !mine.has(o.inbound_id);
+      ctx.out(earlier ? `(reply to an earlier message)\n${o.text}` : o.text);
+    },
+  };
+  const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session] });
+  const ask = async (text: string): Promise<OutboundRow> => {
+    const row = conductor.submit({ sessionKey: session, channel: 'cli', chatId: 'local', sender: 'owner', text });
+    mine.add(row.id);
+    return conductor.delivered(row.id);
+  };
+
+  try {
+    conductor.start();
+    if (values.message !== undefined) {
+      const out = await ask(values.message);
+      return out.kind === 'reply' ? 0 : 1;
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+    if (process.stdin.isTTY) ctx.err(`pinclaw chat, session ${session}. /reset starts over, /compact summarizes, Ctrl-D quits.`);
+    for await (const line of rl) {
+      const text = line.trim();
+      if (!text) continue;
+      if (text === '/exit' || text === '/quit') break;
+      await ask(text);
+    }
+    return 0;
+  } finally {
+    await conductor.stop(5000);
+    db.close();
+  }
+}

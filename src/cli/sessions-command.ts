@@ -1,0 +1,48 @@
+// `pinclaw sessions list | show KEY | reset KEY`
+import { loadConfig } from '../config/index.js';
+import { PinclawError, UsageError } from '../errors.js';
+import { configureNative } from '../native/loader.js';
+import { openDatabase } from '../store/db.js';
+import { listSessions, loadSession, resetSession } from '../store/sessions.js';
+import type { CliContext } from './context.js';
+
+export async function runSessions(sub: string, args: string[], ctx: CliContext): Promise<number> {
+  const need = sub === 'list' ? 0 : 1;
+  if (args.length !== need) throw new UsageError(`usage: pinclaw sessions ${sub}${need ? ' KEY' : ''}`);
+  const config = loadConfig(ctx.paths, ctx.env);
+  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  try {
+    if (sub === 'list') {
+      const rows = listSessions(db);
+      if (ctx.json) ctx.out(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) ctx.out('no sessions');
+      else for (const r of rows) ctx.out(`${r.key}\t${r.messages} messages\t${r.updatedAt}`);
+      return 0;
+    }
+    const key = args[0]!;
+    if (sub === 'reset') {
+      if (!resetSession(db, key)) throw new PinclawError(`no session '${key}'`);
+      ctx.out(`reset ${key}`);
+      return 0;
+    }
+    const exists = db.prepare('select 1 from sessions where key = ?').get(key);
+    if (!exists) throw new PinclawError(`no session '${key}'`);
+    const s = loadSession(db, key);
+    if (ctx.json) ctx.out(JSON.stringify(s, null, 2));
+    else {
+      if (s.recovered) ctx.out(`(the stored session could not be read: ${s.recovered}; it was moved to sessions_quarantine)`);
+      for (const m of s.messages) {
+        for (const b of m.content) {
+          if (b.type === 'text') ctx.out(`${m.role}: ${b.text}`);
+          else if (b.type === 'tool_use') ctx.out(`${m.role} → ${b.name} ${JSON.stringify(b.input)}`);
+          else if (b.type === 'tool_result') ctx.out(`tool ← ${b.isError ? '(error) ' : ''}${b.content}`);
+          else ctx.out(`${m.role}: [image]`);
+        }
+      }
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
+}

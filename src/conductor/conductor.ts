@@ -1,0 +1,207 @@
+// The conductor: consumes the durable queue. One lane per session (serial within it), up to
+// `concurrency` sessions at once; each finished turn commits session, reply and row state in one
+// transaction, then the reply is delivered through the channel it came from.
+import type { PinclawConfig } from '../config/schema.js';
+import { errorMessage, PinclawError } from '../errors.js';
+import { log } from '../log.js';
+import type { Db } from '../store/db.js';
+import {
+  claimBurst, enqueue, markAttemptFailed, markDone, markSent, nextAvailableAt, pendingOutbound, readySessions, recordOutbound, recoverOrphans, release, burstMembers, deliveredFor,
+  type InboundRow, type NewInbound, type OutboundRow,
+} from '../store/queue.js';
+import { saveSession } from '../store/sessions.js';
+import type { Bus } from './bus.js';
+import { ownerAlive, selfOwner } from './owner.js';
+import { runTurn, type TurnDeps } from './turn.js';
+
+export interface ChannelAdapter {
+  name: string;
+  debounceMs: number;
+  /** Delivers a reply; throwing leaves it pending for the next delivery pass. */
+  send(o: OutboundRow): Promise<void>;
+}
+
+export interface ConductorOptions extends TurnDeps {
+  bus: Bus;
+  channels: readonly ChannelAdapter[];
+  /** only these sessions are claimed (a CLI process serves its own session) */
+  sessions?: readonly string[];
+  /** delay before retry `attempt` (1-based) of a failed turn */
+  retryDelayMs?: (attempt: number) => number;
+}
+
+export interface Conductor {
+  /** Commits the message (refusing one above agent.maxMessageChars) and wakes the lanes. */
+  submit(msg: NewInbound): InboundRow;
+  start(): void;
+  /** Stops claiming, waits up to `drainMs` for running turns, then aborts them. */
+  stop(drainMs: number): Promise<void>;
+  /** Resolves with the reply or notice recorded for an inbound message once it has been delivered. */
+  delivered(inboundId: number): Promise<OutboundRow>;
+}
+
+/** Fault injection for the crash-recovery tests: PINCLAW_CRASH_AT names a point to die at. */
+function crashPoint(name: string): void {
+  if (process.env.PINCLAW_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
+}
+
+const defaultRetryDelay = (attempt: number) => Math.min(5 * 60_000, 5000 * 2 ** (attempt - 1));
+
+export function createConductor(opts: ConductorOptions): Conductor {
+  const { db, config, bus } = opts;
+  const owner = selfOwner();
+  const channels = new Map(opts.channels.map((c) => [c.name, c]));
+  const channelNames = [...channels.keys()];
+  const running = new Map<string, Promise<void>>();
+  const aborts = new Map<string, AbortController>();
+  const waiters = new Map<number, ((o: OutboundRow) => void)[]>();
+  const retryDelay = opts.retryDelayMs ?? defaultRetryDelay;
+  let started = false;
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let delivering: Promise<void> = Promise.resolve();
+
+  const wanted = (key: string) => !opts.sessions || opts.sessions.includes(key);
+
+  function deliverPending(): Promise<void> {
+    delivering = delivering.then(async () => {
+      for (const o of pendingOutbound(db, channelNames)) {
+        if (!wanted(o.session_key)) continue;
+        const ch = channels.get(o.channel)!;
+        try {
+          await ch.send(o);
+        } catch (err) {
+          log.warn(`delivery of reply ${o.id} through ${o.channel} failed, will retry: ${errorMessage(err)}`);
+          continue;
+        }
+        crashPoint('after-send');
+        markSent(db, o.id);
+        bus.emit('reply', { sessionKey: o.session_key, outboundId: o.id, inboundId: o.inbound_id, channel: o.channel, text: o.text, kind: o.kind });
+        if (o.inbound_id !== null) {
+          for (const id of burstMembers(db, o.inbound_id)) {
+            for (const w of waiters.get(id) ?? []) w({ ...o, state: 'sent' });
+            waiters.delete(id);
+          }
+        }
+      }
+    });
+    return delivering;
+  }
+
+  async function handle(rows: InboundRow[]): Promise<void> {
+    const key = rows[0]!.session_key;
+    const last = rows.at(-1)!;
+    const ids = rows.map((r) => r.id);
+    const ac = new AbortController();
+    aborts.set(key, ac);
+    bus.emit('turn_start', { sessionKey: key, inboundIds: ids });
+    try {
+      const outcome = await runTurn(opts, rows, (e) => {
+        if (e.type === 'text_delta') bus.emit('text_delta', { sessionKey: key, text: e.text });
+        else if (e.type === 'tool_start') bus.emit('tool_start', { sessionKey: key, id: e.id, name: e.name, input: e.input });
+        else if (e.type === 'tool_end') bus.emit('tool_end', { sessionKey: key, id: e.id, name: e.name, isError: e.isError, durationMs: e.durationMs });
+      }, ac.signal);
+      db.transaction(() => {
+        if (outcome.kind === 'reply' && outcome.session) saveSession(db, outcome.session);
+        recordOutbound(db, { idempotencyKey: `reply:${last.id}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text: outcome.text, kind: 'reply' });
+        markDone(db, ids);
+      })();
+      crashPoint('before-send');
+      bus.emit('turn_end', { sessionKey: key, inboundIds: ids, ok: true, iterations: outcome.kind === 'reply' ? outcome.iterations : 0 });
+    } catch (err) {
+      if (stopping && ac.signal.aborted) {
+        release(db, ids);
+        log.info(`session ${key}: turn interrupted by shutdown; the message will be handled on the next start`);
+        return;
+      }
+      const reason = errorMessage(err);
+      const attempt = rows[0]!.attempts;
+      const state = db.transaction(() => {
+        const s = markAttemptFailed(db, ids, reason, config.conductor.maxAttempts, retryDelay(attempt));
+        // One notice when the trouble starts and one when pinclaw gives up: enough to know, not spam.
+        if (attempt === 1 || s === 'failed') {
+          const text = s === 'failed'
+            ? `I gave up on your message after ${attempt} attempts (${reason}). Please send it again later.`
+            : `I couldn't get an answer right now (${reason}). Your message is saved and I'll try again.`;
+          recordOutbound(db, { idempotencyKey: `notice:${last.id}:${s}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text, kind: 'notice' });
+        }
+        return s;
+      })();
+      log.warn(`session ${key}: turn failed (attempt ${attempt}, now ${state}): ${reason}`);
+      bus.emit('error', { sessionKey: key, message: reason });
+      bus.emit('turn_end', { sessionKey: key, inboundIds: ids, ok: false, iterations: 0 });
+    } finally {
+      aborts.delete(key);
+    }
+    await deliverPending();
+  }
+
+  function pump(): void {
+    if (!started || stopping) return;
+    clearTimeout(timer);
+    timer = undefined;
+    for (const key of readySessions(db, channelNames)) {
+      if (running.size >= config.conductor.concurrency) break;
+      if (running.has(key) || !wanted(key)) continue;
+      const rows = claimBurst(db, key, owner);
+      if (rows.length === 0) continue;
+      const p = handle(rows)
+        .catch((err) => log.error(`session ${key}: ${errorMessage(err)}`))
+        .finally(() => {
+          running.delete(key);
+          pump();
+        });
+      running.set(key, p);
+    }
+    // Wake up for debounced bursts and scheduled retries.
+    const next = nextAvailableAt(db, channelNames);
+    if (next !== null && running.size < config.conductor.concurrency) {
+      // Not unref'd: a waiting message is work, and must keep a CLI process alive until it is handled.
+      timer = setTimeout(pump, Math.max(10, next - Date.now()));
+    }
+  }
+
+  return {
+    submit(msg) {
+      const limit = config.agent.maxMessageChars;
+      if (msg.text.length > limit) {
+        throw new PinclawError(`message refused: ${msg.text.length} characters is more than the limit of ${limit} (agent.maxMessageChars)`);
+      }
+      const debounce = channels.get(msg.channel)?.debounceMs ?? 0;
+      const row = enqueue(db, msg, debounce);
+      bus.emit('message_received', { inboundId: row.id, sessionKey: row.session_key, channel: row.channel, text: row.text });
+      queueMicrotask(pump);
+      return row;
+    },
+    start() {
+      if (started) return;
+      started = true;
+      const recovered = recoverOrphans(db, ownerAlive);
+      if (recovered) log.info(`recovered ${recovered} message(s) left unfinished by a stopped process`);
+      void deliverPending().then(pump);
+    },
+    async stop(drainMs) {
+      stopping = true;
+      clearTimeout(timer);
+      const all = Promise.all(running.values());
+      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), drainMs).unref());
+      if ((await Promise.race([all.then(() => 'done' as const), timeout])) === 'timeout') {
+        for (const ac of aborts.values()) ac.abort(new Error('shutting down'));
+        await all;
+      }
+      await delivering;
+    },
+    delivered(inboundId) {
+      return new Promise((resolve) => {
+        const list = waiters.get(inboundId) ?? [];
+        list.push(resolve);
+        waiters.set(inboundId, list);
+        const done = deliveredFor(db, inboundId);
+        if (done) {
+          waiters.delete(inboundId);
+          resolve(done);
+        }
+      });
+    },
+  };
+}

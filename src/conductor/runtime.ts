@@ -1,0 +1,45 @@
+// Assembles what a process needs to run turns: store, provider chain, tools, token counter and the
+// conductor, from the config. The gateway and `pinclaw agent` both start here.
+import { buildProvider } from '../agent/providers/index.js';
+import { heuristicCount } from '../agent/tokens.js';
+import { ensureWorkspace } from '../agent/workspace.js';
+import type { PinclawConfig } from '../config/schema.js';
+import type { Paths } from '../paths.js';
+import type { Db } from '../store/db.js';
+import { toolSet, type Tool } from '../tools/types.js';
+import { createBus, type Bus } from './bus.js';
+import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
+
+export interface Runtime {
+  bus: Bus;
+  conductor: Conductor;
+}
+
+export interface RuntimeOptions {
+  db: Db;
+  config: PinclawConfig;
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  channels: readonly ChannelAdapter[];
+  sessions?: readonly string[];
+  tools?: readonly Tool[];
+}
+
+export function createRuntime(o: RuntimeOptions): Runtime {
+  ensureWorkspace(o.paths.workspace);
+  const built = buildProvider(o.config, o.env);
+  const bus = createBus();
+  const conductor = createConductor({
+    db: o.db,
+    config: o.config,
+    workspace: o.paths.workspace,
+    provider: 'provider' in built ? built.provider : null,
+    missingProvider: 'missing' in built ? built.missing : undefined,
+    tools: toolSet(o.tools ?? []),
+    countTokens: heuristicCount,
+    bus,
+    channels: o.channels,
+    sessions: o.sessions,
+  });
+  return { bus, conductor };
+}

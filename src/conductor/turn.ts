@@ -1,0 +1,118 @@
+// One turn: a burst of inbound messages from one sender becomes one prompt; the session is loaded,
+// compacted when needed, run through the agent loop, and the outcome handed back as data.
+import { compact, describeFailure, estimateContext } from '../agent/compaction.js';
+import { runAgentLoop, contextTokens, type LoopEvent } from '../agent/loop.js';
+import { buildSystemPrompt } from '../agent/prompt.js';
+import type { TokenCounter } from '../agent/tokens.js';
+import type { Message, Provider } from '../agent/types.js';
+import type { PinclawConfig } from '../config/schema.js';
+import { log } from '../log.js';
+import type { Db } from '../store/db.js';
+import type { InboundRow } from '../store/queue.js';
+import { loadSession, resetSession, type Session } from '../store/sessions.js';
+import type { ToolSet } from '../tools/types.js';
+import { pinclawVersion } from '../version.js';
+
+export interface TurnDeps {
+  db: Db;
+  config: PinclawConfig;
+  workspace: string;
+  provider: Provider | null;
+  /** how to configure a provider, shown when there is none */
+  missingProvider?: string;
+  tools: ToolSet;
+  countTokens: TokenCounter;
+  memories?: (sessionKey: string, text: string) => string[];
+  board?: string;
+  now?: () => Date;
+}
+
+export type TurnOutcome =
+  | { kind: 'reply'; text: string; session?: Session; iterations: number }
+  | { kind: 'reset'; text: string };
+
+function stamp(now: Date, tz: string | undefined, text: string): string {
+  const time = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', hour12: false }).format(now);
+  return `[${time}] ${text}`;
+}
+
+/** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */
+export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal): Promise<TurnOutcome> {
+  const first = rows[0]!;
+  const key = first.session_key;
+  const text = rows.map((r) => r.text).join('\n\n');
+  const command = text.trim();
+  if (command === '/reset') {
+    resetSession(deps.db, key);
+    return { kind: 'reset', text: 'Session reset: the conversation starts fresh.' };
+  }
+  if (!deps.provider) return { kind: 'reply', text: deps.missingProvider ?? 'No model provider is configured.', iterations: 0 };
+
+  const session = loadSession(deps.db, key);
+  const note = session.recovered ? `(The stored conversation could not be read (${session.recovered}); it was set aside and this session starts fresh.)\n\n` : '';
+  const cfg = deps.config.agent;
+  const now = deps.now?.() ?? new Date();
+  const system = buildSystemPrompt({
+    workspace: deps.workspace,
+    now,
+    timezone: cfg.timezone,
+    runtime: { version: pinclawVersion(), node: process.version, arch: process.arch, model: cfg.model, channel: first.channel },
+    board: deps.board,
+    memories: deps.memories?.(key, text),
+  });
+  const provider = deps.provider;
+  const summarize = async (messages: Message[]) => {
+    const result = await compact(messages, cfg.keepRecent, provider, cfg.model, cfg.maxTokens, signal);
+    if (result) {
+      session.meta.compactions = (session.meta.compactions ?? 0) + 1;
+      log.info(`session ${key}: compacted ${result.summarized} messages`);
+    }
+    return result;
+  };
+
+  if (command === '/compact') {
+    try {
+      const result = await summarize(session.messages);
+      if (!result) return { kind: 'reply', text: `${note}Nothing to compact: the session has ${session.messages.length} messages.`, iterations: 0 };
+      session.messages = result.messages;
+      session.meta.lastInputTokens = undefined;
+      session.meta.lastInputMessages = undefined;
+      return { kind: 'reply', text: `${note}Compacted ${result.summarized} messages into a summary; ${result.messages.length} messages remain.`, session, iterations: 0 };
+    } catch (err) {
+      log.warn(`session ${key}: ${describeFailure(err)}`);
+      return { kind: 'reply', text: `${note}Compaction failed; the session is unchanged. (${err instanceof Error ? err.message : String(err)})`, iterations: 0 };
+    }
+  }
+
+  const threshold = cfg.contextWindow * cfg.compactAt;
+  let stored: { inputTokens?: number; inputMessages?: number } | undefined = { inputTokens: session.meta.lastInputTokens, inputMessages: session.meta.lastInputMessages };
+  const user: Message = { role: 'user', content: [{ type: 'text', text: stamp(now, cfg.timezone, text) }] };
+  const result = await runAgentLoop({
+    provider,
+    model: cfg.model,
+    system,
+    messages: [...session.messages, user],
+    tools: deps.tools,
+    toolContext: { sessionKey: key, channel: first.channel, chatId: first.chat_id, signal },
+    maxIterations: cfg.maxIterations,
+    maxTokens: cfg.maxTokens,
+    signal,
+    emit,
+    beforeCall: async (messages, lastCall) => {
+      const estimate = estimateContext(messages, system, deps.countTokens, lastCall ?? stored);
+      stored = undefined; // the stored report describes the session before this turn only
+      if (estimate <= threshold) return messages;
+      try {
+        const r = await summarize(messages);
+        return r ? r.messages : messages;
+      } catch (err) {
+        log.warn(`session ${key}: ${describeFailure(err)}`);
+        return messages;
+      }
+    },
+  });
+  session.messages = result.conversation;
+  session.meta.lastInputTokens = contextTokens(result.lastUsage);
+  session.meta.lastInputMessages = result.lastInputMessages;
+  return { kind: 'reply', text: note + (result.reply || '(no answer)'), session, iterations: result.iterations };
+}

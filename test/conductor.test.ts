@@ -1,0 +1,170 @@
+// The conductor on a real SQLite file with a scripted provider (behind the Provider interface):
+// lanes, concurrency, coalescing, failures that keep the message, sessions, limits.
+import t from 'tap';
+import { join } from 'node:path';
+import { ensureWorkspace } from '../src/agent/workspace.js';
+import { heuristicCount } from '../src/agent/tokens.js';
+import type { Provider, ProviderRequest } from '../src/agent/types.js';
+import { defaults } from '../src/config/schema.js';
+import { createBus } from '../src/conductor/bus.js';
+import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
+import { openDatabase } from '../src/store/db.js';
+import type { OutboundRow } from '../src/store/queue.js';
+import { loadSession, saveSession } from '../src/store/sessions.js';
+import { toolSet } from '../src/tools/types.js';
+import { reply, scriptedProvider } from './support/scripted-provider.js';
+import { tempDir } from './support/proc.js';
+
+function setup(provider: Provider | null, over: { debounceMs?: number; concurrency?: number; maxAttempts?: number } = {}) {
+  const dir = tempDir();
+  const db = openDatabase(join(dir, 'pinclaw.db'));
+  const workspace = join(dir, 'workspace');
+  ensureWorkspace(workspace);
+  const config = defaults();
+  config.conductor.concurrency = over.concurrency ?? 2;
+  config.conductor.maxAttempts = over.maxAttempts ?? 3;
+  const sent: OutboundRow[] = [];
+  const channel: ChannelAdapter = { name: 'test', debounceMs: over.debounceMs ?? 0, send: async (o) => void sent.push(o) };
+  const bus = createBus();
+  const conductor = createConductor({
+    db, config, workspace, provider, missingProvider: 'configure a provider like this', tools: toolSet([]), countTokens: heuristicCount, bus, channels: [channel],
+    retryDelayMs: () => 20,
+  });
+  t.teardown(async () => {
+    await conductor.stop(1000);
+    db.close();
+  });
+  const say = (session: string, text: string, sender = 'u') => conductor.submit({ sessionKey: session, channel: 'test', chatId: session, sender, text });
+  return { db, conductor, sent, bus, say, config };
+}
+
+const lastUserText = (req: ProviderRequest) => JSON.stringify(req.messages.at(-1)!.content);
+
+t.test('one lane per session, sessions concurrent up to the limit', async (t) => {
+  let active = 0;
+  let peak = 0;
+  const perSession = new Map<string, number>();
+  const provider = scriptedProvider([], async (req) => {
+    const key = /s\d/.exec(lastUserText(req))![0];
+    active++;
+    perSession.set(key, (perSession.get(key) ?? 0) + 1);
+    peak = Math.max(peak, active);
+    t.equal(perSession.get(key), 1, `${key}: never two turns at once`);
+    await new Promise((r) => setTimeout(r, 25));
+    perSession.set(key, perSession.get(key)! - 1);
+    active--;
+    return reply(`answer for ${key}`);
+  });
+  const { conductor, say } = setup(provider, { concurrency: 2 });
+  conductor.start();
+  const rows = [];
+  for (let i = 0; i < 3; i++) for (const s of ['s1', 's2', 's3']) rows.push(say(s, `${s} message ${i}`));
+  const outs = await Promise.all(rows.map((r) => conductor.delivered(r.id)));
+  t.equal(peak, 2, 'two sessions at once, not three');
+  t.equal(outs.length, 9);
+});
+
+t.test('messages of one session are answered in order', async (t) => {
+  const provider = scriptedProvider([], async (req) => reply(`re: ${/m\d/.exec(lastUserText(req))![0]}`));
+  const { conductor, say, sent } = setup(provider);
+  conductor.start();
+  const rows = ['m1', 'm2', 'm3'].map((m) => say('s', m, `sender-${m}`));
+  await conductor.delivered(rows[2]!.id);
+  t.same(sent.map((o) => o.text), ['re: m1', 're: m2', 're: m3']);
+});
+
+t.test('a burst from one sender within the debounce window becomes one prompt, in order', async (t) => {
+  const provider = scriptedProvider([], async () => reply('got it'));
+  const { conductor, say, sent } = setup(provider, { debounceMs: 150 });
+  conductor.start();
+  say('s', 'first');
+  await new Promise((r) => setTimeout(r, 40));
+  say('s', 'second');
+  const last = say('s', 'third');
+  await conductor.delivered(last.id);
+  t.equal(provider.requests.length, 1, 'one provider call for three messages');
+  t.match(lastUserText(provider.requests[0]!), /first\\n\\nsecond\\n\\nthird/);
+  t.equal(sent.length, 1);
+});
+
+t.test('sessions are saved with tool blocks and resumed; /reset starts over', async (t) => {
+  const provider = scriptedProvider([], async (req) => reply(`turn ${req.messages.filter((m) => m.role === 'user').length}`));
+  const { conductor, say, db } = setup(provider);
+  conductor.start();
+  await conductor.delivered(say('s', 'one').id);
+  const out = await conductor.delivered(say('s', 'two').id);
+  t.equal(out.text, 'turn 2', 'the second turn saw the first');
+  t.equal(loadSession(db, 's').messages.length, 4);
+  t.equal((await conductor.delivered(say('s', '/reset').id)).text, 'Session reset: the conversation starts fresh.');
+  t.equal((await conductor.delivered(say('s', 'three').id)).text, 'turn 1');
+});
+
+t.test('a corrupt session row is moved aside, kept, and the user is told', async (t) => {
+  const provider = scriptedProvider([], async () => reply('fresh start'));
+  const { conductor, say, db } = setup(provider);
+  saveSession(db, { key: 's', messages: [], meta: {} });
+  db.prepare(`update sessions set messages = '{"not": "a list"' where key = 's'`).run();
+  conductor.start();
+  const out = await conductor.delivered(say('s', 'hello').id);
+  t.match(out.text, /could not be read .* set aside and this session starts fresh/);
+  t.match(out.text, /fresh start$/);
+  const q = db.prepare('select key, messages, error from sessions_quarantine').all() as { key: string; messages: string; error: string }[];
+  t.equal(q.length, 1);
+  t.equal(q[0]!.messages, '{"not": "a list"', 'the original bytes are kept');
+});
+
+t.test('provider failure: a short notice, the message stays and is answered on retry', async (t) => {
+  let calls = 0;
+  const provider = scriptedProvider([], async () => {
+    if (++calls <= 2) throw new Error('all providers failed: 529 overloaded');
+    return reply('finally');
+  });
+  const { conductor, say, sent, db } = setup(provider, { maxAttempts: 5 });
+  conductor.start();
+  const row = say('s', 'are you there?');
+  const notice = await conductor.delivered(row.id);
+  t.equal(notice.kind, 'notice');
+  t.match(notice.text, /couldn't get an answer right now \(all providers failed: 529 overloaded\)\. Your message is saved/);
+  await new Promise<void>((resolve) => {
+    const check = () => (sent.some((o) => o.kind === 'reply') ? resolve() : setTimeout(check, 10));
+    check();
+  });
+  t.same(sent.map((o) => o.kind), ['notice', 'reply'], 'one notice, then the answer');
+  const state = db.prepare('select state, attempts from inbound where id = ?').get(row.id) as { state: string; attempts: number };
+  t.same(state, { state: 'done', attempts: 3 });
+});
+
+t.test('after maxAttempts the message is marked failed and the user told once more', async (t) => {
+  const provider = scriptedProvider([], async () => { throw new Error('401 invalid x-api-key'); });
+  const { conductor, say, sent, db } = setup(provider, { maxAttempts: 2 });
+  conductor.start();
+  const row = say('s', 'hello');
+  await new Promise<void>((resolve) => {
+    const check = () => (sent.length >= 2 ? resolve() : setTimeout(check, 10));
+    check();
+  });
+  t.match(sent[1]!.text, /gave up on your message after 2 attempts \(401 invalid x-api-key\)/);
+  t.match(db.prepare('select state, last_error from inbound where id = ?').get(row.id), { state: 'failed', last_error: '401 invalid x-api-key' });
+});
+
+t.test('without a provider the agent explains how to configure one', async (t) => {
+  const { conductor, say } = setup(null);
+  conductor.start();
+  t.equal((await conductor.delivered(say('s', 'hi').id)).text, 'configure a provider like this');
+});
+
+t.test('a message above the limit is refused with the limit named, nothing stored', async (t) => {
+  const { say, db, config } = setup(scriptedProvider([]));
+  t.throws(() => say('s', 'x'.repeat(config.agent.maxMessageChars + 1)), /message refused: 32001 characters is more than the limit of 32000 \(agent\.maxMessageChars\)/);
+  t.equal((db.prepare('select count(*) as n from inbound').get() as { n: number }).n, 0);
+});
+
+t.test('the bus reports a turn', async (t) => {
+  const provider = scriptedProvider([reply('hello there')]);
+  const { conductor, say, bus } = setup(provider);
+  const seen: string[] = [];
+  for (const name of ['message_received', 'turn_start', 'turn_end', 'reply'] as const) bus.on(name, () => seen.push(name));
+  conductor.start();
+  await conductor.delivered(say('s', 'hi').id);
+  t.same(seen, ['message_received', 'turn_start', 'turn_end', 'reply']);
+});

@@ -27,7 +27,7 @@ function setup(provider: Provider | null, over: { debounceMs?: number; concurren
   const channel: ChannelAdapter = { name: 'test', debounceMs: over.debounceMs ?? 0, send: async (o) => void sent.push(o) };
   const bus = createBus();
   const conductor = createConductor({
-    db, config, workspace, provider, missingProvider: 'configure a provider like this', tools: toolSet([]), countTokens: heuristicCount, bus, channels: [channel],
+    db, config, workspace, provider: async () => provider ?? { missing: 'configure a provider like this' }, tools: toolSet([]), countTokens: heuristicCount, bus, channels: [channel],
     retryDelayMs: () => 20,
   });
   t.teardown(async () => {

@@ -1,6 +1,6 @@
 // Assembles what a process needs to run turns: store, provider chain, tools, token counter and the
 // conductor, from the config. The gateway and `pinclaw agent` both start here.
-import { buildProvider } from '../agent/providers/index.js';
+import type { Provider } from '../agent/types.js';
 import { heuristicCount } from '../agent/tokens.js';
 import { ensureWorkspace } from '../agent/workspace.js';
 import type { PinclawConfig } from '../config/schema.js';
@@ -27,14 +27,18 @@ export interface RuntimeOptions {
 
 export function createRuntime(o: RuntimeOptions): Runtime {
   ensureWorkspace(o.paths.workspace);
-  const built = buildProvider(o.config, o.env);
+  let provider: Promise<Provider | { missing: string }> | undefined;
+  const resolveProvider = () =>
+    (provider ??= import('../agent/providers/index.js').then(({ buildProvider }) => {
+      const built = buildProvider(o.config, o.env);
+      return 'provider' in built ? built.provider : built;
+    }));
   const bus = createBus();
   const conductor = createConductor({
     db: o.db,
     config: o.config,
     workspace: o.paths.workspace,
-    provider: 'provider' in built ? built.provider : null,
-    missingProvider: 'missing' in built ? built.missing : undefined,
+    provider: resolveProvider,
     tools: toolSet(o.tools ?? []),
     countTokens: heuristicCount,
     bus,

@@ -17,9 +17,11 @@ export interface TurnDeps {
   db: Db;
   config: PinclawConfig;
   workspace: string;
-  provider: Provider | null;
-  /** how to configure a provider, shown when there is none */
-  missingProvider?: string;
+  /**
+   * The provider chain, resolved on the first turn that needs it: the SDKs stay unloaded until then,
+   * which keeps the gateway's start-up fast. `missing` says how to configure one.
+   */
+  provider: () => Promise<Provider | { missing: string }>;
   tools: ToolSet;
   countTokens: TokenCounter;
   memories?: (sessionKey: string, text: string) => string[];
@@ -46,7 +48,9 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     resetSession(deps.db, key);
     return { kind: 'reset', text: 'Session reset: the conversation starts fresh.' };
   }
-  if (!deps.provider) return { kind: 'reply', text: deps.missingProvider ?? 'No model provider is configured.', iterations: 0 };
+  const resolved = await deps.provider();
+  if ('missing' in resolved) return { kind: 'reply', text: resolved.missing, iterations: 0 };
+  const provider = resolved;
 
   const session = loadSession(deps.db, key);
   const note = session.recovered ? `(The stored conversation could not be read (${session.recovered}); it was set aside and this session starts fresh.)\n\n` : '';
@@ -60,7 +64,6 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     board: deps.board,
     memories: deps.memories?.(key, text),
   });
-  const provider = deps.provider;
   const summarize = async (messages: Message[]) => {
     const result = await compact(messages, cfg.keepRecent, provider, cfg.model, cfg.maxTokens, signal);
     if (result) {

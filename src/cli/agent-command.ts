@@ -8,6 +8,7 @@ import { ensureWritableDir } from '../fsutil.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { createRuntime } from '../conductor/runtime.js';
+import { modelRefs } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
@@ -24,6 +25,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
 
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
+  modelRefs(config);
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });

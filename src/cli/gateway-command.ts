@@ -11,6 +11,7 @@ import { setState } from '../store/state.js';
 import { startHttpServer } from '../channels/http/server.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
 import { createRuntime } from '../conductor/runtime.js';
+import { modelRefs } from '../agent/providers/models.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import type { CliContext } from './context.js';
@@ -35,6 +36,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
+  modelRefs(config);
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
 

@@ -87,3 +87,16 @@ export function start(cmd: string, args: string[], opts: { env?: NodeJS.ProcessE
     },
   };
 }
+
+/** Like runPinclaw, without blocking the event loop: needed when the test itself serves the process (stand-ins). */
+export function runPinclawAsync(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<RunResult> {
+  const child = spawn(process.execPath, [bundle, ...args], { env: opts.env ?? cleanEnv(), cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}

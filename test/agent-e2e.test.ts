@@ -1,21 +1,20 @@
 // The agent core end to end: real processes (the bundle), a real SQLite file, the real Anthropic SDK
 // against the stand-in server. Includes the crash-recovery tests: SIGKILL mid-turn, restart, and the
 // message is answered exactly once.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/store/db.js';
 import { startAnthropicServer, stall, textReply } from './support/anthropic-server.js';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 
-async function fixture(t: Tap) {
+async function fixture(t: Test) {
   const srv = await startAnthropicServer((req) => textReply(`echo: ${JSON.stringify(req.body.messages.at(-1).content).match(/\] ([^"]*)/)?.[1]}`));
   t.teardown(() => srv.close());
   const home = tempDir();
   const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url, PINCLAW_AGENT_RETRY_BASE_MS: '10' });
   return { srv, home, env };
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 function rows(home: string, sql: string): unknown[] {
   const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });

@@ -52,7 +52,7 @@ t.test('defaults when the file is missing', async (t) => {
     log: { level: 'info' },
     store: { busyTimeoutMs: 5000 },
     native: { enabled: true },
-    agent: { model: 'anthropic/claude-sonnet-4-5', fallbacks: [], maxIterations: 20, compactAt: 0.75, keepRecent: 20 },
+    agent: { model: 'anthropic/claude-sonnet-5-5', fallbacks: [], maxIterations: 20, compactAt: 0.75, keepRecent: 20 },
     conductor: { concurrency: 2 },
     channels: { cli: { debounceMs: 0 } },
   });

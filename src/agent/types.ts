@@ -61,7 +61,7 @@ export interface ProviderResponse {
   stopReason: StopReason;
   usage: Usage;
   model: string;
-  /** which provider/model of a fallback chain answered, e.g. "anthropic/claude-sonnet-4-5" */
+  /** which provider/model of a fallback chain answered, e.g. "anthropic/claude-sonnet-5-5" */
   answeredBy?: string;
 }
 
@@ -69,7 +69,7 @@ export interface ProviderResponse {
 export type ProviderEvent = { type: 'text_delta'; text: string } | { type: 'retry'; attempt: number; delayMs: number; reason: string };
 
 export interface Provider {
-  /** e.g. "anthropic/claude-sonnet-4-5" */
+  /** e.g. "anthropic/claude-sonnet-5-5" */
   readonly id: string;
   complete(req: ProviderRequest, onEvent?: (e: ProviderEvent) => void): Promise<ProviderResponse>;
 }

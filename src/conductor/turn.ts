@@ -2,7 +2,7 @@
 // compacted when needed, run through the agent loop, and the outcome handed back as data.
 import { compact, describeFailure, estimateContext } from '../agent/compaction.js';
 import { runAgentLoop, contextTokens, type LoopEvent } from '../agent/loop.js';
-import { buildSystemPrompt } from '../agent/prompt.js';
+import { buildSystemPrompt, clockTime } from '../agent/prompt.js';
 import type { TokenCounter } from '../agent/tokens.js';
 import type { Message, Provider } from '../agent/types.js';
 import type { PinclawConfig } from '../config/schema.js';
@@ -34,8 +34,7 @@ export type TurnOutcome =
   | { kind: 'reset'; text: string };
 
 function stamp(now: Date, tz: string | undefined, text: string): string {
-  const time = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', hour12: false }).format(now);
-  return `[${time}] ${text}`;
+  return `[${clockTime(now, tz)}] ${text}`;
 }
 
 /** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */

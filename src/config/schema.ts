@@ -77,7 +77,7 @@ const sections = {
     kind: 'object',
     description: 'the agent loop',
     fields: {
-      model: { kind: 'string', default: 'anthropic/claude-sonnet-4-5', description: 'primary model as provider/model' },
+      model: { kind: 'string', default: 'anthropic/claude-sonnet-5-5', description: 'primary model as provider/model' },
       fallbacks: { kind: 'array', items: { kind: 'string', description: 'provider/model' }, default: [], description: 'models tried in order when the primary fails' },
       maxTokens: { kind: 'integer', min: 1, default: 4096, description: 'output-token limit of one provider call' },
       maxIterations: { kind: 'integer', min: 1, default: 20, description: 'tool-use rounds before the model is asked for a final answer' },

@@ -1,6 +1,7 @@
 // The durable queue: inbound messages and outbound replies. Every state change is one SQL statement
 // or one transaction, so a crash at any point leaves rows that the next start can finish.
 import type { Db } from './db.js';
+import { sql } from './statements.js';
 
 export type InboundState = 'pending' | 'processing' | 'done' | 'failed';
 
@@ -53,21 +54,21 @@ export function enqueue(db: Db, msg: NewInbound, debounceMs: number, now = Date.
   const availableAt = now + debounceMs;
   return db.transaction(() => {
     if (debounceMs > 0) {
-      db.prepare(`update inbound set available_at = ?, updated_at = ? where session_key = ? and sender = ? and channel = ? and state = 'pending'`)
+      sql(db, `update inbound set available_at = ?, updated_at = ? where session_key = ? and sender = ? and channel = ? and state = 'pending'`)
         .run(availableAt, now, msg.sessionKey, msg.sender, msg.channel);
     }
-    const info = db.prepare(
+    const info = sql(db, 
       `insert into inbound (session_key, channel, chat_id, sender, text, meta, available_at, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(msg.sessionKey, msg.channel, msg.chatId, msg.sender, msg.text, msg.meta ? JSON.stringify(msg.meta) : null, availableAt, now, now);
-    return db.prepare('select * from inbound where id = ?').get(info.lastInsertRowid) as InboundRow;
+    return sql(db, 'select * from inbound where id = ?').get(info.lastInsertRowid) as InboundRow;
   })();
 }
 
 /** Sessions that have work ready for the given channels, oldest first. */
 export function readySessions(db: Db, channels: readonly string[], now = Date.now()): string[] {
   if (channels.length === 0) return [];
-  const rows = db.prepare(
+  const rows = sql(db, 
     `select session_key, min(id) as first from inbound
      where state = 'pending' and available_at <= ? and channel in (${channels.map(() => '?').join(',')})
      group by session_key order by first`,
@@ -78,7 +79,7 @@ export function readySessions(db: Db, channels: readonly string[], now = Date.no
 /** When the next pending row of these channels becomes ready (ms epoch), or null when none waits. */
 export function nextAvailableAt(db: Db, channels: readonly string[]): number | null {
   if (channels.length === 0) return null;
-  const row = db.prepare(
+  const row = sql(db, 
     `select min(available_at) as t from inbound where state = 'pending' and channel in (${channels.map(() => '?').join(',')})`,
   ).get(...channels) as { t: number | null };
   return row.t;
@@ -91,7 +92,7 @@ export function nextAvailableAt(db: Db, channels: readonly string[]): number | n
  */
 export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date.now()): InboundRow[] {
   return db.transaction(() => {
-    const pending = db.prepare(
+    const pending = sql(db, 
       `select * from inbound where session_key = ? and state = 'pending' and available_at <= ? order by id`,
     ).all(sessionKey, now) as InboundRow[];
     const first = pending[0];
@@ -101,7 +102,7 @@ export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date
       if (row.sender !== first.sender || row.channel !== first.channel || row.available_at !== first.available_at) break;
       burst.push(row);
     }
-    const claim = db.prepare(`update inbound set state = 'processing', owner = ?, attempts = attempts + 1, updated_at = ? where id = ? and state = 'pending'`);
+    const claim = sql(db, `update inbound set state = 'processing', owner = ?, attempts = attempts + 1, updated_at = ? where id = ? and state = 'pending'`);
     for (const row of burst) claim.run(owner, now, row.id);
     return burst.map((r) => ({ ...r, state: 'processing' as const, owner, attempts: r.attempts + 1 }));
   }).immediate();
@@ -109,19 +110,19 @@ export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date
 
 /** The burst is answered: every row done, each pointing at the row its reply is recorded for. */
 export function markDone(db: Db, ids: readonly number[], now = Date.now()): void {
-  const st = db.prepare(`update inbound set state = 'done', last_error = null, burst_id = ?, updated_at = ? where id = ?`);
+  const st = sql(db, `update inbound set state = 'done', last_error = null, burst_id = ?, updated_at = ? where id = ?`);
   for (const id of ids) st.run(ids.at(-1)!, now, id);
 }
 
 /** The rows a reply answers: its own inbound row and the others merged into that burst. */
 export function burstMembers(db: Db, lastId: number): number[] {
-  const rows = db.prepare('select id from inbound where id = ? or burst_id = ?').all(lastId, lastId) as { id: number }[];
+  const rows = sql(db, 'select id from inbound where id = ? or burst_id = ?').all(lastId, lastId) as { id: number }[];
   return rows.map((r) => r.id);
 }
 
 /** The delivered reply (or latest notice) for an inbound row, directly or through its burst. */
 export function deliveredFor(db: Db, inboundId: number): OutboundRow | undefined {
-  return db.prepare(
+  return sql(db, 
     `select o.* from outbound o where o.state = 'sent' and o.inbound_id = coalesce((select burst_id from inbound where id = ?), ?)
      order by o.id desc limit 1`,
   ).get(inboundId, inboundId) as OutboundRow | undefined;
@@ -130,7 +131,7 @@ export function deliveredFor(db: Db, inboundId: number): OutboundRow | undefined
 /** A failed attempt: back to 'pending' after `retryInMs`, or 'failed' when attempts are used up. */
 export function markAttemptFailed(db: Db, ids: readonly number[], error: string, maxAttempts: number, retryInMs: number, now = Date.now()): InboundState {
   let state: InboundState = 'pending';
-  const st = db.prepare(
+  const st = sql(db, 
     `update inbound set state = case when attempts >= ? then 'failed' else 'pending' end, last_error = ?, owner = null,
        available_at = ?, updated_at = ? where id = ? returning state`,
   );
@@ -143,9 +144,9 @@ export function markAttemptFailed(db: Db, ids: readonly number[], error: string,
  * Owners are "pid:start-time" so a reused pid is not mistaken for the old process.
  */
 export function recoverOrphans(db: Db, isAlive: (owner: string) => boolean, now = Date.now()): number {
-  const rows = db.prepare(`select distinct owner from inbound where state = 'processing'`).all() as { owner: string | null }[];
+  const rows = sql(db, `select distinct owner from inbound where state = 'processing'`).all() as { owner: string | null }[];
   let n = 0;
-  const reset = db.prepare(`update inbound set state = 'pending', owner = null, available_at = ?, updated_at = ? where state = 'processing' and owner is ?`);
+  const reset = sql(db, `update inbound set state = 'pending', owner = null, available_at = ?, updated_at = ? where state = 'processing' and owner is ?`);
   for (const { owner } of rows) {
     if (owner && isAlive(owner)) continue;
     n += reset.run(now, now, owner).changes;
@@ -158,30 +159,30 @@ export function recordOutbound(
   o: { idempotencyKey: string; inboundId: number | null; sessionKey: string; channel: string; chatId: string; text: string; kind: 'reply' | 'notice' },
   now = Date.now(),
 ): OutboundRow {
-  db.prepare(
+  sql(db, 
     `insert into outbound (idempotency_key, inbound_id, session_key, channel, chat_id, text, kind, created_at)
      values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (idempotency_key) do nothing`,
   ).run(o.idempotencyKey, o.inboundId, o.sessionKey, o.channel, o.chatId, o.text, o.kind, now);
-  return db.prepare('select * from outbound where idempotency_key = ?').get(o.idempotencyKey) as OutboundRow;
+  return sql(db, 'select * from outbound where idempotency_key = ?').get(o.idempotencyKey) as OutboundRow;
 }
 
 export function pendingOutbound(db: Db, channels: readonly string[]): OutboundRow[] {
   if (channels.length === 0) return [];
-  return db.prepare(
+  return sql(db, 
     `select * from outbound where state = 'pending' and channel in (${channels.map(() => '?').join(',')}) order by id`,
   ).all(...channels) as OutboundRow[];
 }
 
 export function markSent(db: Db, id: number, now = Date.now()): void {
-  db.prepare(`update outbound set state = 'sent', sent_at = ? where id = ? and state = 'pending'`).run(now, id);
+  sql(db, `update outbound set state = 'sent', sent_at = ? where id = ? and state = 'pending'`).run(now, id);
 }
 
 export function inboundById(db: Db, id: number): InboundRow | undefined {
-  return db.prepare('select * from inbound where id = ?').get(id) as InboundRow | undefined;
+  return sql(db, 'select * from inbound where id = ?').get(id) as InboundRow | undefined;
 }
 
 /** Gives claimed rows back untouched (shutdown): the attempt does not count. */
 export function release(db: Db, ids: readonly number[], now = Date.now()): void {
-  const st = db.prepare(`update inbound set state = 'pending', owner = null, attempts = max(0, attempts - 1), updated_at = ? where id = ? and state = 'processing'`);
+  const st = sql(db, `update inbound set state = 'pending', owner = null, attempts = max(0, attempts - 1), updated_at = ? where id = ? and state = 'processing'`);
   for (const id of ids) st.run(now, id);
 }

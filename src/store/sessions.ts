@@ -2,6 +2,7 @@
 // be parsed is moved to sessions_quarantine (kept, never deleted) and the session starts fresh.
 import type { Message } from '../agent/types.js';
 import type { Db } from './db.js';
+import { sql } from './statements.js';
 
 export interface SessionMeta {
   /** input tokens the provider reported for the last call, and how many messages that covered */
@@ -25,7 +26,7 @@ function isMessage(m: unknown): m is Message {
 }
 
 export function loadSession(db: Db, key: string, now = Date.now()): Session {
-  const row = db.prepare('select messages, meta from sessions where key = ?').get(key) as { messages: string; meta: string } | undefined;
+  const row = sql(db, 'select messages, meta from sessions where key = ?').get(key) as { messages: string; meta: string } | undefined;
   if (!row) return { key, messages: [], meta: {} };
   try {
     const messages: unknown = JSON.parse(row.messages);
@@ -37,8 +38,8 @@ export function loadSession(db: Db, key: string, now = Date.now()): Session {
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     db.transaction(() => {
-      db.prepare('insert into sessions_quarantine (key, messages, meta, error, moved_at) values (?, ?, ?, ?, ?)').run(key, row.messages, row.meta, error, now);
-      db.prepare('delete from sessions where key = ?').run(key);
+      sql(db, 'insert into sessions_quarantine (key, messages, meta, error, moved_at) values (?, ?, ?, ?, ?)').run(key, row.messages, row.meta, error, now);
+      sql(db, 'delete from sessions where key = ?').run(key);
     })();
     return { key, messages: [], meta: {}, recovered: error };
   }
@@ -53,14 +54,14 @@ export function stripBinary(messages: readonly Message[]): Message[] {
 }
 
 export function saveSession(db: Db, s: Session, now = Date.now()): void {
-  db.prepare(
+  sql(db, 
     `insert into sessions (key, messages, meta, created_at, updated_at) values (?, ?, ?, ?, ?)
      on conflict (key) do update set messages = excluded.messages, meta = excluded.meta, updated_at = excluded.updated_at`,
   ).run(s.key, JSON.stringify(stripBinary(s.messages)), JSON.stringify(s.meta), now, now);
 }
 
 export function resetSession(db: Db, key: string): boolean {
-  return db.prepare('delete from sessions where key = ?').run(key).changes > 0;
+  return sql(db, 'delete from sessions where key = ?').run(key).changes > 0;
 }
 
 export interface SessionSummary {
@@ -70,6 +71,6 @@ export interface SessionSummary {
 }
 
 export function listSessions(db: Db): SessionSummary[] {
-  const rows = db.prepare('select key, json_array_length(messages) as n, updated_at from sessions order by updated_at desc').all() as { key: string; n: number; updated_at: number }[];
+  const rows = sql(db, 'select key, json_array_length(messages) as n, updated_at from sessions order by updated_at desc').all() as { key: string; n: number; updated_at: number }[];
   return rows.map((r) => ({ key: r.key, messages: r.n, updatedAt: new Date(r.updated_at).toISOString() }));
 }

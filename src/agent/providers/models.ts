@@ -11,12 +11,12 @@ export interface ModelRef {
   model: string;
 }
 
-/** "anthropic/claude-sonnet-4-5" → { provider, model }; `key` names the config key in errors. */
+/** "anthropic/claude-sonnet-5-5" → { provider, model }; `key` names the config key in errors. */
 export function parseModelRef(ref: string, key: string): ModelRef {
   const slash = ref.indexOf('/');
   const provider = ref.slice(0, slash);
   const model = ref.slice(slash + 1);
-  if (slash <= 0 || !model) throw new ConfigError(`${key}: expected provider/model (e.g. anthropic/claude-sonnet-4-5), found "${ref}"`);
+  if (slash <= 0 || !model) throw new ConfigError(`${key}: expected provider/model (e.g. anthropic/claude-sonnet-5-5), found "${ref}"`);
   if (!(PROVIDERS as readonly string[]).includes(provider)) throw new ConfigError(`${key}: unknown provider '${provider}' in "${ref}"; known: ${PROVIDERS.join(', ')}`);
   return { provider: provider as ProviderName, model };
 }

@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap';
 import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { arm64Sysroot, cleanEnv, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
 
 interface Report {
@@ -87,6 +88,17 @@ t.test('x64 executable runs the gateway', async (t) => {
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
   t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+});
+
+t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) => {
+  const srv = await startAnthropicServer(textReply('hello from the stand-in'));
+  t.teardown(() => srv.close());
+  const { dir, exe, home } = install(seaX64);
+  const p = start(exe, ['agent', '-m', 'hi'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: srv.url }), cwd: dir });
+  let out = '';
+  p.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  t.equal((await p.exited).code, 0, p.stderr());
+  t.equal(out, 'hello from the stand-in\n');
 });
 
 t.test('arm64 executable under qemu-aarch64-static', async (t) => {

@@ -1,0 +1,63 @@
+// The system prompt: starter workspace, capped files, skills from front matter, date and runtime.
+import t from 'tap';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildSystemPrompt, clockTime, FILE_CAP_CHARS, readSkills } from '../src/agent/prompt.js';
+import { ensureWorkspace, PROMPT_FILES } from '../src/agent/workspace.js';
+import { openDatabase } from '../src/store/db.js';
+import { loadSession, saveSession } from '../src/store/sessions.js';
+import { tempDir } from './support/proc.js';
+
+const runtime = { version: '9.9.9', node: 'v24', arch: 'arm64', model: 'anthropic/x', channel: 'telegram' };
+
+t.test('a fresh workspace gets starter files; existing files are kept', async (t) => {
+  const ws = join(tempDir(), 'workspace');
+  const created = ensureWorkspace(ws);
+  t.same(created.sort(), ['AGENTS.md', 'HEARTBEAT.md', 'IDENTITY.md', 'MEMORY.md', 'SOUL.md', 'TOOLS.md', 'USER.md']);
+  t.ok(existsSync(join(ws, 'skills')) && existsSync(join(ws, 'memory')));
+  writeFileSync(join(ws, 'USER.md'), 'Name: Ada');
+  t.same(ensureWorkspace(ws), [], 'nothing recreated');
+  t.equal(readFileSync(join(ws, 'USER.md'), 'utf8'), 'Name: Ada');
+});
+
+t.test('the prompt holds identity, date, runtime, board, files (capped) and skills', async (t) => {
+  const ws = join(tempDir(), 'workspace');
+  ensureWorkspace(ws);
+  writeFileSync(join(ws, 'TOOLS.md'), 'relay on GPIO 17\n' + 'x'.repeat(FILE_CAP_CHARS + 500));
+  mkdirSync(join(ws, 'skills', 'weather'), { recursive: true });
+  writeFileSync(join(ws, 'skills', 'weather', 'SKILL.md'), '---\nname: weather\ndescription: "reads the BME280 and explains it"\n---\n# Weather\nlong body');
+  mkdirSync(join(ws, 'skills', 'bare'), { recursive: true });
+  writeFileSync(join(ws, 'skills', 'bare', 'SKILL.md'), 'no front matter');
+  const p = buildSystemPrompt({ workspace: ws, now: new Date('2026-03-01T10:00:00Z'), timezone: 'Europe/Berlin', runtime, memories: ['owner prefers Celsius'] });
+  t.match(p, /^You are pinclaw/);
+  t.match(p, 'Today is Sunday, 1 March 2026, time zone Europe/Berlin');
+  t.match(p, 'pinclaw 9.9.9 on Node v24 arm64');
+  t.match(p, 'this message came through telegram');
+  t.match(p, 'No board profile is configured or detected.');
+  for (const f of PROMPT_FILES) t.match(p, `## ${f}\n`);
+  t.match(p, 'relay on GPIO 17');
+  t.match(p, /\[… 517 more characters cut; read the whole file with read_file if needed\]/);
+  t.match(p, /- weather: reads the BME280 and explains it \(.*skills\/weather\/SKILL\.md\)/);
+  t.match(p, /- bare: \(no description\)/);
+  t.notMatch(p, 'long body', 'only the summary, not the skill body');
+  t.match(p, '## Relevant memories\n- owner prefers Celsius');
+  t.equal(readSkills(join(tempDir(), 'none')).length, 0);
+  t.equal(clockTime(new Date('2026-03-01T10:05:00Z'), 'Europe/Berlin'), '11:05');
+});
+
+t.test('the prompt is stable within a day (cacheable)', async (t) => {
+  const ws = join(tempDir(), 'workspace');
+  ensureWorkspace(ws);
+  const at = (iso: string) => buildSystemPrompt({ workspace: ws, now: new Date(iso), timezone: 'UTC', runtime });
+  t.equal(at('2026-03-01T08:00:00Z'), at('2026-03-01T21:59:00Z'));
+  t.not(at('2026-03-01T08:00:00Z'), at('2026-03-02T08:00:00Z'));
+});
+
+t.test('images are stripped before a session is saved', async (t) => {
+  const db = openDatabase(join(tempDir(), 'p.db'));
+  t.teardown(() => db.close());
+  saveSession(db, { key: 'k', meta: {}, messages: [{ role: 'user', content: [{ type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo'.repeat(1000) }, { type: 'text', text: 'what is this?' }] }] });
+  const raw = (db.prepare('select messages from sessions').get() as { messages: string }).messages;
+  t.notMatch(raw, 'iVBORw0KGgo');
+  t.same(loadSession(db, 'k').messages[0]!.content, [{ type: 'text', text: '[image image/png removed]' }, { type: 'text', text: 'what is this?' }]);
+});

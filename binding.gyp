@@ -5,6 +5,7 @@
       "sources": [
         "native/addon.cc",
         "native/info.cc",
+        "native/memory.cc",
         "native/notify.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],

@@ -3,6 +3,7 @@
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitInfo(env, exports);
   pinclaw::InitNotify(env, exports);
+  pinclaw::InitMemory(env, exports);
   return exports;
 }
 

@@ -5,4 +5,5 @@
 namespace pinclaw {
 void InitInfo(Napi::Env env, Napi::Object exports);
 void InitNotify(Napi::Env env, Napi::Object exports);
+void InitMemory(Napi::Env env, Napi::Object exports);
 }  // namespace pinclaw

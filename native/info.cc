@@ -7,7 +7,7 @@
 
 namespace pinclaw {
 
-static const char* const kFeatures[] = {"info", "notify"};
+static const char* const kFeatures[] = {"info", "notify", "memory"};
 
 static Napi::Value Info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

@@ -1,5 +1,6 @@
 // The addon against its TypeScript reference, and the loader's fallback when the addon is missing.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addonStatus, loadAddon } from '../src/native/loader.js';
 import type { PinclawAddon } from '../src/native/index.js';
@@ -16,7 +17,7 @@ t.test('the dev addon loads and describes itself', async (t) => {
   const info = addon.info();
   t.equal(info.arch, process.arch);
   t.equal(info.napiVersion, 8);
-  t.same(info.features, ['info', 'notify']);
+  for (const f of ['info', 'notify', 'memory']) t.ok(info.features.includes(f), `feature ${f}`);
 });
 
 t.test('notify: the addon sends exactly what the reference (systemd-notify) sends', async (t) => {
@@ -50,4 +51,26 @@ t.test('native.enabled=false: pinclaw runs on the fallbacks and says so once', a
   t.equal(check.state, 'warn');
   t.match(check.detail, /disabled by configuration \(native\.enabled = false\); using the TypeScript fallbacks/);
   t.equal(report.native.info, null);
+});
+
+t.test('trimMemory gives freed heap memory back to the OS', async (t) => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const anon = () => Number(/^RssAnon:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+  // 60 MB in 4 KB blocks: below the mmap threshold, so they come from the C heap.
+  let blocks: Buffer[] | null = Array.from({ length: 15_000 }, () => Buffer.alloc(4096, 1));
+  const peak = anon();
+  blocks = null;
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const freed = anon();
+  t.equal(typeof addon.trimMemory(), 'boolean');
+  const trimmed = anon();
+  t.ok(trimmed < freed - 20, `RssAnon ${peak.toFixed(0)} MiB at peak, ${freed.toFixed(0)} after free, ${trimmed.toFixed(0)} after trim`);
+  t.equal(reference.trimMemory(), false, 'the reference cannot reach the allocator and says so');
+  void blocks;
 });

@@ -16,12 +16,14 @@ const [url, turnsText] = process.argv.slice(2);
 const TURNS = Number(turnsText ?? 1000);
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 // Native memory held by collected objects is released by second-pass weak callbacks, which V8 runs
-// as tasks after the collection: let them run before reading the figures.
+// as tasks after the collection; the conductor trims the C heap a second after it goes idle. Both
+// happen before the figures are read, as they would in an idle gateway.
 const settle = async () => {
   for (let i = 0; i < 5; i++) {
     gc();
     await new Promise((r) => setTimeout(r, 20));
   }
+  await new Promise((r) => setTimeout(r, 1500));
 };
 const memory = () => {
   const m = process.memoryUsage();

@@ -12,6 +12,7 @@ import {
 import { saveSession } from '../store/sessions.js';
 import type { Bus } from './bus.js';
 import { ownerAlive, selfOwner } from './owner.js';
+import { trimMemory } from '../native/index.js';
 import { runTurn, type TurnDeps } from './turn.js';
 
 export interface ChannelAdapter {
@@ -60,6 +61,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
   let delivering: Promise<void> = Promise.resolve();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const IDLE_TRIM_MS = 1000;
 
   const wanted = (key: string) => !opts.sessions || opts.sessions.includes(key);
 
@@ -152,6 +155,13 @@ export function createConductor(opts: ConductorOptions): Conductor {
           pump();
         });
       running.set(key, p);
+      clearTimeout(idleTimer);
+    }
+    // Gone idle: after a quiet second, hand the memory freed by the turns back to the OS.
+    if (running.size === 0) {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(trimMemory, IDLE_TRIM_MS);
+      idleTimer.unref();
     }
     // Wake up for debounced bursts and scheduled retries.
     const next = nextAvailableAt(db, channelNames);
@@ -183,6 +193,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
     async stop(drainMs) {
       stopping = true;
       clearTimeout(timer);
+      clearTimeout(idleTimer);
       const all = Promise.all(running.values());
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), drainMs).unref());
       if ((await Promise.race([all.then(() => 'done' as const), timeout])) === 'timeout') {

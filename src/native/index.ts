@@ -15,6 +15,7 @@ export interface NativeInfo {
 export interface PinclawAddon {
   info(): NativeInfo;
   notify(socketPath: string, state: string): boolean;
+  trimMemory(): boolean;
 }
 
 export function addon(): PinclawAddon | null {
@@ -37,4 +38,10 @@ export function sdNotify(state: string, env: NodeJS.ProcessEnv = process.env): b
   if (!socket) return false;
   const a = addon();
   return a ? a.notify(socket, state) : reference.notify(socket, state);
+}
+
+/** Gives freed heap memory back to the OS (glibc's malloc_trim); false when nothing could be done. */
+export function trimMemory(): boolean {
+  const a = addon();
+  return a ? a.trimMemory() : reference.trimMemory();
 }

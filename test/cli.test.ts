@@ -45,8 +45,8 @@ t.test('usage errors exit 2 and say what was wrong', async (t) => {
 
 t.test('commands of later capabilities say so and exit 1', async (t) => {
   const c = capture();
-  t.equal(await main(['agent', '-m', 'hi'], c.io), 1);
-  t.match(c.err.join('\n'), /pinclaw agent: not available yet in this version \(arrives with the agent core\)/);
+  t.equal(await main(['board', 'list'], c.io), 1);
+  t.match(c.err.join('\n'), /pinclaw board: not available yet in this version \(arrives with the hardware capability\)/);
 });
 
 t.test('the bundle: --version and --help touch neither the home directory nor the addon', async (t) => {

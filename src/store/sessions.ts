@@ -45,7 +45,7 @@ export function loadSession(db: Db, key: string, now = Date.now()): Session {
   }
 }
 
-/** Images are bulky and were already seen by the model; a placeholder keeps the turn readable. */
+/** Images are bulky and were already seen by the model; a short note in their place keeps the turn readable. */
 export function stripBinary(messages: readonly Message[]): Message[] {
   return messages.map((m) => ({
     role: m.role,

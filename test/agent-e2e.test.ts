@@ -138,3 +138,22 @@ t.test('gateway: POST /api/chat (JSON and SSE), and a crash mid-turn answered on
   t.equal(srv.requests.length, before + 2, 'a third start asks nothing again');
   t.notMatch(readFileSync(join(home, 'pinclaw.db')).toString('latin1'), /sk-test/, 'the API key is not stored');
 });
+
+t.test('gateway: SIGTERM during a turn lets it finish and answers the waiting request', async (t) => {
+  const { srv, env } = await fixture(t);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  srv.enqueue(async () => {
+    await held;
+    return textReply('finished while draining');
+  });
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: { ...env, PINCLAW_GATEWAY_TOKEN: 't' } });
+  const url = (await gw.waitFor(/listening on (http:\/\/\S+)/))[1]!;
+  const answer = fetch(`${url}/api/chat`, { method: 'POST', headers: { authorization: 'Bearer t' }, body: JSON.stringify({ text: 'slow one' }) }).then((r) => r.json());
+  await srv.received(1);
+  gw.child.kill('SIGTERM');
+  await gw.waitFor(/SIGTERM: draining/);
+  release();
+  t.same(await answer, { reply: 'finished while draining', kind: 'reply' });
+  t.equal((await gw.exited).code, 0);
+});

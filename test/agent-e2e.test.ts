@@ -157,3 +157,11 @@ t.test('gateway: SIGTERM during a turn lets it finish and answers the waiting re
   t.same(await answer, { reply: 'finished while draining', kind: 'reply' });
   t.equal((await gw.exited).code, 0);
 });
+
+t.test('interactive chat: each line is a turn, in order, through the same queue', async (t) => {
+  const { env, home } = await fixture(t);
+  const r = await runPinclawAsync(['agent', '--session', 'chat'], { env, input: 'first line\n\nsecond line\n/reset\nthird\n' });
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout, 'echo: first line\necho: second line\nSession reset: the conversation starts fresh.\necho: third\n');
+  t.equal(rows(home, `select * from inbound where session_key = 'chat'`).length, 4);
+});

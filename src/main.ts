@@ -1,6 +1,14 @@
 // Process entry for the bundle and the single executable.
 import { main } from './cli/index.js';
 
+// `pinclaw doctor | head` closes our stdout early; that is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../src/cli/index.js';
 import { commands } from '../src/cli/commands.js';
-import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
+import { bundle, cleanEnv, run, runPinclaw, tempDir } from './support/proc.js';
 
 function capture(env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
@@ -88,4 +88,18 @@ t.test('an unwritable PINCLAW_HOME: which path and why, exit 1', async (t) => {
   const r = runPinclaw(['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
   t.equal(r.code, 1);
   t.match(r.stderr, `PINCLAW_HOME ${home} is not writable: a path component is not a directory`);
+});
+
+t.test('doctor: provider credentials are reported without a request; a closed pipe is not an error', async (t) => {
+  const home = tempDir();
+  const none = runPinclaw(['doctor', '--json'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(none.code, 0, 'no provider is a warning');
+  const check = (out: string) => (JSON.parse(out) as { checks: { name: string; state: string; detail: string }[] }).checks.find((c) => c.name === 'provider')!;
+  t.match(check(none.stdout), { state: 'warn', detail: /No model provider is configured/ });
+  const some = runPinclaw(['doctor', '--json'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-x', PINCLAW_AGENT_FALLBACKS: '["openai/llama3"]' }) });
+  t.match(check(some.stdout), { state: 'ok', detail: 'anthropic/claude-sonnet-5-5; no credentials for openai/llama3' });
+  t.notMatch(some.stdout, 'sk-x', 'the key itself is not shown');
+  const piped = run('sh', ['-c', `node ${JSON.stringify(bundle)} doctor | head -1`], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(piped.code, 0);
+  t.equal(piped.stderr, '', 'no EPIPE trace');
 });

@@ -1,6 +1,7 @@
 // `doctor`: every check the runtime can make about itself, as data. The CLI prints it.
 import { errorMessage } from '../errors.js';
 import { loadConfig } from '../config/index.js';
+import { MISSING_PROVIDER, resolveModels } from '../agent/providers/models.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { ADDONS, addonStatus, configureNative, tryAddon, type AddonName, type AddonStatus } from '../native/loader.js';
@@ -60,6 +61,19 @@ async function exercise(name: AddonName): Promise<string> {
   }
 }
 
+/** Which models have credentials; no request is made (doctor must work offline). */
+function providerCheck(config: PinclawConfig, env: NodeJS.ProcessEnv): Check {
+  try {
+    const models = resolveModels(config, env);
+    const usable = models.filter((m) => m.usable).map((m) => `${m.provider}/${m.model}`);
+    const missing = models.filter((m) => !m.usable).map((m) => `${m.provider}/${m.model}`);
+    if (usable.length === 0) return { name: 'provider', state: 'warn', detail: MISSING_PROVIDER };
+    return { name: 'provider', state: 'ok', detail: `${usable.join(' > ')}${missing.length ? `; no credentials for ${missing.join(', ')}` : ''}` };
+  } catch (err) {
+    return { name: 'provider', state: 'fail', detail: errorMessage(err) };
+  }
+}
+
 export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<DoctorReport> {
   const checks: Check[] = [];
   let config: PinclawConfig | undefined;
@@ -79,6 +93,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   } catch (err) {
     checks.push({ name: 'home', state: 'fail', detail: errorMessage(err) });
   }
+
+  if (config) checks.push(providerCheck(config, env));
 
   let sqlite: DoctorReport['sqlite'];
   if (homeOk) {

@@ -81,3 +81,16 @@ t.test('without the addon: the fallback is announced once and the gateway still 
   const warnings = gw.stderr().match(/running on the TypeScript fallbacks/g) ?? [];
   t.equal(warnings.length, 1);
 });
+
+t.test('/metrics: Prometheus text behind the token', async (t) => {
+  const gw = await startGateway({ PINCLAW_HOME: tempDir(), PINCLAW_GATEWAY_TOKEN: 'm-token' });
+  t.teardown(() => gw.child.kill());
+  t.equal((await fetch(`${gw.url}/metrics`)).status, 401);
+  const res = await fetch(`${gw.url}/metrics`, { headers: { authorization: 'Bearer m-token' } });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/plain/);
+  const text = await res.text();
+  t.match(text, /^# HELP pinclaw_info/m);
+  t.match(text, /^pinclaw_resident_memory_bytes \d+$/m);
+  t.match(text, /^pinclaw_inbound_messages\{state="pending"\} 0$/m);
+});

@@ -10,6 +10,7 @@ import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { startHttpServer } from '../channels/http/server.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
+import { metricsText } from '../ops/metrics.js';
 import { createRuntime } from '../conductor/runtime.js';
 import { modelRefs } from '../agent/providers/models.js';
 import { pinclawVersion } from '../version.js';
@@ -41,6 +42,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
 
   const signal = nextSignal();
+  const startedAt = Date.now();
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
   try {
     nativeInfo();
@@ -50,7 +52,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const port = values.port !== undefined ? parsePort(values.port, '--port') : config.gateway.port;
     const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel] });
     conductor.start();
-    const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus) });
+    const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt)) });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
 

@@ -29,8 +29,14 @@ function parseChat(body: unknown): { session: string; text: string } {
   return { session: (session as string | undefined) ?? 'http:main', text };
 }
 
-export function apiRoutes(conductor: Conductor, bus: Bus): ApiHandler {
+export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string): ApiHandler {
   return async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (path === '/metrics' && req.method === 'GET' && metrics) {
+      const text = metrics();
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return true;
+    }
     if (path === '/api/chat' && req.method === 'POST') {
       const { session, text } = parseChat(await readJson(req));
       let row;

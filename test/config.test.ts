@@ -347,9 +347,9 @@ t.test('runConfig', async (t) => {
     const paths = tempHome(t);
     const c = cli(paths);
     await t.rejects(runConfig('get', [], c.ctx), UsageError);
-    await t.rejects(runConfig('set', ['gateway.port'], c.ctx), { exitCode: 2, message: /usage: pinclaw config set KEY VALUE/ });
+    await t.rejects(runConfig('set', ['gateway.port'], c.ctx), { exitCode: 2, message: /usage: pinclaw config set \[--secret\] KEY VALUE/ });
     await t.rejects(runConfig('path', ['extra'], c.ctx), UsageError);
-    await t.rejects(runConfig('frobnicate', [], c.ctx), { exitCode: 2, message: /usage: pinclaw config path \| get KEY \| set KEY VALUE \| validate/ });
+    await t.rejects(runConfig('frobnicate', [], c.ctx), { exitCode: 2, message: /usage: pinclaw config path \| get KEY \| set \[--secret\] KEY VALUE \| validate/ });
     await t.rejects(runConfig('get', ['gateway.prot'], c.ctx), { exitCode: 78, message: /did you mean 'gateway\.port'/ });
   });
 

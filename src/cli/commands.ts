@@ -39,7 +39,7 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'config',
-    usage: 'pinclaw config path | get KEY | set KEY VALUE | validate',
+    usage: 'pinclaw config path | get KEY | set [--secret] KEY VALUE | validate',
     summary: 'read and change the configuration (dot-path keys)',
     subcommands: ['path', 'get', 'set', 'validate'],
     run: async (args, ctx) => (await import('./config-command.js')).runConfig(args[0]!, args.slice(1), ctx),

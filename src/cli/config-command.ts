@@ -1,14 +1,14 @@
 // `pinclaw config path | get KEY | set KEY VALUE | validate`.
 import { ConfigError, EXIT, UsageError } from '../errors.js';
-import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue } from '../config/index.js';
+import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, setSecretValue } from '../config/index.js';
 import type { Field } from '../config/schema.js';
 import type { CliContext } from './context.js';
 
-const USAGE = 'pinclaw config path | get KEY | set KEY VALUE | validate';
+const USAGE = 'pinclaw config path | get KEY | set [--secret] KEY VALUE | validate';
 const arity: Record<string, { n: number; usage: string }> = {
   path: { n: 0, usage: 'pinclaw config path' },
   get: { n: 1, usage: 'pinclaw config get KEY' },
-  set: { n: 2, usage: 'pinclaw config set KEY VALUE' },
+  set: { n: 2, usage: 'pinclaw config set [--secret] KEY VALUE' },
   validate: { n: 0, usage: 'pinclaw config validate' },
 };
 
@@ -32,8 +32,10 @@ function overridingVars(key: string, env: NodeJS.ProcessEnv): string[] {
 }
 
 export async function runConfig(sub: string, args: string[], ctx: CliContext): Promise<number> {
+  const secret = sub === 'set' && args.includes('--secret');
+  const plainArgs = secret ? args.filter((a) => a !== '--secret') : args;
   // `pinclaw config set -- KEY -1`: the global parser leaves the separator in place.
-  const rest = args[0] === '--' ? args.slice(1) : args;
+  const rest = plainArgs[0] === '--' ? plainArgs.slice(1) : plainArgs;
   const spec = Object.hasOwn(arity, sub) ? arity[sub] : undefined;
   if (!spec) throw new UsageError(`config: unknown subcommand '${sub}'\nusage: ${USAGE}`);
   if (rest.length !== spec.n) {
@@ -58,7 +60,8 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
 
     case 'set': {
       const [key, value] = rest as [string, string];
-      setConfigValue(file, key, value);
+      if (secret) setSecretValue(ctx.paths, key, value);
+      else setConfigValue(file, key, value);
       ctx.out(ctx.json ? JSON.stringify({ set: key, file }) : `set ${key}`);
       for (const name of overridingVars(key, ctx.env)) ctx.err(`note: ${name} is set in the environment and overrides the file`);
       return EXIT.ok;

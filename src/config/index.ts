@@ -8,6 +8,7 @@ import type { Paths } from '../paths.js';
 import { closest } from '../suggest.js';
 import { applyEnv, envVarFor, parseFieldText } from './env.js';
 import { parseConfigText } from './parse.js';
+import { decryptSecret, encryptSecret, isEncrypted, secretKey } from './secrets.js';
 import { fieldAt, leaves, schema, type Field, type FieldKind, type ObjectField, type PinclawConfig } from './schema.js';
 import { expectedText, formatIssue, formatIssues, validateConfig } from './validate.js';
 
@@ -37,7 +38,30 @@ export function loadConfig(paths: Paths, env: NodeJS.ProcessEnv = process.env): 
   const result = validateConfig(merged.raw);
   const lines = [formatIssues(result.errors, paths.config), formatIssues(merged.errors)].filter(Boolean);
   if (lines.length || !result.config) throw new ConfigError(lines.join('\n'));
+  decryptSecrets(result.config, paths.secretKey);
   return result.config;
+}
+
+/** Decrypts the `enc:` values of secret fields in place; the key is read only when one exists. */
+function decryptSecrets(config: PinclawConfig, keyFile: string): void {
+  let key: Buffer | undefined;
+  for (const { path, field } of leaves()) {
+    if (!field.secret) continue;
+    const segs = path.split('.');
+    const parent = segs.slice(0, -1).reduce<Record<string, unknown> | undefined>((o, k) => o?.[k] as Record<string, unknown> | undefined, config as unknown as Record<string, unknown>);
+    const last = segs.at(-1)!;
+    const value = parent?.[last];
+    if (!parent || !isEncrypted(value)) continue;
+    key ??= secretKey(keyFile, false);
+    parent[last] = decryptSecret(value, key, path);
+  }
+}
+
+/** `config set --secret`: the value is encrypted before it reaches the file. */
+export function setSecretValue(paths: Paths, key: string, plain: string): void {
+  const field = lookupKey(key);
+  if (field.kind !== 'string' || !field.secret) throw new ConfigError(`${key} is not a secret field; set it without --secret`);
+  setConfigValue(paths.config, key, encryptSecret(plain, secretKey(paths.secretKey, true)));
 }
 
 /** The schema field for a dot-path key; unknown keys get a "did you mean" from their siblings. */

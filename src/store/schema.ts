@@ -37,6 +37,7 @@ export const migrations: readonly Migration[] = [
     );
     create index inbound_pending on inbound (state, available_at);
     create index inbound_session on inbound (session_key, id);
+    create index inbound_burst on inbound (burst_id);
 
     -- Replies, recorded in the same transaction that finishes the turn; idempotency_key makes a
     -- retried turn unable to record a second reply to the same message.
@@ -54,6 +55,7 @@ export const migrations: readonly Migration[] = [
       sent_at integer
     );
     create index outbound_pending on outbound (state, channel);
+    create index outbound_inbound on outbound (inbound_id);
 
     create table sessions (
       key text primary key,

@@ -3,9 +3,11 @@
 // message is answered exactly once.
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { openDatabase } from '../src/store/db.js';
-import { startAnthropicServer, stall, textReply } from './support/anthropic-server.js';
+import { startAnthropicServer, stall, textReply, toolUseReply } from './support/anthropic-server.js';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 
 async function fixture(t: Test) {
@@ -164,4 +166,22 @@ t.test('interactive chat: each line is a turn, in order, through the same queue'
   t.equal(r.code, 0, r.stderr);
   t.equal(r.stdout, 'echo: first line\necho: second line\nSession reset: the conversation starts fresh.\necho: third\n');
   t.equal(rows(home, `select * from inbound where session_key = 'chat'`).length, 4);
+});
+
+t.test('a turn that uses a tool: web_fetch through the whole path, the SSRF guard in force', async (t) => {
+  const { srv, env } = await fixture(t);
+  const site = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<title>Pi status</title><p>CPU 48 C</p>');
+  });
+  await new Promise<void>((r) => site.listen(0, '127.0.0.4', r));
+  t.teardown(() => site.close());
+  const url = `http://127.0.0.4:${(site.address() as AddressInfo).port}/`;
+  srv.enqueue(toolUseReply([{ name: 'web_fetch', input: { url } }, { name: 'web_fetch', input: { url: 'http://169.254.169.254/latest/meta-data/' } }]), textReply('The CPU is at 48 C.'));
+  const r = await runPinclawAsync(['agent', '-m', 'how hot is the pi?'], { env: { ...env, PINCLAW_WEB_ALLOWED_HOSTS: '["127.0.0.4"]' } });
+  t.equal(r.stdout, 'The CPU is at 48 C.\n', r.stderr);
+  const results = srv.requests[1]!.body.messages.at(-1).content as { type: string; content: string; is_error?: boolean }[];
+  t.match(results[0], { type: 'tool_result', content: /200 http:\/\/127\.0\.0\.4:\d+\/\n# Pi status\n\nCPU 48 C/ });
+  t.match(results[1], { type: 'tool_result', is_error: true, content: /refused by the SSRF guard: 169\.254\.169\.254/ });
+  t.ok(srv.requests[0]!.body.tools.some((tool: { name: string }) => tool.name === 'web_fetch'), 'the tool was offered');
 });

@@ -7,6 +7,7 @@ import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
 import type { Db } from '../store/db.js';
 import { toolSet, type Tool } from '../tools/types.js';
+import { webFetchTool } from '../tools/web/fetch.js';
 import { createBus, type Bus } from './bus.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
 
@@ -39,7 +40,9 @@ export function createRuntime(o: RuntimeOptions): Runtime {
     config: o.config,
     workspace: o.paths.workspace,
     provider: resolveProvider,
-    tools: toolSet(o.tools ?? []),
+    // Until the tools capability brings its registry and policy, web_fetch (read-only, SSRF-guarded)
+    // is the one built-in tool.
+    tools: toolSet(o.tools ?? [webFetchTool(o.config.web)]),
     countTokens: heuristicCount,
     bus,
     channels: o.channels,

@@ -92,6 +92,16 @@ const sections = {
       timezone: { kind: 'string', description: 'IANA time zone for the prompt (default: the system zone)' },
     },
   },
+  web: {
+    kind: 'object',
+    description: 'the web_fetch tool',
+    fields: {
+      allowedHosts: { kind: 'array', items: { kind: 'string', description: 'host name or address' }, default: [], description: 'hosts exempt from the SSRF guard (e.g. a LAN service you trust)' },
+      maxBytes: { kind: 'integer', min: 1024, default: 2000000, description: 'largest response body read, in bytes' },
+      timeoutMs: { kind: 'integer', min: 100, default: 15000, description: 'connect, headers and body timeout of one request' },
+      maxRedirects: { kind: 'integer', min: 0, max: 20, default: 5, description: 'redirects followed, each checked by the SSRF guard' },
+    },
+  },
   conductor: {
     kind: 'object',
     description: 'the queue consumer',

@@ -1,0 +1,115 @@
+// web_fetch: a page as readable text, through undici, with a redirect limit, a size cap, timeouts and
+// the SSRF guard applied to every hop.
+import { Agent, request } from 'undici';
+import type { LookupFunction } from 'node:net';
+import type { Tool } from '../types.js';
+import { htmlToText } from './html.js';
+import { vetHost, type Vetted } from './ssrf.js';
+
+export interface WebSettings {
+  allowedHosts: string[];
+  maxBytes: number;
+  timeoutMs: number;
+  maxRedirects: number;
+}
+
+export interface Page {
+  url: string;
+  status: number;
+  contentType: string;
+  title: string;
+  text: string;
+  truncated: boolean;
+}
+
+/** net.connect looks the name up again; answering with the vetted address closes the rebinding gap. */
+function pinned(v: Vetted): LookupFunction {
+  return ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) => {
+    if (opts?.all) cb(null, [{ address: v.address, family: v.family }]);
+    else cb(null, v.address, v.family);
+  }) as unknown as LookupFunction;
+}
+
+export async function fetchPage(target: string, s: WebSettings, signal?: AbortSignal): Promise<Page> {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw new Error(`not a URL: ${target}`);
+  }
+  const allowed = s.allowedHosts.map((h) => h.toLowerCase());
+  for (let hop = 0; ; hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`refused: only http and https URLs can be fetched, not ${url.protocol}`);
+    const vetted = await vetHost(url.hostname, allowed);
+    const dispatcher = new Agent({ connect: { lookup: pinned(vetted), timeout: s.timeoutMs } });
+    try {
+      const res = await request(url, {
+        dispatcher,
+        method: 'GET',
+        headers: { 'user-agent': 'pinclaw (+web_fetch)', accept: 'text/html,text/plain,application/json;q=0.9,*/*;q=0.5' },
+        headersTimeout: s.timeoutMs,
+        bodyTimeout: s.timeoutMs,
+        signal,
+      });
+      const location = res.headers.location;
+      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+        await res.body.dump();
+        if (hop >= s.maxRedirects) throw new Error(`refused: more than ${s.maxRedirects} redirects`);
+        url = new URL(Array.isArray(location) ? location[0]! : location, url);
+        continue;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        const room = s.maxBytes - size;
+        if (chunk.length >= room) {
+          chunks.push(chunk.subarray(0, room));
+          truncated = true;
+          break;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      }
+      if (truncated) res.body.destroy();
+      const contentType = String(res.headers['content-type'] ?? '');
+      const body = Buffer.concat(chunks);
+      let title = '';
+      let text: string;
+      if (/html/i.test(contentType)) ({ title, text } = htmlToText(body.toString('utf8')));
+      else if (/^text\/|json|xml|javascript/i.test(contentType) || contentType === '') text = body.toString('utf8');
+      else text = `(${contentType} content, ${body.length} bytes, not shown)`;
+      return { url: url.href, status: res.statusCode, contentType, title, text, truncated };
+    } finally {
+      await dispatcher.close();
+    }
+  }
+}
+
+const MAX_CHARS = 20_000;
+
+export function webFetchTool(s: WebSettings): Tool {
+  return {
+    name: 'web_fetch',
+    description: 'Fetch a web page (http or https) and return its readable text. Private and local network addresses are refused.',
+    inputSchema: {
+      type: 'object',
+      properties: { url: { type: 'string', minLength: 1, description: 'absolute http(s) URL' }, maxChars: { type: 'integer', minimum: 100, maximum: 100_000 } },
+      required: ['url'],
+      additionalProperties: false,
+    },
+    async execute(input, ctx) {
+      const { url, maxChars = MAX_CHARS } = input as { url: string; maxChars?: number };
+      try {
+        const page = await fetchPage(url, s, ctx.signal);
+        let text = page.text;
+        const cut = text.length > maxChars;
+        if (cut) text = text.slice(0, maxChars);
+        const notes = [cut ? `[cut at ${maxChars} characters]` : '', page.truncated ? `[download stopped at ${s.maxBytes} bytes]` : ''].filter(Boolean).join(' ');
+        return { content: `${page.status} ${page.url}${page.title ? `\n# ${page.title}` : ''}\n\n${text}${notes ? `\n\n${notes}` : ''}`, isError: page.status >= 400 };
+      } catch (err) {
+        return { content: `web_fetch ${url}: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+      }
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// web_fetch against real HTTP servers on loopback: readable text, caps, redirects, and the SSRF guard
+// (a literal loopback address, a name that resolves to 127.0.0.1, a redirect to a private address).
+import t from 'tap';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fetchPage, webFetchTool, type WebSettings } from '../src/tools/web/fetch.js';
+import { isPublicAddress } from '../src/tools/web/ssrf.js';
+
+async function serve(host: string, handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; base: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return { server, base: `http://${host}:${(server.address() as AddressInfo).port}` };
+}
+
+const settings = (over: Partial<WebSettings> = {}): WebSettings => ({ allowedHosts: [], maxBytes: 1 << 20, timeoutMs: 5000, maxRedirects: 5, ...over });
+
+t.test('address classification', async (t) => {
+  for (const a of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+    t.notOk(isPublicAddress(a), `${a} is not public`);
+  }
+  for (const a of ['1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8']) t.ok(isPublicAddress(a), `${a} is public`);
+});
+
+t.test('the SSRF guard refuses loopback by address, by name, and after a redirect', async (t) => {
+  let hits = 0;
+  const inner = await serve('127.0.0.1', (_req, res) => {
+    hits++;
+    res.end('internal secret');
+  });
+  // 127.0.0.2 is allowed explicitly (a trusted LAN host, say) and redirects to the private one.
+  const outer = await serve('127.0.0.2', (_req, res) => {
+    res.writeHead(302, { location: `${inner.base}/admin` });
+    res.end();
+  });
+  t.teardown(() => {
+    inner.server.close();
+    outer.server.close();
+  });
+  await t.rejects(fetchPage(`${inner.base}/`, settings()), /refused by the SSRF guard: 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
+  const port = new URL(inner.base).port;
+  await t.rejects(fetchPage(`http://localhost:${port}/`, settings()), /refused by the SSRF guard: localhost resolves to (127\.0\.0\.1|::1)/);
+  await t.rejects(fetchPage(`${outer.base}/`, settings({ allowedHosts: ['127.0.0.2'] })), /refused by the SSRF guard: 127\.0\.0\.1/);
+  t.equal(hits, 0, 'the private server was never reached');
+  await t.rejects(fetchPage('file:///etc/passwd', settings()), /only http and https/);
+});
+
+t.test('readable text, redirects followed, caps applied, through the tool', async (t) => {
+  const site = await serve('127.0.0.3', (req, res) => {
+    if (req.url === '/old') {
+      res.writeHead(301, { location: '/page' });
+      return res.end();
+    }
+    if (req.url === '/loop') {
+      res.writeHead(302, { location: '/loop' });
+      return res.end();
+    }
+    if (req.url === '/big') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      return res.end('x'.repeat(50_000));
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<html><head><title>Greenhouse &amp; Co</title><style>p{}</style></head><body><script>alert(1)</script><h1>Sensors</h1><p>Temperature: 21&#176;C</p><a href="/more">more</a></body></html>');
+  });
+  t.teardown(() => site.server.close());
+  const s = settings({ allowedHosts: ['127.0.0.3'], maxBytes: 10_000 });
+  const page = await fetchPage(`${site.base}/old`, s);
+  t.equal(page.url, `${site.base}/page`);
+  t.equal(page.title, 'Greenhouse & Co');
+  t.equal(page.text, 'Sensors\nTemperature: 21°C\nmore (/more)');
+  await t.rejects(fetchPage(`${site.base}/loop`, s), /more than 5 redirects/);
+  const big = await fetchPage(`${site.base}/big`, s);
+  t.equal(big.text.length, 10_000);
+  t.ok(big.truncated);
+  const tool = webFetchTool(s);
+  const r = await tool.execute({ url: `${site.base}/big`, maxChars: 100 }, { sessionKey: 's', channel: 'c', chatId: 'c' });
+  t.match(r.content, /\[cut at 100 characters\] \[download stopped at 10000 bytes\]$/);
+  const refused = await webFetchTool(settings()).execute({ url: `${site.base}/page` }, { sessionKey: 's', channel: 'c', chatId: 'c' });
+  t.equal(refused.isError, true);
+  t.match(refused.content, /refused by the SSRF guard/);
+});

@@ -1,6 +1,5 @@
 // web_fetch: a page as readable text, through undici, with a redirect limit, a size cap, timeouts and
 // the SSRF guard applied to every hop.
-import { Agent, request } from 'undici';
 import type { LookupFunction } from 'node:net';
 import type { Tool } from '../types.js';
 import { htmlToText } from './html.js';
@@ -37,6 +36,8 @@ export async function fetchPage(target: string, s: WebSettings, signal?: AbortSi
   } catch {
     throw new Error(`not a URL: ${target}`);
   }
+  // undici is loaded on the first fetch, not when the gateway starts.
+  const { Agent, request } = await import('undici');
   const allowed = s.allowedHosts.map((h) => h.toLowerCase());
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`refused: only http and https URLs can be fetched, not ${url.protocol}`);

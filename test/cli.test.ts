@@ -38,8 +38,10 @@ t.test('usage errors exit 2 and say what was wrong', async (t) => {
   c = capture();
   t.equal(await main(['--home'], c.io), 2);
   t.match(c.err.join('\n'), /--home needs a value/);
-  c = capture();
+  const home = join(tempDir(), 'home');
+  c = capture({ PINCLAW_HOME: home });
   t.equal(await main(['gateway', '--port', '70000'], c.io), 2);
+  t.notOk(existsSync(home), 'a bad flag is refused before the home is touched');
   t.match(c.err.join('\n'), /--port must be an integer between 0 and 65535, got '70000'/);
 });
 

@@ -35,6 +35,8 @@ function nextSignal(): Promise<NodeJS.Signals> {
 export async function runGateway(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, { host: { type: 'string' }, port: { type: 'string' } }, USAGE);
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
+  // Bad flags are reported before anything on disk is touched.
+  const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
   modelRefs(config);
@@ -49,7 +51,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     setState(db, 'gateway.started_at', new Date().toISOString());
     setState(db, 'gateway.version', pinclawVersion());
     const host = values.host ?? config.gateway.host;
-    const port = values.port !== undefined ? parsePort(values.port, '--port') : config.gateway.port;
+    const port = portFlag ?? config.gateway.port;
     const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel] });
     conductor.start();
     const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt)) });

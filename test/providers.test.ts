@@ -155,6 +155,12 @@ t.test('a stalled server hits the request timeout', async (t) => {
   await t.rejects(openaiProvider('m', { baseUrl: `${o.url}/v1`, timeoutMs: 300 }).complete(request()), { message: /timed out after 300 ms/, retryable: true });
 });
 
+t.test('a stream that stalls after its headers still hits the request timeout', async (t) => {
+  const a = await startAnthropicServer({ kind: 'stallMidStream' });
+  t.teardown(() => a.close());
+  await t.rejects(anthropicProvider('c', { apiKey: 'k', baseUrl: a.url, timeoutMs: 300 }).complete(request()), { message: /timed out after 300 ms/, retryable: true });
+});
+
 t.test('max_tokens in the middle of a tool call: no crash, the stop reason says so', async (t) => {
   const a = await startAnthropicServer();
   const o = await startOpenAIServer();

@@ -9,6 +9,7 @@ export type AnthropicStep =
   | { kind: 'reply'; content: Block[]; stopReason?: string; inputTokens?: number; cacheRead?: number; cutToolJsonAt?: number }
   | { kind: 'error'; status: number; type: string; message: string; retryAfter?: string }
   | { kind: 'stall' }
+  | { kind: 'stallMidStream' }
   | { kind: 'malformed' };
 
 export const textReply = (text: string, inputTokens = 50): AnthropicStep => ({ kind: 'reply', content: [{ type: 'text', text }], inputTokens });
@@ -25,6 +26,11 @@ let ids = 0;
 
 function respond(res: ServerResponse, step: AnthropicStep, req: Recorded): void {
   if (step.kind === 'stall') return; // never answers; the client's timeout or a kill ends it
+  if (step.kind === 'stallMidStream') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    sseWrite(res, 'message_start', { type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+    return; // headers and one event, then silence
+  }
   if (step.kind === 'error') {
     res.writeHead(step.status, { 'content-type': 'application/json', ...(step.retryAfter ? { 'retry-after': step.retryAfter } : {}) });
     res.end(JSON.stringify({ type: 'error', error: { type: step.type, message: step.message } }));

@@ -55,6 +55,9 @@ export function anthropicProvider(model: string, s: AnthropicSettings): Provider
         // The last tool's marker caches every tool definition before it as well.
         ...(i === req.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
       }));
+      // The SDK's timeout ends when the headers arrive; a stream that stalls halfway needs our own deadline.
+      const deadline = AbortSignal.timeout(s.timeoutMs);
+      const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
       let msg: Anthropic.Message;
       try {
         const stream = client.messages.stream(
@@ -65,14 +68,14 @@ export function anthropicProvider(model: string, s: AnthropicSettings): Provider
             messages: toWire(req.messages),
             ...(tools.length ? { tools } : {}),
           },
-          { signal: req.signal },
+          { signal },
         );
         stream.on('text', (text) => onEvent?.({ type: 'text_delta', text }));
         msg = await stream.finalMessage();
       } catch (err) {
         if (err instanceof ProviderError) throw err;
         if (isCallerAbort(req.signal)) throw new ProviderError(id, 'request aborted', { retryable: false, cause: err });
-        if (err instanceof Anthropic.APIConnectionTimeoutError) throw new ProviderError(id, `timed out after ${s.timeoutMs} ms`, { retryable: true, cause: err });
+        if (deadline.aborted || err instanceof Anthropic.APIConnectionTimeoutError) throw new ProviderError(id, `timed out after ${s.timeoutMs} ms`, { retryable: true, cause: err });
         if (err instanceof Anthropic.APIError && typeof err.status === 'number') {
           const body = err.error as { error?: { message?: string; type?: string } } | undefined;
           throw httpError(id, err.status, body?.error?.message ?? err.message, (n) => err.headers?.get(n));

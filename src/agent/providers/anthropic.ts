@@ -1,101 +1,92 @@
-// Anthropic Messages API through the official SDK: streaming, tool use, prompt caching of the system
-// prompt and the tool definitions. The SDK's own retries are off; retry.ts retries every provider alike.
-import Anthropic from '@anthropic-ai/sdk';
-import type { ContentBlock, Message, Provider, ProviderEvent, ProviderRequest, ProviderResponse, StopReason } from '../types.js';
+// Anthropic Messages API through the official SDK, streaming. The SDK's own retries are off: retry.ts
+// retries every provider by the same rules. The SDK is given everything explicitly (key, base URL)
+// so it never falls back to process.env behind buildProvider's back.
+import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
+import { format } from 'node:util';
+import { log } from '../../log.js';
+import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
-import { httpError, isCallerAbort, networkError } from './errors.js';
+import { AnthropicCollector } from './anthropic-stream.js';
+import { toAnthropicRequest } from './anthropic-wire.js';
+import { startDeadline, type Deadline } from './deadline.js';
+import { ErrorFactory } from './errors.js';
+
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 
 export interface AnthropicSettings {
   apiKey: string;
+  /** default ANTHROPIC_DEFAULT_BASE_URL */
   baseUrl?: string;
+  /** the whole request, streamed body included */
   timeoutMs: number;
 }
 
-type WireBlock = Anthropic.ContentBlockParam;
+/** Error types the API sends inside a stream that a later request may not meet. */
+const TRANSIENT_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
 
-function toWire(messages: readonly Message[]): Anthropic.MessageParam[] {
-  return messages.map((m) => ({
-    role: m.role,
-    content: m.content.map((b): WireBlock => {
-      switch (b.type) {
-        case 'text':
-          return { type: 'text', text: b.text };
-        case 'image':
-          return { type: 'image', source: { type: 'base64', media_type: b.mediaType as 'image/png', data: b.data } };
-        case 'tool_use':
-          return { type: 'tool_use', id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> };
-        case 'tool_result':
-          return { type: 'tool_result', tool_use_id: b.toolUseId, content: b.content, ...(b.isError ? { is_error: true } : {}) };
-      }
-    }),
-  }));
-}
+// The SDK logs to the console by default; here it goes to our log. Its errors (e.g. an event that is
+// not JSON) become a ProviderError that is reported anyway, so they are debug lines.
+const line = (msg: string, rest: unknown[]) => `anthropic sdk: ${format(msg, ...rest)}`;
+const sdkLogger: NonNullable<ClientOptions['logger']> = {
+  error: (msg, ...rest) => log.debug(line(msg, rest)),
+  warn: (msg, ...rest) => log.warn(line(msg, rest)),
+  info: (msg, ...rest) => log.debug(line(msg, rest)),
+  debug: (msg, ...rest) => log.debug(line(msg, rest)),
+};
 
-function fromWire(content: readonly Anthropic.ContentBlock[]): ContentBlock[] {
-  const out: ContentBlock[] = [];
-  for (const b of content) {
-    if (b.type === 'text') out.push({ type: 'text', text: b.text });
-    else if (b.type === 'tool_use') out.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input });
+function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
+  if (deadline.expired() || err instanceof Anthropic.APIConnectionTimeoutError) return errors.timeout(timeoutMs, err);
+  if (caller?.aborted || err instanceof Anthropic.APIUserAbortError) return errors.aborted(err);
+  if (err instanceof ProviderError) return err;
+  // APIConnectionError is an APIError without a status, so it is told apart first.
+  if (err instanceof Anthropic.APIConnectionError) return errors.network(err.cause ?? err, streaming ? 'stream interrupted' : 'connection failed');
+  if (err instanceof Anthropic.APIError) {
+    if (typeof err.status === 'number') return errors.http(err.status, err.apiMessage ?? err.message, (n) => err.headers?.get(n));
+    const type = err.type ?? 'error';
+    return errors.inStream(type, err.apiMessage ?? err.message, TRANSIENT_TYPES.has(type));
   }
-  return out;
+  if (err instanceof SyntaxError) return errors.badStream('an event is not JSON', err);
+  // The body broke off (socket closed, "terminated"): the answer was lost on the way.
+  return errors.network(err, streaming ? 'stream interrupted' : 'connection failed');
 }
-
-const stopReasons: Record<string, StopReason> = { end_turn: 'end_turn', tool_use: 'tool_use', max_tokens: 'max_tokens', stop_sequence: 'stop_sequence', refusal: 'refusal' };
 
 export function anthropicProvider(model: string, s: AnthropicSettings): Provider {
   const id = `anthropic/${model}`;
-  const client = new Anthropic({ apiKey: s.apiKey, baseURL: s.baseUrl, maxRetries: 0, timeout: s.timeoutMs });
+  const errors = new ErrorFactory(id, [s.apiKey]);
+  const client = new Anthropic({
+    apiKey: s.apiKey,
+    baseURL: s.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+    maxRetries: 0,
+    timeout: s.timeoutMs,
+    logger: sdkLogger,
+    logLevel: 'warn',
+    openTelemetry: false,
+  });
   return {
     id,
     async complete(req: ProviderRequest, onEvent?: (e: ProviderEvent) => void): Promise<ProviderResponse> {
-      const tools = req.tools.map((t, i) => ({
-        name: t.name,
-        description: t.description,
-        input_schema: t.inputSchema as Anthropic.Tool.InputSchema,
-        // The last tool's marker caches every tool definition before it as well.
-        ...(i === req.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
-      }));
-      // The SDK's timeout ends when the headers arrive; a stream that stalls halfway needs our own deadline.
-      const deadline = AbortSignal.timeout(s.timeoutMs);
-      const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
-      let msg: Anthropic.Message;
+      // Mapping happens outside the try: a bug there must not pass for a network error and be retried.
+      const params = toAnthropicRequest(model, req);
+      const collector = new AnthropicCollector(onEvent && ((text) => onEvent({ type: 'text_delta', text })));
+      const deadline = startDeadline(s.timeoutMs, req.signal);
+      let streaming = false;
       try {
-        const stream = client.messages.stream(
-          {
-            model,
-            max_tokens: req.maxTokens,
-            system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
-            messages: toWire(req.messages),
-            ...(tools.length ? { tools } : {}),
-          },
-          { signal },
-        );
-        stream.on('text', (text) => onEvent?.({ type: 'text_delta', text }));
-        msg = await stream.finalMessage();
+        const stream = await client.messages.create(params, { signal: deadline.signal });
+        streaming = true;
+        for await (const ev of stream) collector.add(ev);
       } catch (err) {
-        if (err instanceof ProviderError) throw err;
-        if (isCallerAbort(req.signal)) throw new ProviderError(id, 'request aborted', { retryable: false, cause: err });
-        if (deadline.aborted || err instanceof Anthropic.APIConnectionTimeoutError) throw new ProviderError(id, `timed out after ${s.timeoutMs} ms`, { retryable: true, cause: err });
-        if (err instanceof Anthropic.APIError && typeof err.status === 'number') {
-          const body = err.error as { error?: { message?: string; type?: string } } | undefined;
-          throw httpError(id, err.status, body?.error?.message ?? err.message, (n) => err.headers?.get(n));
-        }
-        // Connection failures and streams that break off or do not parse are transient from here.
-        throw networkError(id, err, err instanceof Anthropic.APIConnectionError ? 'connection failed' : 'bad or interrupted stream');
+        throw classify(err, errors, deadline, s.timeoutMs, req.signal, streaming);
+      } finally {
+        deadline.clear();
       }
-      const u = msg.usage;
-      return {
-        content: fromWire(msg.content),
-        stopReason: stopReasons[msg.stop_reason ?? ''] ?? 'other',
-        usage: {
-          inputTokens: u.input_tokens,
-          outputTokens: u.output_tokens,
-          cacheReadTokens: u.cache_read_input_tokens ?? 0,
-          cacheWriteTokens: u.cache_creation_input_tokens ?? 0,
-        },
-        model: msg.model,
-        answeredBy: id,
-      };
+      // The SDK ends its iterator quietly when the request is aborted, so an unfinished stream may be
+      // our timeout or the caller as well as a connection that closed early.
+      if (!collector.finished) {
+        if (deadline.expired()) throw errors.timeout(s.timeoutMs);
+        if (req.signal?.aborted) throw errors.aborted();
+        throw errors.badStream('it ended before message_stop');
+      }
+      return { ...collector.result(errors, model), answeredBy: id };
     },
   };
 }

@@ -1,28 +1,64 @@
-// The fallback chain: each provider/model with its retries, then the next. When every one fails, one
-// error lists what happened to each, short enough to show the user.
-import { ProviderError, type Provider } from '../types.js';
+// The fallback chain: each provider/model with its retries, then the next, whatever the failure
+// (another provider may well take a request this one refused); only the caller's abort stops it.
+// When every one fails, one error says what happened to each, short enough for a chat notice.
+import { log } from '../../log.js';
+import { ProviderError, type Provider, type ProviderEvent } from '../types.js';
 import { withRetries, type RetryPolicy } from './retry.js';
 
+interface Failure {
+  providerId: string;
+  error: ProviderError;
+  attempts: number;
+}
+
+function describe(f: Failure): string {
+  return `${f.providerId}: ${f.error.message}${f.attempts > 1 ? `, after ${f.attempts} attempts` : ''}`;
+}
+
+function summarize(chainId: string, failures: readonly Failure[]): ProviderError {
+  const only = failures.length === 1 ? failures[0]! : undefined;
+  const message = only ? describe(only) : `all providers failed: ${failures.map(describe).join('; ')}`;
+  return new ProviderError(chainId, message, {
+    status: only?.error.status,
+    retryable: failures.some((f) => f.error.retryable),
+    retryAfterMs: only?.error.retryAfterMs,
+    cause: failures.map((f) => f.error),
+  });
+}
+
 export function fallbackChain(providers: readonly Provider[], policy: RetryPolicy): Provider {
-  if (providers.length === 1) {
-    const only = providers[0]!;
-    return { id: only.id, complete: (req, onEvent) => withRetries(only, req, policy, onEvent) };
-  }
+  if (providers.length === 0) throw new Error('fallbackChain needs at least one provider');
+  const id = providers.map((p) => p.id).join(' > ');
   return {
-    id: providers.map((p) => p.id).join(' > '),
+    id,
     async complete(req, onEvent) {
-      const failures: ProviderError[] = [];
-      for (const p of providers) {
+      const failures: Failure[] = [];
+      let total = 0;
+      for (const [i, p] of providers.entries()) {
+        let attempts = 1;
+        const counting = (e: ProviderEvent) => {
+          if (e.type === 'retry') attempts++;
+          onEvent?.(e);
+        };
         try {
-          return await withRetries(p, req, policy, onEvent);
+          const res = await withRetries(p, req, policy, counting);
+          return { ...res, answeredBy: res.answeredBy ?? p.id };
         } catch (err) {
-          const e = err as ProviderError;
-          failures.push(e);
-          if (req.signal?.aborted) throw e;
+          // withRetries throws ProviderErrors only.
+          const error = err as ProviderError;
+          if (req.signal?.aborted) throw error;
+          failures.push({ providerId: p.id, error, attempts });
+          total += attempts;
+          const next = providers[i + 1];
+          if (next) {
+            const reason = `${describe(failures.at(-1)!)}; trying ${next.id}`;
+            log.warn(reason);
+            // Like a retry, the move voids any text the failed provider streamed.
+            onEvent?.({ type: 'retry', attempt: total, delayMs: 0, reason });
+          }
         }
       }
-      const summary = failures.map((f) => `${f.providerId}: ${f.message}`).join('; ');
-      throw new ProviderError(this.id, `all providers failed (${summary})`, { retryable: failures.some((f) => f.retryable) });
+      throw summarize(id, failures);
     },
   };
 }

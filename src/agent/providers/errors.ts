@@ -1,5 +1,7 @@
-// Classifying failures the same way for every provider: what is worth a retry, and how long the
-// server asked us to wait.
+// Classifying failures the same way for every provider: what is worth a retry, how long the server
+// asked us to wait, and a message short enough for a chat notice with no credential in it (servers
+// and proxies do echo keys back in 401 bodies).
+import { createRedactor, type Redactor } from '../../config/redact.js';
 import { ProviderError } from '../types.js';
 
 /** 408, 409 (Anthropic's lock timeout), 429, 5xx and 529 (overloaded) are transient; other 4xx are not. */
@@ -7,29 +9,85 @@ export function retryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
+type HeaderGet = (name: string) => string | null | undefined;
+
 /** retry-after-ms, or retry-after as seconds or an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(get: (name: string) => string | null | undefined, now = Date.now()): number | undefined {
-  const ms = Number(get('retry-after-ms'));
-  if (get('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
+export function retryAfterMs(get: HeaderGet, now = Date.now()): number | undefined {
+  const ms = get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Math.round(Number(ms));
   const v = get('retry-after');
   if (!v) return undefined;
   const secs = Number(v);
-  if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
+  if (Number.isFinite(secs) && secs >= 0) return Math.round(secs * 1000);
   const at = Date.parse(v);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
-export function httpError(providerId: string, status: number, message: string, headers: (name: string) => string | null | undefined): ProviderError {
-  return new ProviderError(providerId, `${status} ${message}`.trim(), { status, retryable: retryableStatus(status), retryAfterMs: retryAfterMs(headers) });
+const MAX_MESSAGE = 200;
+
+/** One line, at most MAX_MESSAGE characters, credentials replaced. */
+export function shortMessage(text: string, scrub: Redactor): string {
+  const line = scrub(text).replace(/\s+/g, ' ').trim();
+  return line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE - 1)}…` : line;
 }
 
-export function networkError(providerId: string, err: unknown, what = 'network error'): ProviderError {
-  const code = (err as { code?: string; cause?: { code?: string } })?.cause?.code ?? (err as { code?: string })?.code;
-  const msg = err instanceof Error ? err.message : String(err);
-  return new ProviderError(providerId, `${what}${code ? ` (${code})` : ''}: ${msg}`, { retryable: true, cause: err });
+/** Builds ProviderErrors of one provider; every message goes through its scrubber. */
+export class ErrorFactory {
+  private readonly scrub: Redactor;
+  constructor(readonly providerId: string, secrets: readonly (string | undefined)[]) {
+    this.scrub = createRedactor(secrets.filter((s): s is string => !!s));
+  }
+
+  message(text: string): string {
+    return shortMessage(text, this.scrub);
+  }
+
+  http(status: number, message: string, headers: HeaderGet): ProviderError {
+    return new ProviderError(this.providerId, `${status} ${this.message(message)}`.trim(), {
+      status,
+      retryable: retryableStatus(status),
+      retryAfterMs: retryAfterMs(headers),
+    });
+  }
+
+  /** A stream that broke off or did not parse: the answer was lost in transit, so asking again is sound. */
+  badStream(what: string, cause?: unknown): ProviderError {
+    return new ProviderError(this.providerId, `bad stream: ${this.message(what)}`, { retryable: true, cause });
+  }
+
+  /** An error the server reported inside a 200 stream; only server-side trouble is worth a retry. */
+  inStream(type: string, message: string, retryable: boolean): ProviderError {
+    return new ProviderError(this.providerId, `stream error: ${this.message(`${type}: ${message}`)}`, { retryable });
+  }
+
+  timeout(ms: number, cause?: unknown): ProviderError {
+    return new ProviderError(this.providerId, `timed out after ${ms} ms`, { retryable: true, cause });
+  }
+
+  /** The caller (turn cancelled, shutdown) aborted: never retried, never handed to a fallback. */
+  aborted(cause?: unknown): ProviderError {
+    return new ProviderError(this.providerId, 'request aborted', { retryable: false, cause });
+  }
+
+  network(err: unknown, what = 'connection failed'): ProviderError {
+    const code = errorCode(err);
+    const detail = rootMessage(err);
+    return new ProviderError(this.providerId, this.message(`${what}${code ? ` (${code})` : ''}: ${detail}`), { retryable: true, cause: err });
+  }
 }
 
-/** An abort that came from the caller (shutdown), not from our own timeout: never retried. */
-export function isCallerAbort(signal: AbortSignal | undefined): boolean {
-  return !!signal?.aborted;
+/** The system error code (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET…) of an error or its causes. */
+export function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** The innermost cause's message: "connect ECONNREFUSED 127.0.0.1:11434" rather than "fetch failed". */
+export function rootMessage(err: unknown): string {
+  let msg = err instanceof Error ? err.message : String(err);
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e.message) msg = e.message;
+  return msg;
 }

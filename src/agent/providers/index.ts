@@ -1,22 +1,38 @@
 // From the config to a ready provider chain, or a message saying how to configure one.
 import type { PinclawConfig } from '../../config/schema.js';
+import { log } from '../../log.js';
 import type { Provider } from '../types.js';
 import { anthropicProvider } from './anthropic.js';
 import { fallbackChain } from './chain.js';
-import { MISSING_PROVIDER, resolveModels } from './models.js';
+import { missingProvider, resolveModels, type ResolvedModel } from './models.js';
 import { openaiProvider } from './openai.js';
+import type { RetryPolicy } from './retry.js';
 
-export { MISSING_PROVIDER, modelRefs, parseModelRef, resolveModels } from './models.js';
+export { MISSING_PROVIDER, missingProvider, modelRefs, parseModelRef, resolveModels } from './models.js';
 
-export function buildProvider(config: PinclawConfig, env: NodeJS.ProcessEnv): { provider: Provider } | { missing: string } {
-  const timeoutMs = config.agent.requestTimeoutMs;
-  const providers = resolveModels(config, env)
-    .filter((m) => m.usable)
-    .map((m) =>
-      m.provider === 'anthropic'
-        ? anthropicProvider(m.model, { apiKey: m.apiKey!, baseUrl: m.baseUrl, timeoutMs })
-        : openaiProvider(m.model, { apiKey: m.apiKey, baseUrl: m.baseUrl!, timeoutMs }),
-    );
-  if (providers.length === 0) return { missing: MISSING_PROVIDER };
-  return { provider: fallbackChain(providers, { retries: config.agent.retries, baseMs: config.agent.retryBaseMs, maxMs: config.agent.retryMaxMs }) };
+/** Test seams: the retry layer's sleep and jitter. */
+export type BuildOptions = Pick<RetryPolicy, 'sleep' | 'random'>;
+
+function create(m: ResolvedModel, timeoutMs: number): Provider {
+  return m.provider === 'anthropic'
+    ? anthropicProvider(m.model, { apiKey: m.apiKey!, baseUrl: m.baseUrl, timeoutMs })
+    : openaiProvider(m.model, { apiKey: m.apiKey, baseUrl: m.baseUrl, timeoutMs });
+}
+
+/**
+ * The chain agent.model > agent.fallbacks, each with agent.retries retries. `missing` when the
+ * primary model has no credentials; a fallback without them is left out with a warning. Throws a
+ * ConfigError naming the key for a malformed model reference or an unknown provider.
+ */
+export function buildProvider(config: PinclawConfig, env: NodeJS.ProcessEnv, opts: BuildOptions = {}): { provider: Provider } | { missing: string } {
+  const models = resolveModels(config, env);
+  const missing = missingProvider(models);
+  if (missing) return { missing };
+  const usable = models.filter((m, i) => {
+    if (!m.usable) log.once(`provider-missing:${m.provider}/${m.model}`, 'warn', `agent.fallbacks[${i - 1}] ${m.provider}/${m.model} has no credentials and is skipped`);
+    return m.usable;
+  });
+  const a = config.agent;
+  const policy: RetryPolicy = { retries: a.retries, baseMs: a.retryBaseMs, maxMs: a.retryMaxMs, ...opts };
+  return { provider: fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs)), policy) };
 }

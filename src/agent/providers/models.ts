@@ -1,5 +1,6 @@
-// Model references ("provider/model") and their validation. Kept apart from the provider modules so
-// start-up can check the config without loading the SDKs.
+// Model references ("provider/model"), their validation, and where each provider's credentials come
+// from. Kept apart from the provider modules so start-up and doctor can check the config without
+// loading the SDKs.
 import { ConfigError } from '../../errors.js';
 import type { PinclawConfig } from '../../config/schema.js';
 
@@ -21,7 +22,7 @@ export function parseModelRef(ref: string, key: string): ModelRef {
   return { provider: provider as ProviderName, model };
 }
 
-/** Checks every model reference of the config, so a typo stops start-up instead of the first turn. */
+/** Every model reference of the config, primary first, so a typo stops start-up instead of the first turn. */
 export function modelRefs(config: PinclawConfig): ModelRef[] {
   return [parseModelRef(config.agent.model, 'agent.model'), ...config.agent.fallbacks.map((r, i) => parseModelRef(r, `agent.fallbacks[${i}]`))];
 }
@@ -30,25 +31,59 @@ export interface ResolvedModel extends ModelRef {
   /** credentials or a server were found for this model's provider */
   usable: boolean;
   apiKey?: string;
+  /** undefined: the provider's default */
   baseUrl?: string;
+}
+
+/** An empty string in the config or the environment means unset. */
+function first(...values: (string | undefined)[]): string | undefined {
+  return values.find((v) => v !== undefined && v.trim() !== '');
+}
+
+/** The base URL from the config key, else the variable; a ConfigError naming whichever is not an http(s) URL. */
+function baseUrlOf(configured: string | undefined, key: string, env: NodeJS.ProcessEnv, variable: string): string | undefined {
+  const fromConfig = first(configured);
+  const value = fromConfig ?? first(env[variable]);
+  if (value === undefined) return undefined;
+  let ok = false;
+  try {
+    ok = ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    // not a URL at all
+  }
+  if (!ok) throw new ConfigError(`${fromConfig ? key : variable}: expected an http(s) URL, found "${value}"`);
+  return value;
 }
 
 /** Each model of the chain with the credentials it would use (config first, then the environment). */
 export function resolveModels(config: PinclawConfig, env: NodeJS.ProcessEnv): ResolvedModel[] {
   const a = config.providers.anthropic;
   const o = config.providers.openai;
-  return modelRefs(config).map((ref) => {
+  return modelRefs(config).map((ref): ResolvedModel => {
     if (ref.provider === 'anthropic') {
-      const apiKey = a.apiKey ?? env.ANTHROPIC_API_KEY;
-      return { ...ref, usable: !!apiKey, apiKey, baseUrl: a.baseUrl ?? env.ANTHROPIC_BASE_URL };
+      const apiKey = first(a.apiKey, env.ANTHROPIC_API_KEY);
+      return { ...ref, usable: !!apiKey, apiKey, baseUrl: baseUrlOf(a.baseUrl, 'providers.anthropic.baseUrl', env, 'ANTHROPIC_BASE_URL') };
     }
-    const apiKey = o.apiKey ?? env.OPENAI_API_KEY;
-    const baseUrl = o.baseUrl ?? env.OPENAI_BASE_URL;
+    const apiKey = first(o.apiKey, env.OPENAI_API_KEY);
+    const baseUrl = baseUrlOf(o.baseUrl, 'providers.openai.baseUrl', env, 'OPENAI_BASE_URL');
     // A local OpenAI-compatible server needs no key, only its address.
-    return { ...ref, usable: !!(apiKey || baseUrl), apiKey, baseUrl: baseUrl ?? 'https://api.openai.com/v1' };
+    return { ...ref, usable: !!(apiKey || baseUrl), apiKey, baseUrl };
   });
 }
 
 export const MISSING_PROVIDER =
-  'No model provider is configured. Set ANTHROPIC_API_KEY (or `pinclaw config set providers.anthropic.apiKey …`); ' +
-  'for a local OpenAI-compatible server (Ollama, llama.cpp) set providers.openai.baseUrl and agent.model to openai/<model>.';
+  'No model provider is configured. Set ANTHROPIC_API_KEY, or run `pinclaw config set providers.anthropic.apiKey …`; ' +
+  'for a local OpenAI-compatible server set providers.openai.baseUrl and agent.model to openai/<model>.';
+
+const MISSING_OPENAI =
+  'No model provider is configured for agent.model %s. Set OPENAI_API_KEY, or run `pinclaw config set providers.openai.apiKey …`; ' +
+  'for a local OpenAI-compatible server (Ollama, llama.cpp) set providers.openai.baseUrl, e.g. http://127.0.0.1:11434/v1.';
+
+/** How to configure the primary model when it has no credentials; undefined when it has. */
+export function missingProvider(models: readonly ResolvedModel[]): string | undefined {
+  const [primary, ...fallbacks] = models;
+  if (!primary || primary.usable) return undefined;
+  const base = primary.provider === 'anthropic' ? MISSING_PROVIDER : MISSING_OPENAI.replace('%s', `${primary.provider}/${primary.model}`);
+  const ready = fallbacks.filter((m) => m.usable).map((m) => `${m.provider}/${m.model}`);
+  return ready.length ? `${base} (agent.fallbacks has credentials for ${ready.join(', ')}, but fallbacks are tried only after agent.model.)` : base;
+}

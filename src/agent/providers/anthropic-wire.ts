@@ -1,0 +1,60 @@
+// The internal format → an Anthropic Messages request. Prompt caching: the system prompt is one
+// text block with an ephemeral cache marker, and the last tool carries one too, which caches every
+// tool definition before it; both stay byte-identical across the turns of a day.
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ContentBlock, Message, ProviderRequest } from '../types.js';
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+/** The API refuses empty text blocks and empty non-final messages; this stands in for no content. */
+export const EMPTY_CONTENT = '(no content)';
+
+type WireBlock = Anthropic.ContentBlockParam;
+type MediaType = Anthropic.Base64ImageSource['media_type'];
+
+function toolInput(input: unknown): Record<string, unknown> {
+  // The API takes only an object; anything else cannot have come from it.
+  return typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+}
+
+function block(b: ContentBlock): WireBlock | undefined {
+  switch (b.type) {
+    case 'text':
+      return b.text ? { type: 'text', text: b.text } : undefined;
+    case 'image':
+      return { type: 'image', source: { type: 'base64', media_type: b.mediaType as MediaType, data: b.data } };
+    case 'tool_use':
+      return { type: 'tool_use', id: b.id, name: b.name, input: toolInput(b.input) };
+    case 'tool_result':
+      return { type: 'tool_result', tool_use_id: b.toolUseId, content: b.content, ...(b.isError ? { is_error: true } : {}) };
+  }
+}
+
+export function toAnthropicMessages(messages: readonly Message[]): Anthropic.MessageParam[] {
+  return messages.map((m, i) => {
+    const content = m.content.map(block).filter((b): b is WireBlock => b !== undefined);
+    // An empty assistant reply (it happens) saved in the session would make every later request a 400.
+    if (content.length === 0 && i < messages.length - 1) content.push({ type: 'text', text: EMPTY_CONTENT });
+    return m.role === 'user' ? { role: 'user', content } : { role: 'assistant', content };
+  });
+}
+
+export function toAnthropicTools(tools: ProviderRequest['tools']): Anthropic.Tool[] {
+  return tools.map((t, i) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.inputSchema as Anthropic.Tool.InputSchema,
+    ...(i === tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+  }));
+}
+
+export function toAnthropicRequest(model: string, req: ProviderRequest): Anthropic.MessageCreateParamsStreaming {
+  const tools = toAnthropicTools(req.tools);
+  return {
+    model,
+    max_tokens: req.maxTokens,
+    stream: true,
+    ...(req.system ? { system: [{ type: 'text', text: req.system, cache_control: EPHEMERAL }] } : {}),
+    messages: toAnthropicMessages(req.messages),
+    ...(tools.length ? { tools } : {}),
+  };
+}

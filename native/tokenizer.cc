@@ -1,0 +1,267 @@
+// JavaScript surface of the BPE tokenizer:
+//   tokenizerLoad(encoding, rankText)          parse tiktoken's rank text once per process
+//   tokenCount(encoding, text)                 number of tokens (synchronous)
+//   tokenEncode(encoding, text)                Uint32Array of token ids (synchronous)
+//   tokenCountAsync(encoding, text)            Promise<number>, counted on the libuv thread pool
+//   tokenizerInfo()                            { unicodeVersion, loaded }
+// `text` is a string or a Uint8Array. Strings reach C++ as UTF-8 with lone surrogates already
+// replaced by U+FFFD (V8 does that, as the TextEncoder in front of tiktoken's WASM does); bytes
+// are checked and, where invalid, repaired the way TextDecoder would.
+// The rank tables are process-wide and never freed: they are immutable once loaded, shared by all
+// threads (workers included), and a process needs at most two.
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "addon.h"
+#include "pinclaw_unicode_classes.h"
+#include "tokenizer.h"
+
+namespace pinclaw {
+namespace {
+
+using tokenizer::Pattern;
+using tokenizer::Ranks;
+
+struct Encoding {
+  const char* name;
+  Pattern pattern;
+  Ranks ranks;
+  std::atomic<bool> loaded{false};
+};
+
+Encoding g_encodings[] = {{"o200k_base", Pattern::kO200k, {}, {}}, {"cl100k_base", Pattern::kCl100k, {}, {}}};
+std::mutex g_load_mutex;
+
+// Inputs larger than this are not kept in the per-thread buffer between calls.
+constexpr size_t kScratchKeep = 1 << 20;
+
+Napi::Value Fail(Napi::Env env, const std::string& message, bool type_error = false) {
+  if (type_error) {
+    Napi::TypeError::New(env, message).ThrowAsJavaScriptException();
+  } else {
+    Napi::Error::New(env, message).ThrowAsJavaScriptException();
+  }
+  return env.Undefined();
+}
+
+std::string KnownNames() {
+  std::string names;
+  for (const Encoding& e : g_encodings) names += std::string(names.empty() ? "" : ", ") + e.name;
+  return names;
+}
+
+// The encoding named by a JS argument; throws (returns nullptr) when unknown or, if `must_be_loaded`,
+// not loaded yet.
+Encoding* EncodingArg(Napi::Env env, const Napi::Value& v, bool must_be_loaded) {
+  if (!v.IsString()) {
+    Fail(env, "encoding must be a string", true);
+    return nullptr;
+  }
+  const std::string name = v.As<Napi::String>().Utf8Value();
+  for (Encoding& e : g_encodings) {
+    if (name != e.name) continue;
+    if (must_be_loaded && !e.loaded.load(std::memory_order_acquire)) {
+      Fail(env, std::string("encoding ") + e.name + " is not loaded; call tokenizerLoad first");
+      return nullptr;
+    }
+    return &e;
+  }
+  Fail(env, "unknown encoding '" + name + "'; known: " + KnownNames());
+  return nullptr;
+}
+
+// A string argument as UTF-8 in `storage`. napi_get_value_string_utf8 writes at most size - 1
+// bytes; three bytes per UTF-16 unit is enough (a surrogate pair takes 4 for 2 units, a lone
+// surrogate 3 for its U+FFFD).
+bool StringUtf8(Napi::Env env, const Napi::Value& v, std::string* storage) {
+  size_t units = 0;
+  if (napi_get_value_string_utf16(env, v, nullptr, 0, &units) != napi_ok) return false;
+  storage->resize(units * 3 + 1);
+  size_t written = 0;
+  if (napi_get_value_string_utf8(env, v, &(*storage)[0], storage->size(), &written) != napi_ok) return false;
+  storage->resize(written);
+  return true;
+}
+
+struct TextArg {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  bool from_bytes = false;  // may need repair
+};
+
+// Reads a string or Uint8Array argument. Strings are converted into `storage`; bytes are borrowed
+// (valid only during this call) unless `copy` is set.
+bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool copy, TextArg* out, const char* usage) {
+  if (v.IsString()) {
+    if (!StringUtf8(env, v, storage)) {
+      Fail(env, "cannot read the text as UTF-8");
+      return false;
+    }
+    out->data = reinterpret_cast<const uint8_t*>(storage->data());
+    out->size = storage->size();
+    return true;
+  }
+  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+    Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
+    out->from_bytes = true;
+    if (copy) {
+      storage->assign(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
+      out->data = reinterpret_cast<const uint8_t*>(storage->data());
+    } else {
+      out->data = bytes.Data();
+    }
+    out->size = bytes.ByteLength();
+    return true;
+  }
+  Fail(env, std::string(usage) + ": text must be a string or a Uint8Array", true);
+  return false;
+}
+
+// Counts or encodes valid UTF-8, repairing byte input first when needed.
+size_t Run(const Encoding& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out) {
+  if (text.from_bytes && !tokenizer::IsValidUtf8(text.data, text.size)) {
+    tokenizer::RepairUtf8(text.data, text.size, repaired);
+    return tokenizer::EncodeText(e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out);
+  }
+  return tokenizer::EncodeText(e.ranks, e.pattern, text.data, text.size, out);
+}
+
+void Trim(std::string* s) {
+  if (s->capacity() > kScratchKeep) std::string().swap(*s);
+}
+
+Napi::Value TokenizerLoad(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[1].IsString()) return Fail(env, "tokenizerLoad(encoding: string, ranks: string)", true);
+  Encoding* e = EncodingArg(env, info[0], false);
+  if (!e) return env.Undefined();
+  std::lock_guard<std::mutex> lock(g_load_mutex);
+  if (e->loaded.load(std::memory_order_acquire)) return env.Undefined();
+  std::string text;
+  if (!StringUtf8(env, info[1], &text)) return Fail(env, "cannot read the rank text");
+  std::string err;
+  try {
+    err = e->ranks.Load(text.data(), text.size());
+  } catch (const std::bad_alloc&) {
+    err = "out of memory";
+  }
+  if (!err.empty()) return Fail(env, std::string(e->name) + " rank data: " + err);
+  e->loaded.store(true, std::memory_order_release);
+  return env.Undefined();
+}
+
+Napi::Value TokenCount(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static const char kUsage[] = "tokenCount(encoding: string, text: string | Uint8Array)";
+  if (info.Length() < 2) return Fail(env, kUsage, true);
+  Encoding* e = EncodingArg(env, info[0], true);
+  if (!e) return env.Undefined();
+  thread_local std::string storage, repaired;
+  TextArg text;
+  if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
+  size_t n;
+  try {
+    n = Run(*e, text, &repaired, nullptr);
+  } catch (const std::bad_alloc&) {
+    return Fail(env, "tokenCount: out of memory");
+  }
+  Trim(&storage);
+  Trim(&repaired);
+  return Napi::Number::New(env, static_cast<double>(n));
+}
+
+Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static const char kUsage[] = "tokenEncode(encoding: string, text: string | Uint8Array)";
+  if (info.Length() < 2) return Fail(env, kUsage, true);
+  Encoding* e = EncodingArg(env, info[0], true);
+  if (!e) return env.Undefined();
+  thread_local std::string storage, repaired;
+  thread_local std::vector<uint32_t> ids;
+  TextArg text;
+  if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
+  ids.clear();
+  try {
+    Run(*e, text, &repaired, &ids);
+  } catch (const std::bad_alloc&) {
+    return Fail(env, "tokenEncode: out of memory");
+  }
+  Napi::Uint32Array result = Napi::Uint32Array::New(env, ids.size());
+  if (!ids.empty()) std::memcpy(result.Data(), ids.data(), ids.size() * sizeof(uint32_t));
+  Trim(&storage);
+  Trim(&repaired);
+  if (ids.capacity() > kScratchKeep / sizeof(uint32_t)) std::vector<uint32_t>().swap(ids);
+  return result;
+}
+
+// Counts on a thread-pool thread; the text is copied (and, for strings, converted) up front on the
+// main thread, so JavaScript may change or drop its buffer meanwhile.
+class CountWorker : public Napi::AsyncWorker {
+ public:
+  CountWorker(Napi::Env env, const Encoding& e) : Napi::AsyncWorker(env, "pinclaw:tokenCount"), encoding_(e), deferred_(Napi::Promise::Deferred::New(env)) {}
+  std::string* storage() { return &text_; }
+  TextArg& text() { return arg_; }
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      count_ = Run(encoding_, arg_, &repaired_, nullptr);
+    } catch (const std::bad_alloc&) {
+      SetError("tokenCountAsync: out of memory");
+    }
+  }
+  void OnOK() override { deferred_.Resolve(Napi::Number::New(Env(), static_cast<double>(count_))); }
+  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+
+ private:
+  const Encoding& encoding_;
+  Napi::Promise::Deferred deferred_;
+  std::string text_, repaired_;
+  TextArg arg_;
+  size_t count_ = 0;
+};
+
+Napi::Value TokenCountAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static const char kUsage[] = "tokenCountAsync(encoding: string, text: string | Uint8Array)";
+  if (info.Length() < 2) return Fail(env, kUsage, true);
+  Encoding* e = EncodingArg(env, info[0], true);
+  if (!e) return env.Undefined();
+  auto* worker = new CountWorker(env, *e);
+  if (!ReadText(env, info[1], worker->storage(), true, &worker->text(), kUsage)) {
+    delete worker;
+    return env.Undefined();
+  }
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();  // the worker deletes itself after OnOK/OnError
+  return promise;
+}
+
+Napi::Value TokenizerInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("unicodeVersion", PINCLAW_UNICODE_VERSION);
+  Napi::Array loaded = Napi::Array::New(env);
+  uint32_t i = 0;
+  for (const Encoding& e : g_encodings) {
+    if (e.loaded.load(std::memory_order_acquire)) loaded.Set(i++, e.name);
+  }
+  out.Set("loaded", loaded);
+  return out;
+}
+
+}  // namespace
+
+void InitTokenizer(Napi::Env env, Napi::Object exports) {
+  exports.Set("tokenizerLoad", Napi::Function::New(env, TokenizerLoad, "tokenizerLoad"));
+  exports.Set("tokenizerInfo", Napi::Function::New(env, TokenizerInfo, "tokenizerInfo"));
+  exports.Set("tokenCount", Napi::Function::New(env, TokenCount, "tokenCount"));
+  exports.Set("tokenEncode", Napi::Function::New(env, TokenEncode, "tokenEncode"));
+  exports.Set("tokenCountAsync", Napi::Function::New(env, TokenCountAsync, "tokenCountAsync"));
+}
+
+}  // namespace pinclaw

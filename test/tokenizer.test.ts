@@ -1,0 +1,294 @@
+// The BPE tokenizer: the addon, tiktoken (the yardstick) and the TypeScript reference give the same
+// token ids on a generated ≥1 MB corpus of mixed text; bad input has defined results; the async
+// path runs on the thread pool; random input neither crashes the addon nor leaks; the CLI counts.
+import t, { type Test } from 'tap';
+import { createHook } from 'node:async_hooks';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { get_encoding, type Tiktoken } from 'tiktoken';
+import { loadAddon } from '../src/native/loader.js';
+import { ASYNC_THRESHOLD, getTokenizer, type TokenizerAddon, type TokenizerInput } from '../src/native/tokenizer.js';
+import { loadEncodingData, parseEncodingData } from '../src/native/tokenizer-data.js';
+import { ENCODINGS, type EncodingName, UnknownEncodingError } from '../src/native/tokenizer-encodings.js';
+import { CLAUDE_TOKEN_FACTOR, estimateClaudeTokens } from '../src/native/token-estimate.js';
+import { parseRanks, ReferenceTokenizer, wellFormed } from '../src/native/tokenizer-reference.js';
+import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
+import { buildCorpus, prng } from './support/tokenizer-corpus.js';
+import { classDifferences } from './support/unicode-probe.js';
+
+const addon = loadAddon<TokenizerAddon>('pinclaw');
+const loose = addon as unknown as Record<string, (...args: unknown[]) => unknown>;
+
+const tiktoken = new Map<EncodingName, Tiktoken>();
+const tk = (name: EncodingName) => {
+  let e = tiktoken.get(name);
+  if (!e) tiktoken.set(name, (e = get_encoding(name)));
+  return e;
+};
+t.teardown(() => {
+  for (const e of tiktoken.values()) e.free();
+});
+/** tiktoken's ids; bytes go through TextDecoder, as tiktoken only takes strings. */
+const expected = (name: EncodingName, text: TokenizerInput) => tk(name).encode_ordinary(typeof text === 'string' ? text : new TextDecoder().decode(text));
+
+const references = new Map<EncodingName, ReferenceTokenizer>();
+const reference = (name: EncodingName) => {
+  let r = references.get(name);
+  if (!r) references.set(name, (r = new ReferenceTokenizer(loadEncodingData(name))));
+  return r;
+};
+
+/** Asserts two id sequences are equal; on a difference, shows where and the text around it. */
+function sameIds(t: Test, name: EncodingName, got: ArrayLike<number>, want: ArrayLike<number>, what: string): void {
+  const n = Math.max(got.length, want.length);
+  let i = 0;
+  while (i < n && got[i] === want[i]) i++;
+  if (i === n) {
+    t.pass(`${what}: all ${n} ids identical`);
+    return;
+  }
+  const around = Array.from(want).slice(Math.max(0, i - 8), i + 8);
+  t.fail(`${what}: first difference at id ${i} of ${want.length} (got ${got.length})`, {
+    got: Array.from(got).slice(Math.max(0, i - 8), i + 8),
+    want: around,
+    text: new TextDecoder().decode(tk(name).decode(Uint32Array.from(around))),
+  });
+}
+
+// Runs first, while cl100k_base is still unloaded in this process.
+t.test('bad rank data is refused with the reason, and a good load still works after it', async (t) => {
+  t.throws(() => addon.tokenizerLoad('cl100k_base', '! 0 not*base64'), /cl100k_base rank data: line 1: token 1 is not base64/);
+  t.throws(() => addon.tokenizerLoad('cl100k_base', '! 0 QQ== Qg=='), /no token for the single byte 0x00/);
+  t.throws(() => addon.tokenizerLoad('cl100k_base', '! 0 QQ== QQ=='), /token of rank 1 repeats the token of rank 0/);
+  t.throws(() => addon.tokenizerLoad('cl100k_base', '! x QQ=='), /line 1: first rank is not a number/);
+  t.throws(() => addon.tokenizerLoad('p50k_base', '! 0 QQ=='), /unknown encoding 'p50k_base'; known: o200k_base, cl100k_base/);
+  t.notOk(addon.tokenizerInfo().loaded.includes('cl100k_base'), 'a failed load leaves the encoding unloaded');
+  t.throws(() => addon.tokenCount('cl100k_base', 'x'), /encoding cl100k_base is not loaded; call tokenizerLoad first/);
+  t.throws(() => parseRanks('! 0 QQ=='), /no token for the single byte 0x00/, 'the reference checks the same');
+  t.throws(() => parseRanks('! 0 @@@@'), /line 1: token 1 is not base64/);
+  const data = loadEncodingData('cl100k_base');
+  const file = JSON.stringify({ pat_str: '\\s+', special_tokens: {}, bpe_ranks: data.ranks });
+  t.throws(() => parseEncodingData('cl100k_base', file, 'test.json'), /test\.json: its pre-tokenizer pattern is not the one pinclaw implements for cl100k_base/);
+  t.throws(() => parseEncodingData('cl100k_base', '{', 'test.json'), /test\.json: not JSON/);
+  addon.tokenizerLoad('cl100k_base', data.ranks);
+  t.ok(addon.tokenizerInfo().loaded.includes('cl100k_base'));
+  t.equal(addon.tokenCount('cl100k_base', 'hello world'), 2);
+});
+
+t.test("character classes differ from tiktoken's only where Unicode itself changed", async (t) => {
+  t.equal(addon.tokenizerInfo().unicodeVersion, process.versions.unicode, 'the table was generated from the Node that runs the tests');
+  const diffs = classDifferences();
+  const changed = diffs.filter((d) => !d.newSinceTiktoken);
+  // U+0295 LATIN LETTER PHARYNGEAL VOICED FRICATIVE moved from Ll to Lo in Unicode 17.
+  t.same(
+    changed.map((d) => [d.codePoint, d.classes]),
+    [[0x295, ['upperish']]],
+    "apart from code points new since tiktoken's Unicode, only U+0295 changed class",
+  );
+  t.ok(diffs.length < 6000, `${diffs.length} code points differ, all listed in docs/tokenizer.md terms`);
+});
+
+t.test('addon, tiktoken and the TypeScript reference agree on a ≥1 MB mixed corpus', async (t) => {
+  const exclude = new Set(classDifferences().map((d) => d.codePoint));
+  const corpus = buildCorpus({ seed: 20240601, minBytes: 1_250_000, exclude });
+  const size = Buffer.byteLength(corpus.text);
+  t.ok(size >= 1_000_000, `corpus is ${(size / 1e6).toFixed(2)} MB: ${JSON.stringify(corpus.bytes)}`);
+  for (const kind of ['repository', 'every BMP code point', 'whitespace', 'digits', 'emoji', 'contractions', 'surrogates', 'codePoints', 'longPieces', 'prose', 'json', 'code']) {
+    t.ok((corpus.bytes[kind] ?? 0) > 0, `the corpus has ${kind}`);
+  }
+  t.match(corpus.text, /<\|endoftext\|>/, 'special-token text is in it, counted as plain text');
+  t.match(corpus.text, /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/, 'lone surrogates are in it');
+  for (const name of ENCODINGS) {
+    const want = expected(name, corpus.text);
+    const tokenizer = getTokenizer(name);
+    t.equal(tokenizer.implementation, 'native');
+    const got = tokenizer.encode(corpus.text);
+    sameIds(t, name, got, want, `${name}: addon vs tiktoken`);
+    sameIds(t, name, reference(name).encode(corpus.text), want, `${name}: reference vs tiktoken`);
+    t.equal(tokenizer.count(corpus.text), want.length, `${name}: addon count equals the number of ids`);
+    t.equal(reference(name).count(corpus.text), want.length, `${name}: reference count equals the number of ids`);
+    const bytes = Buffer.from(corpus.text, 'utf8');
+    t.equal(tokenizer.count(bytes), want.length, `${name}: the same text as UTF-8 bytes counts the same`);
+  }
+  const o200k = expected('o200k_base', corpus.text).length;
+  t.equal(estimateClaudeTokens(corpus.text), Math.ceil(o200k * CLAUDE_TOKEN_FACTOR), 'the Claude estimate scales the exact o200k_base count');
+});
+
+t.test('count equals encode().length on slices of every size', async (t) => {
+  const corpus = buildCorpus({ seed: 7, minBytes: 200_000 }).text;
+  const random = prng(99);
+  let checked = 0;
+  for (const name of ENCODINGS) {
+    for (let i = 0; i < 400; i++) {
+      const start = Math.floor(random() * corpus.length);
+      const text = corpus.slice(start, start + Math.floor(random() ** 3 * 5000));
+      const n = addon.tokenCount(name, text);
+      if (n !== addon.tokenEncode(name, text).length || n !== reference(name).count(text)) {
+        t.fail(`${name}: count ${n} disagrees for ${JSON.stringify(text.slice(0, 80))}`);
+      }
+      checked++;
+    }
+  }
+  t.pass(`${checked} slices`);
+  t.equal(addon.tokenCount('o200k_base', ''), 0, 'empty text has no tokens');
+  t.same(Array.from(addon.tokenEncode('o200k_base', new Uint8Array(0))), []);
+});
+
+t.test('inputs above 64 KB are counted on the thread pool', async (t) => {
+  const works: string[] = [];
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'pinclaw:tokenCount') works.push(type);
+    },
+  }).enable();
+  t.teardown(() => hook.disable());
+  const tokenizer = getTokenizer('o200k_base');
+  const big = buildCorpus({ seed: 3, minBytes: 300_000 }).text;
+  t.ok(big.length > ASYNC_THRESHOLD);
+  const pending = tokenizer.countAsync(big);
+  t.equal(works.length, 1, 'one async work item queued');
+  t.equal(await pending, tokenizer.count(big), 'same count as the synchronous path');
+  t.equal(await tokenizer.countAsync(Buffer.from(big)), tokenizer.count(big), 'bytes too');
+  t.equal(works.length, 2);
+  const small = big.slice(0, 1000);
+  t.equal(await tokenizer.countAsync(small), tokenizer.count(small));
+  t.equal(works.length, 2, 'small inputs are counted in place');
+  // The buffer may change while the worker counts: it works on its own copy.
+  const bytes = Buffer.from(big);
+  const counting = addon.tokenCountAsync('o200k_base', bytes);
+  bytes.fill(0x20);
+  t.equal(await counting, tokenizer.count(big));
+  await t.rejects(Promise.resolve().then(() => addon.tokenCountAsync('o200k_base', 5 as unknown as string)), /text must be a string or a Uint8Array/);
+  const ref = reference('o200k_base');
+  t.equal(await ref.countAsync(big), tokenizer.count(big), 'the reference has an async path too (it yields between slices)');
+});
+
+t.test('lone surrogates are U+FFFD, as in tiktoken', async (t) => {
+  const cases = ['a\ud800b', '\udc00', 'x\udc00\ud800y', '\ud83d', 'end\ud83d', "it'\ud800s", '\ud800\ud800 \udfff\udfff', '😀\ud800😀'];
+  for (const name of ENCODINGS) {
+    for (const text of cases) {
+      const want = expected(name, text);
+      sameIds(t, name, addon.tokenEncode(name, text), want, `${name} ${JSON.stringify(text)}`);
+      t.same(reference(name).encode(text), Array.from(want));
+      t.same(Array.from(addon.tokenEncode(name, text)), Array.from(addon.tokenEncode(name, text.replace(/[\ud800-\udfff]/gu, '\ufffd'))), 'same as writing U+FFFD');
+    }
+  }
+});
+
+t.test('invalid UTF-8 bytes are read as TextDecoder reads them', async (t) => {
+  const cases: number[][] = [
+    [0xff],
+    [0x61, 0x80, 0x62],
+    [0xc0, 0x80], // overlong NUL
+    [0xe0, 0x80, 0x80], // overlong
+    [0xed, 0xa0, 0x80], // an encoded surrogate
+    [0xf4, 0x90, 0x80, 0x80], // above U+10FFFF
+    [0xe2, 0x82], // truncated at the end
+    [0xf0, 0x9f, 0x98, 0x41], // truncated in the middle
+    [0x27, 0xc5], // an apostrophe and half an ſ
+    [0x20, 0xc3, 0x20, 0xa9, 0xc3, 0xa9],
+  ];
+  for (const name of ENCODINGS) {
+    for (const c of cases) {
+      const bytes = Uint8Array.from(c);
+      const want = expected(name, bytes);
+      sameIds(t, name, addon.tokenEncode(name, bytes), want, `${name} [${c.map((b) => b.toString(16)).join(' ')}]`);
+      t.equal(addon.tokenCount(name, bytes), want.length);
+      t.same(reference(name).encode(bytes), Array.from(want));
+    }
+  }
+});
+
+t.test('unknown encodings and wrong arguments are errors that say what is wrong', async (t) => {
+  t.throws(() => getTokenizer('gpt2'), UnknownEncodingError);
+  t.throws(() => getTokenizer('gpt2'), /unknown encoding 'gpt2'; known: o200k_base, cl100k_base/);
+  t.throws(() => addon.tokenCount('nope', 'x'), /unknown encoding 'nope'/);
+  t.throws(() => loose.tokenCount!(1, 'x'), /encoding must be a string/);
+  t.throws(() => loose.tokenCount!('o200k_base', 42), /tokenCount\(encoding: string, text: string \| Uint8Array\): text must be a string or a Uint8Array/);
+  t.throws(() => loose.tokenEncode!('o200k_base', new Uint16Array(4)), /text must be a string or a Uint8Array/);
+  t.throws(() => loose.tokenCount!('o200k_base'), /tokenCount\(encoding: string, text: string \| Uint8Array\)/);
+  t.throws(() => loose.tokenizerLoad!('o200k_base', 5), /tokenizerLoad\(encoding: string, ranks: string\)/);
+});
+
+t.test('fuzz: random bytes and strings never crash the addon, and memory stays bounded', async (t) => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const random = prng(1234);
+  const int = (n: number) => Math.floor(random() * n);
+  const interesting = [0x20, 0x27, 0x0a, 0x0d, 0x09, 0x30, 0x41, 0x61, 0x73, 0x53, 0x17f, 0x301, 0xa0, 0x85, 0x3000, 0x4e00, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfffd, 0xfeff, 0x200d];
+  const randomString = () => {
+    const units: number[] = [];
+    for (let n = int(300); n > 0; n--) units.push(random() < 0.5 ? interesting[int(interesting.length)]! : int(0x10000));
+    return String.fromCharCode(...units);
+  };
+  const randomBytes = () => {
+    const b = new Uint8Array(int(600));
+    for (let i = 0; i < b.length; i++) b[i] = random() < 0.3 ? [0x20, 0x27, 0x61, 0xc3, 0xe2, 0xf0, 0x80, 0xbf][int(8)]! : int(256);
+    return b;
+  };
+  const round = async (iterations: number, compare: boolean) => {
+    let mismatches = 0;
+    for (let i = 0; i < iterations; i++) {
+      const input: TokenizerInput = i % 2 ? randomString() : randomBytes();
+      const name = ENCODINGS[i % 2]!;
+      const ids = addon.tokenEncode(name, input);
+      if (addon.tokenCount(name, input) !== ids.length) mismatches++;
+      if (compare && i % 5 === 0) {
+        const want = expected(name, input);
+        if (want.length !== ids.length || want.some((id, k) => id !== ids[k])) mismatches++;
+      }
+      if (i % 50 === 0 && (await addon.tokenCountAsync(name, input)) !== ids.length) mismatches++;
+    }
+    return mismatches;
+  };
+  t.equal(await round(3000, true), 0, 'random input: count = encode().length = tiktoken');
+  const rss = () => {
+    gc();
+    return process.memoryUsage().rss / 1048576;
+  };
+  const before = rss();
+  t.equal(await round(20_000, false), 0);
+  const after = rss();
+  t.ok(after - before < 64, `RSS ${before.toFixed(0)} MiB → ${after.toFixed(0)} MiB over 20,000 random inputs`);
+});
+
+t.test('pinclaw tokens', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const ok = (args: string[], input?: string) => {
+    const r = runPinclaw(args, { env, input });
+    t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return r;
+  };
+  t.equal(ok(['tokens', '-'], 'hello world').stdout, '2\n');
+  t.equal(ok(['tokens'], 'hello world\n').stdout, '3\n', 'stdin is the default');
+  t.same(JSON.parse(ok(['--json', 'tokens', '-'], 'hello world').stdout), { encoding: 'o200k_base', tokens: 2 });
+  const file = join(tempDir(), 'big.txt');
+  const text = wellFormed(buildCorpus({ seed: 11, minBytes: 150_000 }).text);
+  writeFileSync(file, text);
+  for (const name of ENCODINGS) {
+    const r = ok(['tokens', '--encoding', name, file]);
+    t.equal(Number(r.stdout), expected(name, readFileSync(file, 'utf8')).length, `${name}: a 150 KB file, counted off the main thread`);
+    t.equal(r.stderr, '');
+  }
+  const bad = join(tempDir(), 'bad.txt');
+  writeFileSync(bad, Buffer.from([0x68, 0x69, 0xff, 0x20, 0xc3]));
+  const b = ok(['tokens', bad]);
+  t.equal(Number(b.stdout), expected('o200k_base', readFileSync(bad)).length);
+  t.match(b.stderr, /bad\.txt is not valid UTF-8; each invalid sequence was counted as U\+FFFD/);
+
+  const unknown = runPinclaw(['tokens', '--encoding', 'r50k_base', '-'], { env, input: 'x' });
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown encoding 'r50k_base'; known: o200k_base, cl100k_base/);
+  const missing = runPinclaw(['tokens', join(home, 'nope.txt')], { env });
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /cannot read .*nope\.txt: no such file/);
+  t.equal(runPinclaw(['tokens', 'a', 'b'], { env }).code, 2, 'one file at most');
+
+  const fallback = runPinclaw(['tokens', file], { env: cleanEnv({ PINCLAW_HOME: home, PINCLAW_NATIVE_ENABLED: 'false' }) });
+  t.equal(fallback.code, 0);
+  t.equal(Number(fallback.stdout), expected('o200k_base', text).length, 'without the addon the reference gives the same count');
+  t.match(fallback.stderr, /counting tokens with the TypeScript reference/);
+});

@@ -1,0 +1,81 @@
+// The audit table: what the tool registry records about every call, and what `pinclaw audit` reads.
+// Values arrive redacted; this module stores and reads, it does not judge.
+import type { Db } from './db.js';
+import { sql } from './statements.js';
+
+export type AuditOutcome = 'allowed' | 'denied' | 'error' | 'ok';
+
+export interface NewAudit {
+  /** milliseconds since the epoch */
+  at: number;
+  sessionKey: string;
+  channel: string;
+  chatId: string;
+  caller?: string;
+  tool: string;
+  input: string;
+  outcome: AuditOutcome;
+  rule?: string;
+  detail?: string;
+  durationMs?: number;
+  outputBytes?: number;
+}
+
+export interface AuditFinish {
+  outcome: 'ok' | 'error';
+  detail?: string;
+  durationMs: number;
+  outputBytes: number;
+}
+
+export interface AuditRow {
+  id: number;
+  at: number;
+  session_key: string;
+  channel: string;
+  chat_id: string;
+  caller: string | null;
+  tool: string;
+  input: string;
+  outcome: AuditOutcome;
+  rule: string | null;
+  detail: string | null;
+  duration_ms: number | null;
+  output_bytes: number | null;
+}
+
+export function insertAudit(db: Db, e: NewAudit): number {
+  const r = sql(db, `insert into audit (at, session_key, channel, chat_id, caller, tool, input, outcome, rule, detail, duration_ms, output_bytes)
+    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .run(e.at, e.sessionKey, e.channel, e.chatId, e.caller ?? null, e.tool, e.input, e.outcome, e.rule ?? null, e.detail ?? null, e.durationMs ?? null, e.outputBytes ?? null);
+  return Number(r.lastInsertRowid);
+}
+
+/** Closes an 'allowed' row; a row already closed is left as it is. */
+export function finishAudit(db: Db, id: number, f: AuditFinish): void {
+  sql(db, `update audit set outcome = ?, detail = ?, duration_ms = ?, output_bytes = ? where id = ? and outcome = 'allowed'`)
+    .run(f.outcome, f.detail ?? null, Math.round(f.durationMs), f.outputBytes, id);
+}
+
+export interface AuditQuery {
+  /** rows at or after this time, ms since the epoch */
+  since?: number;
+  tool?: string;
+  /** the newest rows up to this many, returned oldest first */
+  limit?: number;
+}
+
+export function queryAudit(db: Db, q: AuditQuery = {}): AuditRow[] {
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  if (q.since !== undefined) {
+    where.push('at >= ?');
+    args.push(q.since);
+  }
+  if (q.tool !== undefined) {
+    where.push('tool = ?');
+    args.push(q.tool);
+  }
+  const text = `select * from (select * from audit${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc limit ?) order by id`;
+  return sql(db, text).all(...args, q.limit ?? -1) as AuditRow[];
+}

@@ -1,0 +1,20 @@
+// The built-in tools, one module each. A new tool module exports a Tool (or a factory taking what it
+// needs from BuiltinDeps) and is added to the list below; policy profiles name it in policy.ts.
+import type { PinclawConfig } from '../config/schema.js';
+import type { Paths } from '../paths.js';
+import { currentTimeTool } from './time.js';
+import type { Tool } from './types.js';
+import { webFetchTool } from './web/fetch.js';
+
+export interface BuiltinDeps {
+  config: PinclawConfig;
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+}
+
+export function builtinTools(d: BuiltinDeps): Tool[] {
+  return [
+    currentTimeTool({ timezone: d.config.agent.timezone }),
+    webFetchTool(d.config.web),
+  ];
+}

@@ -1,0 +1,134 @@
+// The tool policy: which tool may run where, and which must ask the owner first. Decisions are data
+// naming the rule that made them, so a refusal tells the model (and `pinclaw audit`) what to change.
+//
+// Order: a deny anywhere that applies wins; otherwise the most specific layer with an opinion
+// decides (chat override > channel override > tools), where an opinion is an allow list naming the
+// tool or a profile. Input-dependent rules (another chat) and confirmation come after.
+import type { PinclawConfig } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import type { Tool, ToolContext } from './types.js';
+
+export type ToolsSettings = PinclawConfig['tools'];
+export type Profile = ToolsSettings['profile'];
+
+export const PROFILES: readonly Profile[] = ['minimal', 'standard', 'full'];
+
+/**
+ * Tools each profile allows by name. minimal reads and changes nothing outside pinclaw; standard adds
+ * everyday work (files in the workspace, the web, messages); full allows every tool, also those not
+ * listed here, so a tool added later is denied by minimal and standard until it is named.
+ */
+const MINIMAL = ['current_time', 'read_file', 'list_files', 'search_files', 'memory_search'];
+const STANDARD = [...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_add'];
+export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly string[]>> = { minimal: MINIMAL, standard: STANDARD };
+
+export type Decision =
+  | { allowed: true; rule: string }
+  | { allowed: false; rule: string; reason: string };
+
+export interface Policy {
+  /** Whether the tool may run in this context, judged by name (what `specs` and `tool list` show). */
+  check(tool: Tool, ctx: ToolContext): Decision;
+  /** The rules that need the validated input: acting on another chat. */
+  checkInput(tool: Tool, input: unknown, ctx: ToolContext): Decision;
+  /** The rule that makes this tool ask the owner first, or undefined. */
+  confirmation(tool: Tool): string | undefined;
+}
+
+interface Layer {
+  /** config path of the layer, e.g. "tools" or "tools.overrides[2]" */
+  path: string;
+  /** how a refusal names it, e.g. "channel telegram override" */
+  label: string;
+  profile?: Profile;
+  allow: readonly string[];
+  deny: readonly string[];
+}
+
+const names = (list: readonly string[], tool: string) => list.includes(tool) || list.includes('*');
+
+function inProfile(profile: Profile, tool: string): boolean {
+  return profile === 'full' || PROFILE_TOOLS[profile].includes(tool);
+}
+
+/** "telegram:42" → the chat; the chat id may itself contain ':'. */
+function parseChat(entry: string, where: string): { channel: string; chatId: string } {
+  const i = entry.indexOf(':');
+  if (i <= 0 || i === entry.length - 1) throw new ConfigError(`${where}: expected "channel:chatId", found ${JSON.stringify(entry)}`);
+  return { channel: entry.slice(0, i), chatId: entry.slice(i + 1) };
+}
+
+/** Checks what the schema cannot express (required fields inside lists); a ConfigError exits 78. */
+function checkSettings(s: ToolsSettings): void {
+  s.overrides.forEach((o, i) => {
+    if (!o.channel) throw new ConfigError(`tools.overrides[${i}].channel: required (the channel the override applies to)`);
+  });
+  s.controlChats.forEach((c, i) => parseChat(c, `tools.controlChats[${i}]`));
+}
+
+export function createPolicy(s: ToolsSettings): Policy {
+  checkSettings(s);
+  const control = new Set(s.controlChats.map((c) => {
+    const { channel, chatId } = parseChat(c, 'tools.controlChats');
+    return `${channel}:${chatId}`;
+  }));
+
+  /** Least specific first: the tools section, channel overrides, then chat overrides. */
+  function layers(ctx: ToolContext): Layer[] {
+    const out: Layer[] = [{ path: 'tools', label: 'tools', profile: s.profile, allow: s.allow, deny: s.deny }];
+    const channel: Layer[] = [];
+    const chat: Layer[] = [];
+    s.overrides.forEach((o, i) => {
+      if (o.channel !== ctx.channel) return;
+      if (o.chat === undefined) channel.push({ path: `tools.overrides[${i}]`, label: `channel ${o.channel} override`, profile: o.profile, allow: o.allow, deny: o.deny });
+      else if (o.chat === ctx.chatId) chat.push({ path: `tools.overrides[${i}]`, label: `chat ${o.channel}:${o.chat} override`, profile: o.profile, allow: o.allow, deny: o.deny });
+    });
+    return [...out, ...channel, ...chat];
+  }
+
+  return {
+    check(tool, ctx) {
+      const applicable = layers(ctx);
+      for (const l of applicable) {
+        if (!names(l.deny, tool.name)) continue;
+        return l.path === 'tools'
+          ? { allowed: false, rule: 'tools.deny', reason: 'denied by tools.deny' }
+          : { allowed: false, rule: `${l.path}.deny`, reason: `${l.label} denies ${tool.name} (${l.path}.deny)` };
+      }
+      for (const l of [...applicable].reverse()) {
+        if (names(l.allow, tool.name)) return { allowed: true, rule: `${l.path}.allow` };
+        if (!l.profile) continue;
+        const rule = l.path === 'tools' ? 'tools.profile' : `${l.path}.profile`;
+        if (inProfile(l.profile, tool.name)) return { allowed: true, rule: `${rule} ${l.profile}` };
+        const where = l.path === 'tools' ? '' : ` (set by the ${l.label}, ${l.path}.profile)`;
+        return { allowed: false, rule: `${rule} ${l.profile}`, reason: `not in profile ${l.profile}${where}; add it to tools.allow to allow it` };
+      }
+      // Unreachable: the tools layer always has a profile.
+      return { allowed: false, rule: 'tools.profile', reason: 'no profile applies' };
+    },
+
+    checkInput(tool, input, ctx) {
+      const target = tool.targetChat?.(input);
+      if (!target || (target.channel === ctx.channel && target.chatId === ctx.chatId)) return { allowed: true, rule: 'own chat' };
+      if (control.has(`${ctx.channel}:${ctx.chatId}`)) return { allowed: true, rule: 'tools.controlChats' };
+      return {
+        allowed: false,
+        rule: 'tools.controlChats',
+        reason: `${tool.name} to another chat (${target.channel}:${target.chatId}) is allowed only from a control chat, and ${ctx.channel}:${ctx.chatId} is not one (tools.controlChats)`,
+      };
+    },
+
+    confirmation(tool) {
+      if (s.confirm.includes(tool.name)) return 'tools.confirm';
+      if (tool.requiresConfirmation) return `${tool.name}.requiresConfirmation`;
+      return undefined;
+    },
+  };
+}
+
+/** Allows everything, asks for nothing: for plain tool sets and tests that are not about policy. */
+export const openPolicy: Policy = {
+  check: () => ({ allowed: true, rule: 'no policy' }),
+  checkInput: () => ({ allowed: true, rule: 'no policy' }),
+  confirmation: (tool) => (tool.requiresConfirmation ? `${tool.name}.requiresConfirmation` : undefined),
+};

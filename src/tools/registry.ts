@@ -1,0 +1,192 @@
+// The tool registry: every call, from the model or `pinclaw tool run`, takes one path:
+//   known tool → policy (by name) → input schema → policy (by input) → confirmation → run within the
+//   time limit → redact → cap → audit.
+// Each step that stops a call answers with an error result naming the rule, and every call,
+// stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
+import type { ToolSpec } from '../agent/types.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
+import type { AuditFinish, NewAudit } from '../store/audit.js';
+import { capOutput, DEFAULT_LIMITS, executeWithin, limitsFor, ToolTimeout, type LimitSettings } from './limits.js';
+import { openPolicy, type Decision, type Policy } from './policy.js';
+import type { Tool, ToolCall, ToolContext, ToolResult, ToolSet } from './types.js';
+import { validateInput } from './validate.js';
+
+export { builtinTools, type BuiltinDeps } from './builtin.js';
+
+/** Where audit rows go; `dbAudit` in audit-sink.ts writes them to the store. */
+export interface AuditSink {
+  record(entry: NewAudit): number;
+  finish(id: number, f: AuditFinish): void;
+}
+
+export interface RegistryDeps {
+  policy?: Policy;
+  audit?: AuditSink;
+  /** applied to audit inputs, confirmation questions, tool output and error messages */
+  redact?: (text: string) => string;
+  limits?: LimitSettings;
+  /** the audit clock, ms since the epoch */
+  now?: () => number;
+}
+
+export type CallOutcome = 'denied' | 'error' | 'ok';
+
+/** What happened to one call: the result the model gets, and how it was decided. */
+export interface CallReport {
+  result: ToolResult;
+  outcome: CallOutcome;
+  /** the rule that decided (refused, allowed, or the limit that stopped it) */
+  rule?: string;
+  durationMs: number;
+  /** size of the tool's output before the cap, in bytes */
+  outputBytes: number;
+  truncated: boolean;
+  auditId?: number;
+}
+
+export interface ListedTool {
+  tool: Tool;
+  decision: Decision;
+  /** the rule that makes it ask the owner first */
+  confirm?: string;
+}
+
+export interface Registry extends ToolSet {
+  run(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
+  call(call: ToolCall, ctx: ToolContext): Promise<CallReport>;
+  /** every registered tool with the policy's verdict in this context */
+  list(ctx: ToolContext): ListedTool[];
+}
+
+/** Longest audit input kept; a write_file of a large file should not double the database. */
+const MAX_AUDIT_INPUT = 4096;
+/** Anthropic and OpenAI both accept this shape of tool name. */
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function specOf(t: Tool): ToolSpec {
+  return { name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> };
+}
+
+/** The arguments as redacted JSON text (cut to size for the audit row) and as a value to show the owner. */
+function redactedInput(input: unknown, redact: (s: string) => string): { text: string; shown: unknown } {
+  let full: string;
+  try {
+    full = redact(JSON.stringify(input) ?? 'null');
+  } catch {
+    full = redact(String(input));
+  }
+  let shown: unknown = full;
+  try {
+    shown = JSON.parse(full); // [redacted] inside a JSON string keeps it valid JSON
+  } catch {
+    // shown as text
+  }
+  const text = full.length > MAX_AUDIT_INPUT ? `${full.slice(0, MAX_AUDIT_INPUT)}… (${full.length} characters)` : full;
+  return { text, shown };
+}
+
+function summaryOf(tool: string, input: string): string {
+  return `${tool} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`;
+}
+
+export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}): Registry {
+  const byName = new Map<string, Tool>();
+  for (const t of tools) {
+    if (!NAME.test(t.name)) throw new Error(`tool name '${t.name}' must be 1-64 letters, digits, _ or -`);
+    if (byName.has(t.name)) throw new Error(`two tools are named '${t.name}'`);
+    byName.set(t.name, t);
+  }
+  const policy = deps.policy ?? openPolicy;
+  const redact = deps.redact ?? ((s: string) => s);
+  const limits = deps.limits ?? DEFAULT_LIMITS;
+  const now = deps.now ?? Date.now;
+
+  const allowed = (ctx: ToolContext) => tools.filter((t) => policy.check(t, ctx).allowed);
+
+  async function call(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
+    const started = performance.now();
+    const input = redactedInput(c.input, redact);
+    const base: NewAudit = { at: now(), sessionKey: ctx.sessionKey, channel: ctx.channel, chatId: ctx.chatId, caller: ctx.caller, tool: c.name, input: input.text, outcome: 'error' };
+    const elapsed = () => performance.now() - started;
+
+    /** A call that never runs: one closed audit row and an error result. */
+    const stopped = (outcome: 'denied' | 'error', content: string, rule?: string): CallReport => {
+      const durationMs = elapsed();
+      let auditId: number | undefined;
+      try {
+        auditId = deps.audit?.record({ ...base, outcome, rule, detail: content, durationMs: Math.round(durationMs), outputBytes: 0 });
+      } catch (err) {
+        log.warn(`audit: cannot record a ${outcome} call of ${c.name}: ${errorMessage(err)}`);
+      }
+      return { result: { content, isError: true }, outcome, rule, durationMs, outputBytes: 0, truncated: false, auditId };
+    };
+
+    const tool = byName.get(c.name);
+    if (!tool) return stopped('error', `unknown tool '${c.name}'; available: ${allowed(ctx).map((t) => t.name).join(', ') || 'none'}`);
+    const decision = policy.check(tool, ctx);
+    if (!decision.allowed) return stopped('denied', `${tool.name} refused: ${decision.reason}`, decision.rule);
+    const problems = validateInput(tool.inputSchema, c.input);
+    if (problems.length) return stopped('error', `invalid arguments for ${tool.name}: ${problems.join('; ')}`, 'inputSchema');
+    const byInput = policy.checkInput(tool, c.input, ctx);
+    if (!byInput.allowed) return stopped('denied', `${tool.name} refused: ${byInput.reason}`, byInput.rule);
+
+    const confirmRule = policy.confirmation(tool);
+    if (confirmRule) {
+      if (!ctx.confirm) {
+        return stopped('denied', `${tool.name} refused: it needs the owner's confirmation (${confirmRule}) and channel ${ctx.channel} has no way to ask${ctx.channel === 'cli' ? '; run with --yes, or from a terminal' : ''}`, confirmRule);
+      }
+      let yes: boolean;
+      try {
+        yes = await ctx.confirm({ tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId });
+      } catch (err) {
+        return stopped('denied', `${tool.name} refused: asking the owner failed (${redact(errorMessage(err))}) (${confirmRule})`, confirmRule);
+      }
+      if (!yes) return stopped('denied', `${tool.name} refused: the owner said no (${confirmRule})`, confirmRule);
+    }
+
+    const decidedBy = confirmRule ? `${decision.rule}; confirmed (${confirmRule})` : decision.rule;
+    let auditId: number | undefined;
+    try {
+      auditId = deps.audit?.record({ ...base, outcome: 'allowed', rule: decidedBy });
+    } catch (err) {
+      // No record, no run: an unaudited side effect is worse than a failed call.
+      return { result: { content: `${tool.name} not run: the audit log cannot be written (${errorMessage(err)})`, isError: true }, outcome: 'error', durationMs: elapsed(), outputBytes: 0, truncated: false };
+    }
+
+    const lim = limitsFor(tool, limits);
+    let result: ToolResult;
+    let rule = decidedBy;
+    try {
+      result = await executeWithin(tool, c.input, ctx, lim.timeoutMs);
+    } catch (err) {
+      if (err instanceof ToolTimeout) rule = err.limit.source;
+      result = { content: err instanceof ToolTimeout ? err.message : `${tool.name} failed: ${errorMessage(err)}`, isError: true };
+    }
+    const capped = capOutput(redact(result.content), lim.maxOutputBytes);
+    const durationMs = elapsed();
+    const outcome: CallOutcome = result.isError ? 'error' : 'ok';
+    if (auditId !== undefined) {
+      try {
+        deps.audit!.finish(auditId, { outcome, detail: outcome === 'error' ? capped.text.slice(0, 500) : undefined, durationMs, outputBytes: capped.bytes });
+      } catch (err) {
+        log.warn(`audit: cannot close row ${auditId} (${tool.name}): ${errorMessage(err)}`);
+      }
+    }
+    return {
+      result: { content: capped.text, ...(result.isError ? { isError: true } : {}) },
+      outcome, rule, durationMs, outputBytes: capped.bytes, truncated: capped.truncated, auditId,
+    };
+  }
+
+  return {
+    specs: (ctx) => (ctx ? allowed(ctx) : tools).map(specOf),
+    get(name, ctx) {
+      const t = byName.get(name);
+      return t && (!ctx || policy.check(t, ctx).allowed) ? t : undefined;
+    },
+    call,
+    run: async (c, ctx) => (await call(c, ctx)).result,
+    list: (ctx) => tools.map((tool) => ({ tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool) })),
+  };
+}

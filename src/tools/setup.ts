@@ -1,0 +1,32 @@
+// The registry as a process runs it: built-in tools, the configured policy and limits, redaction of
+// every secret the config holds, and audit rows in the store. The runtime and `pinclaw tool` share it,
+// so a tool run by hand is judged and recorded exactly like one the model calls.
+import { createRedactor, secretValues, type Redactor } from '../config/redact.js';
+import type { Db } from '../store/db.js';
+import { finishAudit, insertAudit } from '../store/audit.js';
+import { builtinTools, type BuiltinDeps } from './builtin.js';
+import { createPolicy } from './policy.js';
+import { createRegistry, type AuditSink, type Registry } from './registry.js';
+import type { Tool } from './types.js';
+
+export function dbAudit(db: Db): AuditSink {
+  return { record: (e) => insertAudit(db, e), finish: (id, f) => finishAudit(db, id, f) };
+}
+
+export interface ConfiguredDeps extends BuiltinDeps {
+  db: Db;
+  /** replaces the built-in tools (tests) */
+  tools?: readonly Tool[];
+}
+
+/** Throws a ConfigError (exit 78) when tools.* holds what the schema cannot check. */
+export function configuredRegistry(d: ConfiguredDeps): { registry: Registry; redact: Redactor } {
+  const redact = createRedactor(secretValues(d.config, d.env));
+  const registry = createRegistry(d.tools ?? builtinTools(d), {
+    policy: createPolicy(d.config.tools),
+    audit: dbAudit(d.db),
+    redact,
+    limits: d.config.tools,
+  });
+  return { registry, redact };
+}

@@ -1,0 +1,146 @@
+// `pinclaw tool` and `pinclaw audit` through the bundle: real processes, a real SQLite file, and a
+// turn of `pinclaw agent` against the Anthropic stand-in taking the same registry path.
+import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startAnthropicServer, textReply, toolUseReply } from './support/anthropic-server.js';
+import { cleanEnv, runPinclaw, runPinclawAsync, tempDir } from './support/proc.js';
+
+interface AuditView {
+  id: number;
+  time: string;
+  session: string;
+  channel: string;
+  chat: string;
+  caller: string | null;
+  tool: string;
+  input: string;
+  outcome: string;
+  rule: string | null;
+  detail: string | null;
+  durationMs: number | null;
+  outputBytes: number | null;
+}
+
+function audit(env: NodeJS.ProcessEnv, ...args: string[]): AuditView[] {
+  const r = runPinclaw(['audit', '--json', ...args], { env });
+  if (r.code !== 0) throw new Error(`audit failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as AuditView[];
+}
+
+t.test('tool list: every tool with its verdict and the rule', async (t) => {
+  const env = cleanEnv({ PINCLAW_HOME: tempDir(), PINCLAW_TOOLS_PROFILE: 'minimal' });
+  const r = runPinclaw(['tool', 'list', '--json'], { env });
+  t.equal(r.code, 0, r.stderr);
+  const list = JSON.parse(r.stdout) as { name: string; allowed: boolean; rule: string; reason?: string; description: string }[];
+  t.match(list.find((l) => l.name === 'current_time'), { allowed: true, rule: 'tools.profile minimal', description: /current date and time/ });
+  t.match(list.find((l) => l.name === 'web_fetch'), { allowed: false, reason: 'not in profile minimal; add it to tools.allow to allow it' });
+  const text = runPinclaw(['tool', 'list'], { env: { ...env, PINCLAW_TOOLS_CONFIRM: '["current_time"]' } });
+  t.match(text.stdout, /^current_time {2}allowed \(tools\.profile minimal\), asks first \(tools\.confirm\)$/m);
+  t.match(text.stdout, /^web_fetch {5}denied: not in profile minimal/m);
+  t.equal(runPinclaw(['tool', 'list', 'extra'], { env }).code, 2);
+});
+
+t.test('tool run: ok, invalid input, unknown tool, denied, confirmation; every call audited', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const ok = runPinclaw(['tool', 'run', 'current_time', '{"timezone":"Asia/Tokyo"}'], { env });
+  t.equal(ok.code, 0, ok.stderr);
+  t.match(ok.stdout, /\(Asia\/Tokyo\)\nISO 8601 UTC: \d{4}-\d\d-\d\dT/);
+
+  const bad = runPinclaw(['tool', 'run', 'current_time', '{"timezone":5}'], { env });
+  t.equal(bad.code, 1);
+  t.equal(bad.stderr, 'pinclaw: invalid arguments for current_time: input.timezone: expected string, got number\n');
+  t.equal(runPinclaw(['tool', 'run', 'current_tim'], { env }).stderr, "pinclaw: unknown tool 'current_tim'; available: current_time, web_fetch\n");
+  const notJson = runPinclaw(['tool', 'run', 'current_time', '{timezone'], { env });
+  t.equal(notJson.code, 2);
+  t.match(notJson.stderr, /the tool input must be JSON/);
+
+  const denied = runPinclaw(['tool', 'run', 'current_time'], { env: { ...env, PINCLAW_TOOLS_DENY: '["current_time"]' } });
+  t.equal(denied.code, 1);
+  t.equal(denied.stderr, 'pinclaw: current_time refused: denied by tools.deny\n');
+
+  const confirmEnv = { ...env, PINCLAW_TOOLS_CONFIRM: '["current_time"]' };
+  const cannotAsk = runPinclaw(['tool', 'run', 'current_time'], { env: confirmEnv, input: 'y\n' });
+  t.equal(cannotAsk.code, 1, 'a pipe is not a terminal: nobody can be asked');
+  t.equal(cannotAsk.stderr, "pinclaw: current_time refused: it needs the owner's confirmation (tools.confirm) and channel cli has no way to ask; run with --yes, or from a terminal\n");
+  const yes = runPinclaw(['tool', 'run', '--yes', '--json', 'current_time'], { env: confirmEnv });
+  t.equal(yes.code, 0, yes.stderr);
+  t.match(JSON.parse(yes.stdout), { outcome: 'ok', rule: 'tools.profile standard; confirmed (tools.confirm)', content: /ISO 8601 UTC/, truncated: false });
+
+  // web_fetch's refusal repeats the URL: a long one makes a long output for the cap to cut.
+  const long = `http://127.0.0.1:9/${'a'.repeat(400)}`;
+  const capped = runPinclaw(['tool', 'run', '--json', 'web_fetch', JSON.stringify({ url: long })], { env: { ...env, PINCLAW_TOOLS_LIMITS: '[{"tool":"web_fetch","maxOutputBytes":256}]' } });
+  const cut = JSON.parse(capped.stdout) as { outcome: string; truncated: boolean; outputBytes: number; content: string };
+  t.match(cut, { outcome: 'error', truncated: true });
+  t.ok(cut.outputBytes > 400, `the full size is reported (${cut.outputBytes})`);
+  t.match(cut.content, new RegExp(`^web_fetch http://127\\.0\\.0\\.1:9/a+\\n\\[output truncated: the first 256 of ${cut.outputBytes} bytes are shown \\(tools\\.limits\\[0\\]\\.maxOutputBytes\\)\\]$`));
+
+  const rows = audit(env);
+  t.same(rows.map((r) => [r.tool, r.outcome, r.rule]), [
+    ['current_time', 'ok', 'tools.profile standard'],
+    ['current_time', 'error', 'inputSchema'],
+    ['current_tim', 'error', null],
+    ['current_time', 'denied', 'tools.deny'],
+    ['current_time', 'denied', 'tools.confirm'],
+    ['current_time', 'ok', 'tools.profile standard; confirmed (tools.confirm)'],
+    ['web_fetch', 'error', 'tools.profile standard'],
+  ]);
+  t.match(rows[0], { session: 'cli:tool', channel: 'cli', chat: 'local', caller: 'owner', input: '{"timezone":"Asia/Tokyo"}', time: /^\d{4}-\d\d-\d\dT.*Z$/ });
+  t.ok(rows[0]!.outputBytes! > 0 && rows[0]!.durationMs! >= 0, 'size and duration recorded');
+  t.equal(rows[3]!.detail, 'current_time refused: denied by tools.deny');
+
+  t.same(audit(env, '--tool', 'current_tim').map((r) => r.outcome), ['error']);
+  t.same(audit(env, '--limit', '2').map((r) => r.id), [rows[5]!.id, rows[6]!.id], 'the newest rows, oldest first');
+  t.same(audit(env, '--tool', 'web_fetch').map((r) => r.outputBytes), [cut.outputBytes]);
+  t.equal(audit(env, '--since', '1h').length, 7);
+  t.equal(audit(env, '--since', '2999-01-01T00:00:00Z').length, 0);
+  t.equal(audit(env, '--since', rows[4]!.time).length, 3, 'an ISO time from a row includes that row');
+  const badSince = runPinclaw(['audit', '--since', 'yesterday'], { env });
+  t.equal(badSince.code, 2);
+  t.match(badSince.stderr, /--since: expected a duration \(30s, 15m, 2h, 7d, 1w\) or an ISO time/);
+  const text = runPinclaw(['audit', '--tool', 'current_time'], { env });
+  t.match(text.stdout, /^\S+Z {2}denied {3}current_time {2}cli:local {2}\{\} {2}\[tools\.deny\] current_time refused: denied by tools\.deny$/m);
+});
+
+t.test('secrets never reach tool output, the audit log or the database file', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const token = 'tok-plain-4411-zz';
+  const key = 'sk-ant-api03-plaintext-key-998877';
+  t.equal(runPinclaw(['config', 'set', '--secret', 'gateway.token', token], { env }).code, 0);
+  t.equal(runPinclaw(['config', 'set', '--secret', 'providers.anthropic.apiKey', key], { env }).code, 0);
+  t.equal(runPinclaw(['config', 'get', 'gateway.token'], { env }).stdout, '********\n');
+  // The SSRF guard refuses the address and its message repeats the URL, secrets and all.
+  const r = runPinclaw(['tool', 'run', 'web_fetch', JSON.stringify({ url: `http://127.0.0.1:9/?token=${token}&key=${key}` })], { env });
+  t.equal(r.code, 1);
+  t.match(r.stderr, /web_fetch http:\/\/127\.0\.0\.1:9\/\?token=\[redacted\]&key=\[redacted\]: .*SSRF/);
+  const rows = audit(env);
+  t.equal(rows[0]!.input, '{"url":"http://127.0.0.1:9/?token=[redacted]&key=[redacted]"}');
+  for (const file of ['config.json', 'pinclaw.db', 'pinclaw.db-wal']) {
+    const path = join(home, file);
+    if (!existsSync(path)) continue;
+    const bytes = readFileSync(path, 'latin1');
+    t.notOk(bytes.includes(token), `${file} does not hold the token`);
+    t.notOk(bytes.includes(key), `${file} does not hold the key`);
+  }
+});
+
+t.test('a model turn takes the same path: denied tools are not offered, refused with the rule, audited', async (t) => {
+  const srv = await startAnthropicServer(textReply('unused'));
+  t.teardown(() => srv.close());
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url, PINCLAW_TOOLS_DENY: '["web_fetch"]' });
+  srv.enqueue(toolUseReply([{ name: 'current_time', input: { timezone: 'UTC' } }, { name: 'web_fetch', input: { url: 'https://example.com/' } }]), textReply('It is noon.'));
+  const r = await runPinclawAsync(['agent', '-m', 'what time is it?', '--session', 'ask'], { env });
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout, 'It is noon.\n');
+  t.same(srv.requests[0]!.body.tools.map((x: { name: string }) => x.name), ['current_time'], 'web_fetch is not offered');
+  const results = srv.requests[1]!.body.messages.at(-1).content as { content: string; is_error?: boolean }[];
+  t.match(results[0], { content: /ISO 8601 UTC/ });
+  t.match(results[1], { content: 'web_fetch refused: denied by tools.deny', is_error: true });
+  t.match(audit(env), [
+    { tool: 'current_time', outcome: 'ok', session: 'ask', channel: 'cli', chat: 'local', caller: 'owner' },
+    { tool: 'web_fetch', outcome: 'denied', rule: 'tools.deny', session: 'ask' },
+  ]);
+});

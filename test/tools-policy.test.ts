@@ -1,0 +1,151 @@
+// The tool policy: profiles, allow/deny, channel and chat overrides, control chats, confirmation.
+// Every refusal must name the rule that made it.
+import t from 'tap';
+import { defaults } from '../src/config/index.js';
+import { ConfigError } from '../src/errors.js';
+import { runTool as runToolCommand } from '../src/cli/tool-command.js';
+import type { CliContext } from '../src/cli/context.js';
+import { createPolicy, PROFILE_TOOLS, type ToolsSettings } from '../src/tools/policy.js';
+import { createRegistry } from '../src/tools/registry.js';
+import type { ConfirmRequest, Tool, ToolContext } from '../src/tools/types.js';
+import { resolvePaths } from '../src/paths.js';
+import { tempDir } from './support/proc.js';
+
+const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
+  name,
+  description: name,
+  inputSchema: { type: 'object', properties: { channel: { type: 'string' }, chat: { type: 'string' }, text: { type: 'string' } } },
+  execute: async () => ({ content: `${name} ran` }),
+  ...extra,
+});
+const settings = (s: Partial<ToolsSettings> = {}): ToolsSettings => ({ ...defaults().tools, ...s });
+const at = (channel: string, chatId: string, extra: Partial<ToolContext> = {}): ToolContext => ({ sessionKey: `${channel}:${chatId}`, channel, chatId, ...extra });
+const tg = at('telegram', '42');
+
+t.test('profiles: minimal and standard by name; full allows tools nobody listed', async (t) => {
+  const minimal = createPolicy(settings({ profile: 'minimal' }));
+  const standard = createPolicy(settings({ profile: 'standard' }));
+  const full = createPolicy(settings({ profile: 'full' }));
+  t.same(minimal.check(tool('current_time'), tg), { allowed: true, rule: 'tools.profile minimal' });
+  t.same(minimal.check(tool('web_fetch'), tg), { allowed: false, rule: 'tools.profile minimal', reason: 'not in profile minimal; add it to tools.allow to allow it' });
+  t.same(standard.check(tool('web_fetch'), tg), { allowed: true, rule: 'tools.profile standard' });
+  t.same(standard.check(tool('exec'), tg), { allowed: false, rule: 'tools.profile standard', reason: 'not in profile standard; add it to tools.allow to allow it' });
+  t.same(full.check(tool('exec'), tg), { allowed: true, rule: 'tools.profile full' });
+  t.same(full.check(tool('a_tool_from_next_year'), tg), { allowed: true, rule: 'tools.profile full' });
+  t.equal(minimal.check(tool('a_tool_from_next_year'), tg).allowed, false, 'unknown tools: denied by minimal');
+  for (const name of PROFILE_TOOLS.minimal) t.ok(PROFILE_TOOLS.standard.includes(name), `standard includes minimal's ${name}`);
+});
+
+t.test('allow adds to the profile; deny wins over every allow', async (t) => {
+  const p = createPolicy(settings({ profile: 'minimal', allow: ['exec', 'web_fetch'], deny: ['web_fetch'] }));
+  t.same(p.check(tool('exec'), tg), { allowed: true, rule: 'tools.allow' });
+  t.same(p.check(tool('web_fetch'), tg), { allowed: false, rule: 'tools.deny', reason: 'denied by tools.deny' });
+  const all = createPolicy(settings({ profile: 'full', deny: ['*'] }));
+  t.same(all.check(tool('current_time'), tg), { allowed: false, rule: 'tools.deny', reason: 'denied by tools.deny' });
+});
+
+t.test('channel and chat overrides: the most specific opinion decides, a deny anywhere wins', async (t) => {
+  const p = createPolicy(settings({
+    profile: 'standard',
+    allow: ['exec'],
+    overrides: [
+      { channel: 'telegram', deny: ['exec'], allow: [] },
+      { channel: 'telegram', chat: '7', allow: ['gpio_write'], deny: [] },
+      { channel: 'http', profile: 'minimal', allow: [], deny: [] },
+      { channel: 'http', chat: 'dash', profile: 'full', allow: [], deny: [] },
+    ],
+  }));
+  t.same(p.check(tool('exec'), at('cli', 'local')), { allowed: true, rule: 'tools.allow' });
+  t.same(p.check(tool('exec'), tg), { allowed: false, rule: 'tools.overrides[0].deny', reason: 'channel telegram override denies exec (tools.overrides[0].deny)' });
+  t.same(p.check(tool('exec'), at('telegram', '7')), { allowed: false, rule: 'tools.overrides[0].deny', reason: 'channel telegram override denies exec (tools.overrides[0].deny)' }, 'the channel deny still applies in the chat');
+  t.same(p.check(tool('gpio_write'), at('telegram', '7')), { allowed: true, rule: 'tools.overrides[1].allow' });
+  t.equal(p.check(tool('gpio_write'), tg).allowed, false, 'the chat allow does not leak to other chats');
+  t.same(p.check(tool('web_fetch'), at('http', 'x')), {
+    allowed: false,
+    rule: 'tools.overrides[2].profile minimal',
+    reason: 'not in profile minimal (set by the channel http override, tools.overrides[2].profile); add it to tools.allow to allow it',
+  });
+  t.same(p.check(tool('exec'), at('http', 'x')), { allowed: false, rule: 'tools.overrides[2].profile minimal', reason: 'not in profile minimal (set by the channel http override, tools.overrides[2].profile); add it to tools.allow to allow it' }, "a narrower profile beats the section's allow");
+  t.same(p.check(tool('web_fetch'), at('http', 'dash')), { allowed: true, rule: 'tools.overrides[3].profile full' }, 'a chat profile beats the channel profile');
+  const chatDeny = createPolicy(settings({ overrides: [{ channel: 'telegram', chat: '42', deny: ['web_fetch'], allow: [] }] }));
+  t.same(chatDeny.check(tool('web_fetch'), tg), { allowed: false, rule: 'tools.overrides[0].deny', reason: 'chat telegram:42 override denies web_fetch (tools.overrides[0].deny)' });
+});
+
+t.test('another chat only from a control chat', async (t) => {
+  const send = tool('send_message', { targetChat: (input) => {
+    const { channel, chat } = input as { channel?: string; chat?: string };
+    return channel && chat ? { channel, chatId: chat } : undefined;
+  } });
+  const p = createPolicy(settings({ controlChats: ['telegram:1', 'cli:local'] }));
+  t.same(p.checkInput(send, { text: 'hi' }, tg), { allowed: true, rule: 'own chat' });
+  t.same(p.checkInput(send, { channel: 'telegram', chat: '42', text: 'hi' }, tg), { allowed: true, rule: 'own chat' }, 'naming its own chat is not another chat');
+  t.same(p.checkInput(send, { channel: 'telegram', chat: '99', text: 'hi' }, tg), {
+    allowed: false,
+    rule: 'tools.controlChats',
+    reason: 'send_message to another chat (telegram:99) is allowed only from a control chat, and telegram:42 is not one (tools.controlChats)',
+  });
+  t.same(p.checkInput(send, { channel: 'telegram', chat: '99', text: 'hi' }, at('telegram', '1')), { allowed: true, rule: 'tools.controlChats' });
+  t.same(p.checkInput(send, { channel: 'telegram', chat: '99', text: 'hi' }, at('cli', 'local')), { allowed: true, rule: 'tools.controlChats' });
+  t.equal(p.checkInput(send, { channel: 'telegram', chat: '99' }, at('cli', 'other')).allowed, false, 'a chat id match needs the channel too');
+
+  // Through the registry: the refusal reaches the caller and the tool never runs.
+  let ran = false;
+  const reg = createRegistry([{ ...send, execute: async () => ((ran = true), { content: 'sent' }) }], { policy: p });
+  const r = await reg.call({ name: 'send_message', input: { channel: 'telegram', chat: '99', text: 'hi' } }, tg);
+  t.same(r.result, { content: 'send_message refused: send_message to another chat (telegram:99) is allowed only from a control chat, and telegram:42 is not one (tools.controlChats)', isError: true });
+  t.equal(r.outcome, 'denied');
+  t.equal(ran, false);
+});
+
+t.test('confirmation: yes runs, no refuses, no way to ask refuses, a failing ask refuses', async (t) => {
+  const asked: ConfirmRequest[] = [];
+  const careful = tool('careful', { requiresConfirmation: true });
+  const p = createPolicy(settings({ profile: 'full', confirm: ['listed'] }));
+  t.equal(p.confirmation(careful), 'careful.requiresConfirmation');
+  t.equal(p.confirmation(tool('listed')), 'tools.confirm');
+  t.equal(p.confirmation(tool('plain')), undefined);
+  const reg = createRegistry([careful, tool('listed'), tool('plain')], { policy: p, redact: (s) => s.replaceAll('s3cret', '[redacted]') });
+  const yes = { ...tg, confirm: async (r: ConfirmRequest) => (asked.push(r), true) };
+  const no = { ...tg, confirm: async () => false };
+  const broken = { ...tg, confirm: async () => { throw new Error('telegram is down'); } };
+
+  const ok = await reg.call({ name: 'careful', input: { text: 'the s3cret plan' } }, yes);
+  t.same(ok.result, { content: 'careful ran' });
+  t.equal(ok.rule, 'tools.profile full; confirmed (careful.requiresConfirmation)');
+  t.same(asked, [{ tool: 'careful', input: { text: 'the [redacted] plan' }, summary: 'careful {"text":"the [redacted] plan"}', channel: 'telegram', chatId: '42' }], 'the question carries no secret');
+
+  t.same((await reg.call({ name: 'listed', input: {} }, no)).result, { content: 'listed refused: the owner said no (tools.confirm)', isError: true });
+  t.same((await reg.call({ name: 'careful', input: {} }, tg)).result, {
+    content: "careful refused: it needs the owner's confirmation (careful.requiresConfirmation) and channel telegram has no way to ask",
+    isError: true,
+  });
+  t.match((await reg.call({ name: 'careful', input: {} }, at('cli', 'local'))).result.content, /has no way to ask; run with --yes, or from a terminal$/);
+  t.same((await reg.call({ name: 'careful', input: {} }, broken)).result, { content: 'careful refused: asking the owner failed (telegram is down) (careful.requiresConfirmation)', isError: true });
+  t.same((await reg.call({ name: 'plain', input: {} }, tg)).result, { content: 'plain ran' }, 'other tools do not ask');
+  t.equal(asked.length, 1);
+});
+
+t.test('settings the schema cannot check are configuration errors', async (t) => {
+  t.throws(() => createPolicy(settings({ overrides: [{ channel: '', deny: ['exec'], allow: [] }] })), new ConfigError('tools.overrides[0].channel: required (the channel the override applies to)'));
+  t.throws(() => createPolicy(settings({ controlChats: ['telegram'] })), new ConfigError('tools.controlChats[0]: expected "channel:chatId", found "telegram"'));
+  t.same(createPolicy(settings({ controlChats: ['matrix:!room:example.org'] })).checkInput(tool('x', { targetChat: () => ({ channel: 'a', chatId: 'b' }) }), {}, at('matrix', '!room:example.org')), { allowed: true, rule: 'tools.controlChats' }, 'a chat id may contain ":"');
+});
+
+t.test('the CLI asks at the terminal: y runs, anything else refuses', async (t) => {
+  const home = tempDir();
+  const paths = resolvePaths({ home }, {});
+  const out: string[] = [];
+  const err: string[] = [];
+  const env = { PINCLAW_TOOLS_CONFIRM: '["current_time"]' };
+  const ctx: CliContext = { paths, json: false, out: (l) => out.push(l), err: (l) => err.push(l), env };
+  const questions: string[] = [];
+  const answer = (a: string) => async (q: string) => (questions.push(q), a);
+  t.equal(await runToolCommand('run', ['current_time', '{"timezone":"UTC"}'], ctx, answer('y')), 0);
+  t.match(out.join('\n'), /ISO 8601 UTC: /);
+  t.match(questions[0], /current_time needs your confirmation\n {2}current_time \{"timezone":"UTC"\}\nallow this call\? \[y\/N\] $/);
+  t.equal(await runToolCommand('run', ['current_time'], ctx, answer('')), 1, 'Enter alone is no');
+  t.equal(await runToolCommand('run', ['current_time'], ctx, answer('nope')), 1);
+  t.same(err, ['pinclaw: current_time refused: the owner said no (tools.confirm)', 'pinclaw: current_time refused: the owner said no (tools.confirm)']);
+  t.equal(await runToolCommand('run', ['current_time'], { ...ctx, yes: true }, answer('n')), 0, '--yes answers without asking');
+  t.equal(questions.length, 3);
+});

@@ -1,0 +1,200 @@
+// The registry: one path for every call (validation, policy, limits, redaction, audit), in-process.
+import t from 'tap';
+import { join } from 'node:path';
+import { runAgentLoop } from '../src/agent/loop.js';
+import type { Message, ToolUseBlock } from '../src/agent/types.js';
+import { createRedactor } from '../src/config/redact.js';
+import { defaults } from '../src/config/index.js';
+import type { NewAudit } from '../src/store/audit.js';
+import { queryAudit } from '../src/store/audit.js';
+import { openDatabase } from '../src/store/db.js';
+import { capOutput, limitsFor } from '../src/tools/limits.js';
+import { createPolicy } from '../src/tools/policy.js';
+import { createRegistry, type AuditSink } from '../src/tools/registry.js';
+import { dbAudit } from '../src/tools/setup.js';
+import { currentTimeTool } from '../src/tools/time.js';
+import type { Tool, ToolContext } from '../src/tools/types.js';
+import { reply, scriptedProvider } from './support/scripted-provider.js';
+import { tempDir } from './support/proc.js';
+
+const ctx: ToolContext = { sessionKey: 's1', channel: 'test', chatId: 'c1', caller: 'owner' };
+
+function echo(extra: Partial<Tool> = {}): Tool {
+  return {
+    name: 'echo',
+    description: 'says its text back',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' }, times: { type: 'integer', minimum: 1 } }, required: ['text'], additionalProperties: false },
+    async execute(input) {
+      const { text, times = 1 } = input as { text: string; times?: number };
+      return { content: text.repeat(times) };
+    },
+    ...extra,
+  };
+}
+
+/** Keeps the rows in memory, with the same shape the store gets. */
+function memoryAudit() {
+  const rows: (NewAudit & { id: number })[] = [];
+  const sink: AuditSink = {
+    record: (e) => rows.push({ ...e, id: rows.length + 1 }),
+    finish: (id, f) => Object.assign(rows[id - 1]!, f),
+  };
+  return { rows, sink };
+}
+
+t.test('input is validated before the tool runs; the error names the field', async (t) => {
+  let ran = 0;
+  const tool = echo({ execute: async () => ((ran += 1), { content: 'ran' }) });
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([tool], { audit: sink });
+  const r1 = await reg.call({ name: 'echo', input: { text: 5 } }, ctx);
+  t.same(r1.result, { content: 'invalid arguments for echo: input.text: expected string, got number', isError: true });
+  const r2 = await reg.call({ name: 'echo', input: { text: 'a', times: 0, colour: 'red' } }, ctx);
+  t.match(r2.result.content, /input\.times: must be >= 1/);
+  t.match(r2.result.content, /input\.colour: unknown field/);
+  const r3 = await reg.call({ name: 'echo', input: {} }, ctx);
+  t.match(r3.result.content, /input\.text: required/);
+  t.equal(ran, 0, 'the tool never ran');
+  t.same(rows.map((r) => [r.outcome, r.rule]), [['error', 'inputSchema'], ['error', 'inputSchema'], ['error', 'inputSchema']]);
+});
+
+t.test('unknown tools answer with what is available', async (t) => {
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([echo()], { audit: sink });
+  const r = await reg.call({ name: 'ech', input: {} }, ctx);
+  t.same(r.result, { content: "unknown tool 'ech'; available: echo", isError: true });
+  t.match(rows, [{ tool: 'ech', outcome: 'error' }]);
+});
+
+t.test('duplicate or malformed names are refused when the registry is built', async (t) => {
+  t.throws(() => createRegistry([echo(), echo()]), /two tools are named 'echo'/);
+  t.throws(() => createRegistry([echo({ name: 'has space' })]), /tool name 'has space'/);
+});
+
+t.test('the time limit aborts the tool and answers with the rule that set it', async (t) => {
+  let sawAbort: unknown;
+  const stubborn = echo({ name: 'stubborn', execute: () => new Promise(() => undefined) });
+  const polite = echo({
+    name: 'polite',
+    timeoutMs: 50,
+    execute: (_input, c) => new Promise((_, reject) => c.signal!.addEventListener('abort', () => ((sawAbort = c.signal!.reason), reject(new Error('stopped'))))),
+  });
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([stubborn, polite], { audit: sink, limits: { timeoutMs: 100, maxOutputBytes: 1000, limits: [{ tool: 'stubborn', timeoutMs: 120 }] } });
+  const a = await reg.call({ name: 'stubborn', input: { text: 'x' } }, ctx);
+  t.same(a.result, { content: 'stubborn timed out after 120 ms (tools.limits[0].timeoutMs); it was told to stop', isError: true }, 'answered even though the tool never settles');
+  t.equal(a.rule, 'tools.limits[0].timeoutMs');
+  const b = await reg.call({ name: 'polite', input: { text: 'x' } }, ctx);
+  t.match(b.result.content, /polite timed out after 50 ms \(polite\.timeoutMs\)/);
+  t.match(sawAbort, { name: 'ToolTimeout' }, "the tool's signal was aborted with the timeout");
+  t.match(rows, [{ tool: 'stubborn', outcome: 'error', detail: /timed out/ }, { tool: 'polite', outcome: 'error' }]);
+});
+
+t.test('the turn being aborted aborts the running tool', async (t) => {
+  const ac = new AbortController();
+  const waits = echo({ name: 'waits', execute: (_i, c) => new Promise((_, reject) => c.signal!.addEventListener('abort', () => reject(new Error('tool saw the abort')))) });
+  const reg = createRegistry([waits]);
+  const p = reg.call({ name: 'waits', input: { text: 'x' } }, { ...ctx, signal: ac.signal });
+  ac.abort(new Error('shutdown'));
+  const r = await p;
+  t.equal(r.outcome, 'error');
+  t.equal(r.result.content, 'waits failed: shutdown', 'the abort reason, not whatever the tool made of it');
+});
+
+t.test('limits: config per tool beats the tool, which beats the default', async (t) => {
+  const s = { timeoutMs: 30_000, maxOutputBytes: 32_768, limits: [{ tool: 'exec', maxOutputBytes: 500 }] };
+  t.same(limitsFor(echo({ name: 'exec', timeoutMs: 5000, maxOutputBytes: 9000 }), s), {
+    timeoutMs: { value: 5000, source: 'exec.timeoutMs' },
+    maxOutputBytes: { value: 500, source: 'tools.limits[0].maxOutputBytes' },
+  });
+  t.same(limitsFor(echo(), s), { timeoutMs: { value: 30_000, source: 'tools.timeoutMs' }, maxOutputBytes: { value: 32_768, source: 'tools.maxOutputBytes' } });
+});
+
+t.test('output is capped in bytes with a notice; the audit row has the full size', async (t) => {
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([echo()], { audit: sink, limits: { timeoutMs: 1000, maxOutputBytes: 300, limits: [] } });
+  const r = await reg.call({ name: 'echo', input: { text: 'ab', times: 1000 } }, ctx);
+  t.equal(r.truncated, true);
+  t.equal(r.outputBytes, 2000);
+  t.equal(r.result.content, `${'ab'.repeat(150)}\n[output truncated: the first 300 of 2000 bytes are shown (tools.maxOutputBytes)]`);
+  t.match(rows[0], { outcome: 'ok', outputBytes: 2000 });
+  const small = await reg.call({ name: 'echo', input: { text: 'ab', times: 150 } }, ctx);
+  t.equal(small.truncated, false, 'exactly at the cap is not cut');
+  // A multi-byte character straddling the cap is dropped whole, never split.
+  const cut = capOutput('€'.repeat(10), { value: 7, source: 'x' });
+  t.equal(cut.text.split('\n')[0], '€€');
+  t.equal(cut.bytes, 30);
+});
+
+t.test('secrets are redacted from tool output, error messages and audit inputs', async (t) => {
+  const secret = 'hunter2-very-secret';
+  const leaky = echo({ name: 'leaky', execute: async (input) => ({ content: `key=${secret} header=Bearer abcdefgh12345 ${JSON.stringify(input)}` }) });
+  const thrower = echo({ name: 'thrower', execute: async () => { throw new Error(`cannot log in with ${secret}`); } });
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([leaky, thrower], { audit: sink, redact: createRedactor([secret, 'quo"te-secret']) });
+  const r = await reg.call({ name: 'leaky', input: { text: `use ${secret} and sk-ant-api03-abcdefghijkl and quo"te-secret` } }, ctx);
+  t.notMatch(r.result.content, secret);
+  t.notMatch(r.result.content, 'abcdefgh12345');
+  t.match(r.result.content, 'key=[redacted] header=Bearer [redacted]');
+  const e = await reg.call({ name: 'thrower', input: { text: 'x' } }, ctx);
+  t.equal(e.result.content, 'thrower failed: cannot log in with [redacted]');
+  t.equal(rows[0]!.input, '{"text":"use [redacted] and [redacted] and [redacted]"}', 'the JSON-escaped form is found too');
+  for (const row of rows) t.notMatch(JSON.stringify(row), secret);
+});
+
+t.test('specs and get follow the policy of the context; a hidden tool called anyway is refused and audited', async (t) => {
+  const settings = { ...defaults().tools, profile: 'minimal' as const };
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([currentTimeTool(), echo()], { policy: createPolicy(settings), audit: sink });
+  t.same(reg.specs(ctx).map((s) => s.name), ['current_time']);
+  t.same(reg.specs().map((s) => s.name), ['current_time', 'echo'], 'without a context: every tool');
+  t.ok(reg.get('current_time', ctx));
+  t.equal(reg.get('echo', ctx), undefined);
+  const r = await reg.call({ name: 'echo', input: { text: 'hi' } }, ctx);
+  t.same(r.result, { content: 'echo refused: not in profile minimal; add it to tools.allow to allow it', isError: true });
+  t.match(rows, [{ tool: 'echo', outcome: 'denied', rule: 'tools.profile minimal', sessionKey: 's1', channel: 'test', chatId: 'c1', caller: 'owner' }]);
+});
+
+t.test('the agent loop goes through the registry: policy, audit, results', async (t) => {
+  const home = tempDir();
+  const db = openDatabase(join(home, 'pinclaw.db'));
+  t.teardown(() => db.close());
+  const settings = { ...defaults().tools, deny: ['echo'] };
+  const reg = createRegistry([currentTimeTool({ now: () => new Date('2026-01-31T12:00:00Z') }), echo()], { policy: createPolicy(settings), audit: dbAudit(db) });
+  const call = (id: string, name: string, input: unknown): ToolUseBlock => ({ type: 'tool_use', id, name, input });
+  const provider = scriptedProvider([reply([call('1', 'current_time', { timezone: 'UTC' }), call('2', 'echo', { text: 'x' })]), reply('done')]);
+  const user: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }];
+  const r = await runAgentLoop({ provider, model: 'm', system: 's', messages: user, tools: reg, toolContext: ctx, maxIterations: 5, maxTokens: 100 });
+  t.same(provider.requests[0]!.tools.map((s) => s.name), ['current_time'], 'the denied tool is not offered');
+  t.match(r.added[1]!.content, [
+    { type: 'tool_result', toolUseId: '1', content: /ISO 8601 UTC: 2026-01-31T12:00:00\.000Z/ },
+    { type: 'tool_result', toolUseId: '2', content: 'echo refused: denied by tools.deny', isError: true },
+  ]);
+  const rows = queryAudit(db);
+  t.match(rows, [
+    { tool: 'current_time', outcome: 'ok', rule: 'tools.profile standard', session_key: 's1', input: '{"timezone":"UTC"}' },
+    { tool: 'echo', outcome: 'denied', rule: 'tools.deny', detail: 'echo refused: denied by tools.deny', output_bytes: 0 },
+  ]);
+  t.ok(rows[0]!.output_bytes! > 0);
+});
+
+t.test('a row is written as allowed before the tool runs, closed after', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  let during: unknown;
+  const spy = echo({ execute: async () => ((during = queryAudit(db).map((r) => r.outcome)), { content: 'ok' }) });
+  const reg = createRegistry([spy], { audit: dbAudit(db) });
+  await reg.call({ name: 'echo', input: { text: 'x' } }, ctx);
+  t.same(during, ['allowed'], 'visible while the tool runs');
+  t.same(queryAudit(db).map((r) => r.outcome), ['ok']);
+});
+
+t.test('no audit row, no run', async (t) => {
+  let ran = false;
+  const reg = createRegistry([echo({ execute: async () => ((ran = true), { content: 'x' }) })], {
+    audit: { record: () => { throw new Error('database is locked'); }, finish: () => undefined },
+  });
+  const r = await reg.call({ name: 'echo', input: { text: 'x' } }, ctx);
+  t.equal(ran, false);
+  t.same(r.result, { content: 'echo not run: the audit log cannot be written (database is locked)', isError: true });
+});

@@ -4,6 +4,9 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitInfo(env, exports);
   pinclaw::InitNotify(env, exports);
   pinclaw::InitMemory(env, exports);
+  pinclaw::InitRanking(env, exports);
+  pinclaw::InitTokenizer(env, exports);
+  pinclaw::InitSandbox(env, exports);
   return exports;
 }
 

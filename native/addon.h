@@ -6,4 +6,7 @@ namespace pinclaw {
 void InitInfo(Napi::Env env, Napi::Object exports);
 void InitNotify(Napi::Env env, Napi::Object exports);
 void InitMemory(Napi::Env env, Napi::Object exports);
+void InitRanking(Napi::Env env, Napi::Object exports);
+void InitTokenizer(Napi::Env env, Napi::Object exports);
+void InitSandbox(Napi::Env env, Napi::Object exports);
 }  // namespace pinclaw

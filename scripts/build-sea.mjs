@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { bundle } from './build.mjs';
+import { tokenizerAssets } from './tokenizer-assets.mjs';
 
 export const NODE_VERSION = '24.21.0';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -181,6 +182,7 @@ export async function buildSea(arch) {
   const manifestFile = join(work, 'manifest.json');
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   assets['native/manifest.json'] = manifestFile;
+  Object.assign(assets, tokenizerAssets(root));
 
   const blob = join(work, 'sea-prep.blob');
   const seaConfig = join(work, 'sea-config.json');

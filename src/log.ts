@@ -10,13 +10,20 @@ export function setLogLevel(level: LogLevel): void {
   threshold = level;
 }
 
+let scrub: (text: string) => string = (text) => text;
+
+/** Secrets are scrubbed from every line; the runtime installs the redactor once the config is loaded. */
+export function setLogRedactor(fn: (text: string) => string): void {
+  scrub = fn;
+}
+
 /** Tests capture log lines by swapping the sink. */
 export function setLogSink(fn: (line: string) => void): void {
   sink = fn;
 }
 
 function emit(level: LogLevel, msg: string): void {
-  if (order[level] >= (order[threshold] ?? 20)) sink(`${level}: ${msg}`);
+  if (order[level] >= (order[threshold] ?? 20)) sink(`${level}: ${scrub(msg)}`);
 }
 
 export const log = {

@@ -17,7 +17,7 @@ t.test('the dev addon loads and describes itself', async (t) => {
   const info = addon.info();
   t.equal(info.arch, process.arch);
   t.equal(info.napiVersion, 8);
-  for (const f of ['info', 'notify', 'memory']) t.ok(info.features.includes(f), `feature ${f}`);
+  for (const f of ['info', 'notify', 'memory', 'tokenizer', 'ranking']) t.ok(info.features.includes(f), `feature ${f}`);
 });
 
 t.test('notify: the addon sends exactly what the reference (systemd-notify) sends', async (t) => {

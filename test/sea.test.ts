@@ -77,6 +77,13 @@ t.test('x64 executable', async (t) => {
   checkDoctor(t, third.stdout, 'x64');
   t.ok(readFileSync(paths.better_sqlite3!).equals(pristine), 'the corrupted addon was replaced');
   t.ok(statSync(paths.usearch!).size > 1000, 'the truncated addon was replaced');
+
+  // The tokenizer's rank data are assets too; no stderr means the addon counted, not the fallback.
+  const tokens = run(exe, ['tokens', '-'], { env, cwd: dir, input: 'hello world' });
+  t.equal(tokens.stdout, '2\n', `tokens: ${tokens.stderr}`);
+  t.equal(tokens.stderr, '');
+  const cl100k = run(exe, ['--json', 'tokens', '--encoding', 'cl100k_base', '-'], { env, cwd: dir, input: "it's 12345" });
+  t.same(JSON.parse(cl100k.stdout), { encoding: 'cl100k_base', tokens: 5 }, cl100k.stderr);
 });
 
 t.test('x64 executable runs the gateway', async (t) => {
@@ -111,4 +118,7 @@ t.test('arm64 executable under qemu-aarch64-static', async (t) => {
   const d = qemu(['doctor', '--json']);
   t.equal(d.code, 0, d.stderr);
   checkDoctor(t, d.stdout, 'arm64');
+  const tokens = run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, 'tokens', '-'], { env, cwd: dir, input: 'hello', timeoutMs: 300_000 });
+  t.equal(tokens.stdout, '1\n', `tokens: ${tokens.stderr}`);
+  t.equal(tokens.stderr, '', 'the arm64 addon counted, not the fallback');
 });

@@ -1,9 +1,11 @@
 // Secrets at rest in the config: AES-256-GCM under a 0600 key file; never plaintext on disk.
 import t from 'tap';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decryptSecret, encryptSecret, redact, secretKey } from '../src/config/secrets.js';
-import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
+import { decryptSecret, encryptSecret, secretKey } from '../src/config/secrets.js';
+import { createRedactor, redact, secretValues } from '../src/config/redact.js';
+import { defaults } from '../src/config/index.js';
+import { cleanEnv, runPinclaw, runPinclawAsync, tempDir } from './support/proc.js';
 
 t.test('set --secret encrypts; the runtime reads the plaintext; get masks it', async (t) => {
   const home = tempDir();
@@ -47,4 +49,37 @@ t.test('encrypt/decrypt round trip, fresh IVs, redaction', async (t) => {
   t.throws(() => decryptSecret(a, Buffer.alloc(32), 'providers.openai.apiKey'), /providers\.openai\.apiKey: cannot decrypt/);
   t.throws(() => decryptSecret('enc:v9:xx', key, 'k'), /unknown encrypted format/);
   t.equal(redact('key=hunter2 and hunter2', ['hunter2']), 'key=[redacted] and [redacted]');
+});
+
+t.test('concurrent first uses agree on one key', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  // Each process may create the key; a second key replacing the first would make values undecryptable.
+  const runs = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => runPinclawAsync(['config', 'set', '--secret', 'gateway.token', `token-number-${i}`], { env })));
+  for (const r of runs) t.equal(r.code, 0, r.stderr);
+  const get = runPinclaw(['--json', 'config', 'validate'], { env });
+  t.equal(get.code, 0, get.stdout);
+  const a = secretKey(join(home, 'secret.key'), true);
+  t.same(secretKey(join(home, 'secret.key'), true), a, 'an existing key is read, not replaced');
+  t.same(readdirSync(home).filter((f) => f.includes('.tmp')), [], 'no temporary files left');
+});
+
+t.test('redaction: configured values and credential shapes', async (t) => {
+  const r = createRedactor(['my-gateway-token', 'abc']);
+  t.equal(r('token my-gateway-token, short abc'), 'token [redacted], short abc', 'values under 4 characters are left to the patterns');
+  t.equal(r('x-api-key: sk-ant-api03-AbCdEf_123456-xyz'), 'x-api-key: [redacted]');
+  t.equal(r('OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx'), 'OPENAI_API_KEY=[redacted]');
+  t.equal(r('Authorization: Bearer eyJhbGciOi.J9.abc'), 'Authorization: Bearer [redacted]');
+  t.equal(r('bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0 ok'), 'bot [redacted] ok');
+  t.equal(r('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r\n-----END OPENSSH PRIVATE KEY-----'), '[redacted]');
+  t.equal(r('an ordinary sentence with sk- and Bearer words'), 'an ordinary sentence with sk- and Bearer words');
+  const longer = createRedactor(['secret', 'secret-and-more']);
+  t.equal(longer('secret-and-more'), '[redacted]', 'a secret containing another is replaced whole');
+});
+
+t.test('secretValues: decrypted secret fields and provider keys from the environment', async (t) => {
+  const config = defaults();
+  config.gateway.token = 'gw-token-1';
+  config.providers.openai.apiKey = 'oa-key-22';
+  t.same(secretValues(config, { ANTHROPIC_API_KEY: 'env-key-333', HOME: '/root' }), ['gw-token-1', 'oa-key-22', 'env-key-333']);
 });

@@ -51,6 +51,8 @@ function textOf(content: readonly ContentBlock[]): string {
 }
 
 export async function runTool(tools: ToolSet, call: ToolUseBlock, ctx: ToolContext): Promise<ToolResult> {
+  // A registry governs the call itself (policy, limits, audit); a plain set is run here.
+  if (tools.run) return tools.run({ id: call.id, name: call.name, input: call.input }, ctx);
   const tool = tools.get(call.name);
   if (!tool) return { content: `unknown tool '${call.name}'; available: ${tools.specs().map((s) => s.name).join(', ') || 'none'}`, isError: true };
   const problems = validateInput(tool.inputSchema, call.input);
@@ -73,7 +75,7 @@ async function runCalls(calls: ToolUseBlock[], opts: LoopOptions): Promise<ToolR
       opts.emit?.({ type: 'tool_end', id: call.id, name: call.name, isError: !!r.isError, durationMs: performance.now() - started });
       return { type: 'tool_result', toolUseId: call.id, content: r.content, ...(r.isError ? { isError: true } : {}) };
     };
-    if (!opts.tools.get(call.name)?.sequential) return go();
+    if (!opts.tools.get(call.name, opts.toolContext)?.sequential) return go();
     const p = chain.then(go);
     chain = p.catch(() => undefined);
     return p;
@@ -111,7 +113,7 @@ export async function runAgentLoop(opts: LoopOptions): Promise<LoopResult> {
       if (conversation.length !== before) lastCall = undefined; // indexes moved: the old report no longer applies
     }
     const res = await opts.provider.complete(
-      { model: opts.model, system: opts.system, messages: conversation, tools: opts.tools.specs(), maxTokens: opts.maxTokens, signal: opts.signal },
+      { model: opts.model, system: opts.system, messages: conversation, tools: opts.tools.specs(opts.toolContext), maxTokens: opts.maxTokens, signal: opts.signal },
       opts.emit,
     );
     lastUsage = res.usage;

@@ -1,7 +1,7 @@
 // `pinclaw agent -m TEXT [--session KEY]`: one turn through the same queue and conductor as every
 // channel; without -m an interactive chat. Replies to earlier messages of the session that a
 // stopped process left unanswered are delivered here too.
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import { loadConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
 import { ensureWritableDir } from '../fsutil.js';
@@ -12,7 +12,9 @@ import { modelRefs } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
+import type { ConfirmRequest } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
+import { cliConfirm, terminalAsk } from './confirm.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
@@ -31,6 +33,10 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
 
   const mine = new Set<number>();
+  // In a chat the question goes through the chat's own readline (a second reader would steal lines).
+  let rl: Interface | undefined;
+  const chatAsk = (q: string) => new Promise<string>((resolve) => (rl ? rl.question(q, resolve) : resolve('')));
+  const confirm = cliConfirm(ctx, process.stdin.isTTY ? (values.message === undefined ? chatAsk : terminalAsk) : undefined);
   const cli: ChannelAdapter = {
     name: 'cli',
     debounceMs: config.channels.cli.debounceMs,
@@ -38,6 +44,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
       const earlier = o.inbound_id !== null && !mine.has(o.inbound_id);
       ctx.out(earlier ? `(reply to an earlier message)\n${o.text}` : o.text);
     },
+    ...(confirm ? { confirm: (_chatId: string, request: ConfirmRequest) => confirm(request) } : {}),
   };
   const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session] });
   const ask = async (text: string): Promise<OutboundRow> => {
@@ -52,7 +59,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
       const out = await ask(values.message);
       return out.kind === 'reply' ? 0 : 1;
     }
-    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+    rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
     if (process.stdin.isTTY) ctx.err(`pinclaw chat, session ${session}. /reset starts over, /compact summarizes, Ctrl-D quits.`);
     for await (const line of rl) {
       const text = line.trim();

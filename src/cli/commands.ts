@@ -25,7 +25,13 @@ export const commands: readonly Command[] = [
     summary: 'one turn (or an interactive chat) through the queue',
     run: async (args, ctx) => (await import('./agent-command.js')).runAgent(args, ctx),
   },
-  { name: 'tool', usage: 'pinclaw tool list | run NAME [JSON]', summary: 'list tools or run one through policy and audit', subcommands: ['list', 'run'], arrives: 'the tools capability' },
+  {
+    name: 'tool',
+    usage: 'pinclaw tool list | run NAME [JSON]',
+    summary: 'list tools or run one through policy and audit',
+    subcommands: ['list', 'run'],
+    run: async (args, ctx) => (await import('./tool-command.js')).runTool(args[0]!, args.slice(1), ctx),
+  },
   { name: 'memory', usage: 'pinclaw memory add|search|reindex|export|import', summary: 'the long-term memory', subcommands: ['add', 'search', 'reindex', 'export', 'import'], arrives: 'the memory capability' },
   { name: 'board', usage: 'pinclaw board list | show NAME | detect', summary: 'board profiles and detection', subcommands: ['list', 'show', 'detect'], arrives: 'the hardware capability' },
   { name: 'cron', usage: 'pinclaw cron add|list|remove|run', summary: 'scheduled jobs', subcommands: ['add', 'list', 'remove', 'run'], arrives: 'the scheduler' },
@@ -51,8 +57,18 @@ export const commands: readonly Command[] = [
     subcommands: ['list', 'show', 'reset'],
     run: async (args, ctx) => (await import('./sessions-command.js')).runSessions(args[0]!, args.slice(1), ctx),
   },
-  { name: 'audit', usage: 'pinclaw audit [--since T] [--tool NAME]', summary: 'the tool-call audit log', arrives: 'the tools capability' },
-  { name: 'tokens', usage: 'pinclaw tokens [--encoding NAME] [FILE|-]', summary: 'token count of a text', arrives: 'the native tokenizer' },
+  {
+    name: 'audit',
+    usage: 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]',
+    summary: 'the tool-call audit log',
+    run: async (args, ctx) => (await import('./audit-command.js')).runAudit(args, ctx),
+  },
+  {
+    name: 'tokens',
+    usage: 'pinclaw tokens [--encoding NAME] [FILE|-]',
+    summary: 'token count of a text',
+    run: async (args, ctx) => (await import('./tokens-command.js')).runTokens(args, ctx),
+  },
 ];
 
 export function helpText(version: string): string {
@@ -69,6 +85,7 @@ export function helpText(version: string): string {
     '  --home DIR       state directory (env PINCLAW_HOME, default ~/.pinclaw)',
     '  --config FILE    config file (env PINCLAW_CONFIG, default $PINCLAW_HOME/config.json)',
     '  --json           machine-readable output',
+    '  -y, --yes        answer yes to confirmations (tools that ask first)',
     '  -h, --help       this help, or a command\'s usage',
     '  -V, --version    print the version',
     '',

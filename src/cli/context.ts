@@ -5,6 +5,8 @@ import type { Paths } from '../paths.js';
 export interface CliContext {
   paths: Paths;
   json: boolean;
+  /** --yes: answers the confirmations a command would otherwise ask for */
+  yes?: boolean;
   out(line: string): void;
   err(line: string): void;
   env: NodeJS.ProcessEnv;

@@ -53,7 +53,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       io.err(`pinclaw ${name}: not available yet in this version (arrives with ${cmd.arrives ?? 'a later version'})`);
       return EXIT.failure;
     }
-    const ctx: CliContext = { paths: resolvePaths({ home: flags.home, config: flags.config }, io.env), json: flags.json, out: io.out, err: io.err, env: io.env };
+    const ctx: CliContext = { paths: resolvePaths({ home: flags.home, config: flags.config }, io.env), json: flags.json, yes: flags.yes, out: io.out, err: io.err, env: io.env };
     return await cmd.run(args, ctx);
   } catch (err) {
     if (err instanceof PinclawError) {

@@ -14,12 +14,15 @@ import type { Bus } from './bus.js';
 import { ownerAlive, selfOwner } from './owner.js';
 import { trimMemory } from '../native/index.js';
 import { runTurn, type TurnDeps } from './turn.js';
+import type { ConfirmRequest } from '../tools/types.js';
 
 export interface ChannelAdapter {
   name: string;
   debounceMs: number;
   /** Delivers a reply; throwing leaves it pending for the next delivery pass. */
   send(o: OutboundRow): Promise<void>;
+  /** Asks the owner in that chat to confirm a tool call; channels that cannot ask leave it out. */
+  confirm?(chatId: string, request: ConfirmRequest): Promise<boolean>;
 }
 
 export interface ConductorOptions extends TurnDeps {

@@ -6,14 +6,17 @@ import { ensureWorkspace } from '../agent/workspace.js';
 import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
 import type { Db } from '../store/db.js';
-import { toolSet, type Tool } from '../tools/types.js';
-import { webFetchTool } from '../tools/web/fetch.js';
+import { setLogRedactor } from '../log.js';
+import type { Registry } from '../tools/registry.js';
+import { configuredRegistry } from '../tools/setup.js';
+import type { Tool } from '../tools/types.js';
 import { createBus, type Bus } from './bus.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
 
 export interface Runtime {
   bus: Bus;
   conductor: Conductor;
+  tools: Registry;
 }
 
 export interface RuntimeOptions {
@@ -34,19 +37,25 @@ export function createRuntime(o: RuntimeOptions): Runtime {
       const built = buildProvider(o.config, o.env);
       return 'provider' in built ? built.provider : built;
     }));
+  // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
+  const { registry, redact } = configuredRegistry({ config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools });
+  setLogRedactor(redact);
+  const channels = new Map(o.channels.map((c) => [c.name, c]));
   const bus = createBus();
   const conductor = createConductor({
     db: o.db,
     config: o.config,
     workspace: o.paths.workspace,
     provider: resolveProvider,
-    // Until the tools capability brings its registry and policy, web_fetch (read-only, SSRF-guarded)
-    // is the one built-in tool.
-    tools: toolSet(o.tools ?? [webFetchTool(o.config.web)]),
+    tools: registry,
+    confirmFor: (channel, chatId) => {
+      const ch = channels.get(channel);
+      return ch?.confirm ? (request) => ch.confirm!(chatId, request) : undefined;
+    },
     countTokens: heuristicCount,
     bus,
     channels: o.channels,
     sessions: o.sessions,
   });
-  return { bus, conductor };
+  return { bus, conductor, tools: registry };
 }

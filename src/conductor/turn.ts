@@ -10,7 +10,7 @@ import { log } from '../log.js';
 import type { Db } from '../store/db.js';
 import type { InboundRow } from '../store/queue.js';
 import { loadSession, resetSession, type Session } from '../store/sessions.js';
-import type { ToolSet } from '../tools/types.js';
+import type { ToolContext, ToolSet } from '../tools/types.js';
 import { pinclawVersion } from '../version.js';
 
 export interface TurnDeps {
@@ -23,6 +23,8 @@ export interface TurnDeps {
    */
   provider: () => Promise<Provider | { missing: string }>;
   tools: ToolSet;
+  /** How the owner is asked to confirm a tool in a chat; undefined where the channel cannot ask. */
+  confirmFor?: (channel: string, chatId: string) => ToolContext['confirm'];
   countTokens: TokenCounter;
   memories?: (sessionKey: string, text: string) => string[];
   board?: string;
@@ -95,7 +97,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     system,
     messages: [...session.messages, user],
     tools: deps.tools,
-    toolContext: { sessionKey: key, channel: first.channel, chatId: first.chat_id, signal },
+    toolContext: { sessionKey: key, channel: first.channel, chatId: first.chat_id, caller: first.sender, board: deps.board, signal, confirm: deps.confirmFor?.(first.channel, first.chat_id) },
     maxIterations: cfg.maxIterations,
     maxTokens: cfg.maxTokens,
     signal,

@@ -102,6 +102,21 @@ const sections = {
       maxRedirects: { kind: 'integer', min: 0, max: 20, default: 5, description: 'redirects followed, each checked by the SSRF guard' },
     },
   },
+  sandbox: {
+    kind: 'object',
+    description: 'the OS sandbox of the exec tool (docs/sandbox.md)',
+    fields: {
+      backend: { kind: 'enum', values: ['auto', 'landlock', 'bubblewrap', 'none'], default: 'auto', description: 'auto: Landlock if the kernel and addon offer it, else bubblewrap, else exec is refused; none runs commands unconfined' },
+      network: { kind: 'boolean', default: false, description: 'let sandboxed commands open TCP/UDP connections' },
+      allowedRoots: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'extra directories commands may read and execute from (the workspace is always read-write)' },
+      cpuSeconds: { kind: 'integer', min: 1, default: 60, description: 'CPU time per process (RLIMIT_CPU)' },
+      memoryMb: { kind: 'integer', min: 16, default: 1024, description: 'address space per process in MiB (RLIMIT_AS)' },
+      maxProcesses: { kind: 'integer', min: 1, default: 64, description: 'processes (and threads) a command may have at once' },
+      maxFileSizeMb: { kind: 'integer', min: 0, default: 256, description: 'largest file a command may write, in MiB (RLIMIT_FSIZE)' },
+      timeoutSeconds: { kind: 'integer', min: 1, max: 86400, default: 60, description: 'longest a command may run before its process group is killed; a call may ask for less' },
+      outputCap: { kind: 'integer', min: 1024, default: 32768, description: 'bytes of stdout and stderr kept; the rest is counted and dropped' },
+    },
+  },
   conductor: {
     kind: 'object',
     description: 'the queue consumer',
@@ -120,6 +135,49 @@ const sections = {
         fields: {
           debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages from one sender within this window are merged' },
         },
+      },
+    },
+  },
+  tools: {
+    kind: 'object',
+    description: 'tool policy and limits (docs/tools.md)',
+    fields: {
+      profile: { kind: 'enum', values: ['minimal', 'standard', 'full'], default: 'standard', description: 'tools allowed by default: minimal (read-only), standard (everyday), full (every tool, also future ones)' },
+      allow: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: 'tools allowed besides the profile' },
+      deny: { kind: 'array', items: { kind: 'string', description: 'tool name, or * for all' }, default: [], description: 'tools never allowed; a deny wins over every allow' },
+      overrides: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one override',
+          fields: {
+            channel: { kind: 'string', description: 'channel it applies to (required)' },
+            chat: { kind: 'string', description: 'chat id within the channel; without it the whole channel' },
+            profile: { kind: 'enum', values: ['minimal', 'standard', 'full'], description: 'profile there instead of tools.profile' },
+            allow: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: 'tools allowed there' },
+            deny: { kind: 'array', items: { kind: 'string', description: 'tool name, or *' }, default: [], description: 'tools denied there' },
+          },
+        },
+        default: [],
+        description: 'per-channel and per-chat profile, allow and deny ({"channel":"telegram","chat":"42","deny":["exec"]}); a chat override beats a channel one',
+      },
+      controlChats: { kind: 'array', items: { kind: 'string', description: 'channel:chatId' }, default: ['cli:local'], description: 'chats (channel:chatId) whose tools may act on other chats, e.g. send_message elsewhere; cli:local is the command line' },
+      confirm: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: "tools that need the owner's yes before each call, besides those that always ask" },
+      timeoutMs: { kind: 'integer', min: 100, default: 30000, description: 'time limit of one tool call, in milliseconds' },
+      maxOutputBytes: { kind: 'integer', min: 256, default: 32768, description: 'longest tool output handed to the model; the rest is cut with a notice' },
+      limits: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'limits of one tool',
+          fields: {
+            tool: { kind: 'string', description: 'tool name (required)' },
+            timeoutMs: { kind: 'integer', min: 100, description: 'its time limit' },
+            maxOutputBytes: { kind: 'integer', min: 256, description: 'its output cap' },
+          },
+        },
+        default: [],
+        description: 'per-tool timeoutMs and maxOutputBytes ({"tool":"exec","timeoutMs":120000})',
       },
     },
   },

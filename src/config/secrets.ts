@@ -2,10 +2,10 @@
 // $PINCLAW_HOME/secret.key (32 random bytes, mode 0600, made on first need). The file on disk then
 // holds no usable API key, and a tampered value fails authentication instead of decrypting to junk.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { ConfigError, errorMessage } from '../errors.js';
-import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
+import { ensureWritableDir } from '../fsutil.js';
 
 const PREFIX = 'enc:v1:';
 const KEY_BYTES = 32;
@@ -29,15 +29,39 @@ function readKey(file: string): Buffer | null {
   return key;
 }
 
+/**
+ * Writes a complete 0600 key under a temporary name and links it into place. Unlike a rename, the
+ * link fails when the file exists, so two processes creating a key at once agree on the first one
+ * instead of the second silently replacing a key the first already encrypted with.
+ */
+function createKey(file: string): Buffer {
+  ensureWritableDir(dirname(file), 'PINCLAW_HOME');
+  const key = randomBytes(KEY_BYTES);
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, key);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, file);
+    return key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`cannot create ${file}: ${errorMessage(err)}`);
+    return readKey(file)!;
+  } finally {
+    unlinkSync(tmp);
+  }
+}
+
 /** The key, created (atomically, 0600) when there is none yet. */
 export function secretKey(file: string, create: boolean): Buffer {
   const existing = readKey(file);
   if (existing) return existing;
   if (!create) throw new ConfigError(`the config holds encrypted values but ${file} is missing`);
-  ensureWritableDir(dirname(file), 'PINCLAW_HOME');
-  const key = randomBytes(KEY_BYTES);
-  writeFileAtomic(file, key, 0o600);
-  return key;
+  return createKey(file);
 }
 
 export function encryptSecret(plain: string, key: Buffer): string {
@@ -59,11 +83,4 @@ export function decryptSecret(value: string, key: Buffer, where: string): string
   } catch {
     throw new ConfigError(`${where}: cannot decrypt (the value was altered, or secret.key is not the key it was written with)`);
   }
-}
-
-/** Replaces every known secret value in a text; for logs and, later, audit rows and tool output. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
 }

@@ -35,7 +35,8 @@ async function exercise(name: AddonName): Promise<string> {
   switch (name) {
     case 'pinclaw': {
       const info = nativeInfo();
-      return `v${info?.version} (${info?.features.join(', ')})`;
+      const ranking = info?.features.includes('ranking') ? `; ${(await import('../native/ranking-selftest.js')).rankingSelfTest()}` : '';
+      return `v${info?.version} (${info?.features.join(', ')})${ranking}`;
     }
     case 'better_sqlite3':
       return 'opened the database';
@@ -133,6 +134,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
     checks.push({ name: `native ${name}`, state, detail: name === 'pinclaw' && !status.loaded ? `${detail}; using the TypeScript fallbacks` : detail });
     addons[name] = status;
   }
+  // After the addons: the sandbox check reads the Landlock ABI through ours. Loaded on demand.
+  checks.push(await (await import('../sandbox/doctor.js')).sandboxCheck(config?.sandbox));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

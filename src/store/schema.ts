@@ -75,4 +75,31 @@ export const migrations: readonly Migration[] = [
       moved_at integer not null
     );`,
   },
+  {
+    version: 3,
+    name: 'audit',
+    up: `
+    -- One row per tool call, allowed or not. An allowed call is written as 'allowed' before the tool
+    -- runs and becomes 'ok' or 'error' when it ends, so a crash mid-call leaves evidence it started.
+    create table audit (
+      id integer primary key,
+      at integer not null,
+      session_key text not null,
+      channel text not null,
+      chat_id text not null,
+      caller text,
+      tool text not null,
+      -- the arguments as JSON, secrets redacted, capped
+      input text not null,
+      outcome text not null check (outcome in ('allowed', 'denied', 'error', 'ok')),
+      -- the rule that decided: what refused a denied call, what allowed the others
+      rule text,
+      -- the refusal or the error, in words
+      detail text,
+      duration_ms integer,
+      output_bytes integer
+    );
+    create index audit_at on audit (at);
+    create index audit_tool on audit (tool, at);`,
+  },
 ];

@@ -3,11 +3,32 @@
 import type { ToolSpec } from '../agent/types.js';
 import type { JsonSchema } from './validate.js';
 
+/** What the owner is asked before a tool that needs confirmation runs. */
+export interface ConfirmRequest {
+  tool: string;
+  /** the call's arguments, secrets redacted */
+  input: unknown;
+  /** the tool and its arguments in one line, cut at 200 characters, for the question */
+  summary: string;
+  channel: string;
+  chatId: string;
+}
+
+/**
+ * Who is asking, set by the runtime from the message being handled, never from model arguments:
+ * policy decisions and cross-chat rights depend on it.
+ */
 export interface ToolContext {
   sessionKey: string;
   channel: string;
   chatId: string;
+  /** the sender of the message the turn answers (e.g. 'owner' on the CLI) */
+  caller?: string;
+  /** the board profile in use, when the hardware capability knows one */
+  board?: string;
   signal?: AbortSignal;
+  /** Asks the owner through the channel the request came from; absent when that channel cannot ask. */
+  confirm?: (request: ConfirmRequest) => Promise<boolean>;
 }
 
 export interface ToolResult {
@@ -21,12 +42,36 @@ export interface Tool {
   inputSchema: JsonSchema & { type: 'object' };
   /** Tools that touch shared state (hardware, files) run one at a time, in the model's order. */
   sequential?: boolean;
+  /** The owner must say yes before each call (tools.confirm in the config can add more). */
+  requiresConfirmation?: boolean;
+  /** Overrides tools.timeoutMs for this tool (tools.limits in the config overrides both). */
+  timeoutMs?: number;
+  /** Overrides tools.maxOutputBytes for this tool (tools.limits in the config overrides both). */
+  maxOutputBytes?: number;
+  /**
+   * For tools that can act on another chat (send_message): the chat a valid input targets, or
+   * undefined for the caller's own chat. Policy allows another chat only from a control chat.
+   */
+  targetChat?(input: unknown): { channel: string; chatId: string } | undefined;
   execute(input: unknown, ctx: ToolContext): Promise<ToolResult>;
 }
 
+/** One call as the model (or `pinclaw tool run`) makes it. */
+export interface ToolCall {
+  id?: string;
+  name: string;
+  input: unknown;
+}
+
 export interface ToolSet {
-  specs(): ToolSpec[];
-  get(name: string): Tool | undefined;
+  /** The tools offered in this context; a registry leaves out those its policy denies there. */
+  specs(ctx?: ToolContext): ToolSpec[];
+  get(name: string, ctx?: ToolContext): Tool | undefined;
+  /**
+   * The governed path (validation, policy, limits, redaction, audit). Plain sets have none, and
+   * the loop validates and executes the call itself.
+   */
+  run?(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
 }
 
 export function toolSet(tools: readonly Tool[]): ToolSet {

@@ -66,3 +66,15 @@ t.test('the estimate: reported input tokens plus a count of what came after', as
   t.equal(estimateContext(msgs, 'sys', heuristicCount, { inputTokens: 5000, inputMessages: 1 }), 5000 + 4 + heuristicCount('y'.repeat(70)));
   t.equal(estimateContext(msgs, 'sys', heuristicCount, { inputTokens: 5000, inputMessages: 9 }), counted, 'a stale report is ignored');
 });
+
+t.test('the runtime counter counts o200k_base tokens, scaled for Claude models only', async (t) => {
+  const { tokenCounterFor } = await import('../src/agent/tokens.js');
+  const { getTokenizer } = await import('../src/native/tokenizer.js');
+  const { CLAUDE_TOKEN_FACTOR } = await import('../src/native/token-estimate.js');
+  const sample = 'The pump in the garden runs at 07:30; 東京タワー 😀 {"gpio": 17}';
+  const exact = getTokenizer('o200k_base').count(sample);
+  t.ok(exact > 10, `the sample has ${exact} tokens`);
+  t.equal(tokenCounterFor('openai/gpt-5')(sample), exact);
+  t.equal(tokenCounterFor('anthropic/claude-sonnet-5-5')(sample), Math.ceil(exact * CLAUDE_TOKEN_FACTOR));
+  t.not(tokenCounterFor('openai/gpt-5')(sample), heuristicCount(sample), 'not the character heuristic');
+});

@@ -1,7 +1,7 @@
 // Assembles what a process needs to run turns: store, provider chain, tools, token counter and the
 // conductor, from the config. The gateway and `pinclaw agent` both start here.
 import type { Provider } from '../agent/types.js';
-import { heuristicCount } from '../agent/tokens.js';
+import { tokenCounterFor } from '../agent/tokens.js';
 import { ensureWorkspace } from '../agent/workspace.js';
 import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
@@ -52,7 +52,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
       const ch = channels.get(channel);
       return ch?.confirm ? (request) => ch.confirm!(chatId, request) : undefined;
     },
-    countTokens: heuristicCount,
+    countTokens: tokenCounterFor(o.config.agent.model),
     bus,
     channels: o.channels,
     sessions: o.sessions,

@@ -2,6 +2,7 @@
 // needs from BuiltinDeps) and is added to the list below; policy profiles name it in policy.ts.
 import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
+import { execTool } from './exec.js';
 import { currentTimeTool } from './time.js';
 import type { Tool } from './types.js';
 import { webFetchTool } from './web/fetch.js';
@@ -16,5 +17,6 @@ export function builtinTools(d: BuiltinDeps): Tool[] {
   return [
     currentTimeTool({ timezone: d.config.agent.timezone }),
     webFetchTool(d.config.web),
+    execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox }),
   ];
 }

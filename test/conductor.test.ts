@@ -168,3 +168,24 @@ t.test('the bus reports a turn', async (t) => {
   await conductor.delivered(say('s', 'hi').id);
   t.same(seen, ['message_received', 'turn_start', 'turn_end', 'reply']);
 });
+
+t.test('a provider retry reaches the bus, so a client can drop the text streamed before it', async (t) => {
+  // The retry/fallback layers report a new attempt through onEvent; the conductor must pass it on.
+  const provider: Provider = {
+    id: 'streaming/test',
+    async complete(_req, onEvent) {
+      onEvent?.({ type: 'text_delta', text: 'half an ans' });
+      onEvent?.({ type: 'retry', attempt: 1, delayMs: 0, reason: 'stream cut' });
+      onEvent?.({ type: 'text_delta', text: 'the answer' });
+      return reply('the answer');
+    },
+  };
+  const { conductor, bus, say } = setup(provider);
+  const seen: string[] = [];
+  bus.on('text_delta', (e) => seen.push(`text:${e.text}`));
+  bus.on('retry', (e) => seen.push(`retry:${e.sessionKey}:${e.attempt}:${e.reason}`));
+  conductor.start();
+  const out = await conductor.delivered(say('r1', 'hello').id);
+  t.equal(out.text, 'the answer');
+  t.same(seen, ['text:half an ans', 'retry:r1:1:stream cut', 'text:the answer']);
+});

@@ -6,6 +6,8 @@ export interface BusEvents {
   turn_start: { sessionKey: string; inboundIds: number[] };
   turn_end: { sessionKey: string; inboundIds: number[]; ok: boolean; iterations: number };
   text_delta: { sessionKey: string; text: string };
+  /** The provider call is being made again: text streamed since that call began is void. */
+  retry: { sessionKey: string; attempt: number; delayMs: number; reason: string };
   tool_start: { sessionKey: string; id: string; name: string; input: unknown };
   tool_end: { sessionKey: string; id: string; name: string; isError: boolean; durationMs: number };
   reply: { sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };

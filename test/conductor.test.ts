@@ -11,11 +11,11 @@ import { createConductor, type ChannelAdapter } from '../src/conductor/conductor
 import { openDatabase } from '../src/store/db.js';
 import type { OutboundRow } from '../src/store/queue.js';
 import { loadSession, saveSession } from '../src/store/sessions.js';
-import { toolSet } from '../src/tools/types.js';
+import { toolSet, type Tool } from '../src/tools/types.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 import { tempDir } from './support/proc.js';
 
-function setup(provider: Provider | null, over: { debounceMs?: number; concurrency?: number; maxAttempts?: number } = {}) {
+function setup(provider: Provider | null, over: { debounceMs?: number; concurrency?: number; maxAttempts?: number; tools?: Tool[] } = {}) {
   const dir = tempDir();
   const db = openDatabase(join(dir, 'pinclaw.db'));
   const workspace = join(dir, 'workspace');
@@ -27,7 +27,7 @@ function setup(provider: Provider | null, over: { debounceMs?: number; concurren
   const channel: ChannelAdapter = { name: 'test', debounceMs: over.debounceMs ?? 0, send: async (o) => void sent.push(o) };
   const bus = createBus();
   const conductor = createConductor({
-    db, config, workspace, provider: async () => provider ?? { missing: 'configure a provider like this' }, tools: toolSet([]), countTokens: heuristicCount, bus, channels: [channel],
+    db, config, workspace, provider: async () => provider ?? { missing: 'configure a provider like this' }, tools: toolSet(over.tools ?? []), countTokens: heuristicCount, bus, channels: [channel],
     retryDelayMs: () => 20,
   });
   t.teardown(async () => {
@@ -188,4 +188,26 @@ t.test('a provider retry reaches the bus, so a client can drop the text streamed
   const out = await conductor.delivered(say('r1', 'hello').id);
   t.equal(out.text, 'the answer');
   t.same(seen, ['text:half an ans', 'retry:r1:1:stream cut', 'text:the answer']);
+});
+
+t.test("a running tool's output reaches the bus as tool_output, between tool_start and tool_end", async (t) => {
+  const talker: Tool = {
+    name: 'talker',
+    description: 'writes progress',
+    inputSchema: { type: 'object', properties: {} },
+    async execute(_input, ctx) {
+      ctx.onOutput?.('stdout', 'step 1\n');
+      ctx.onOutput?.('stderr', 'warn\n');
+      return { content: 'done' };
+    },
+  };
+  const provider = scriptedProvider([reply([{ type: 'tool_use', id: 'c1', name: 'talker', input: {} }]), reply('finished')]);
+  const { conductor, bus, say } = setup(provider, { tools: [talker] });
+  const seen: string[] = [];
+  bus.on('tool_start', (e) => seen.push(`start:${e.name}`));
+  bus.on('tool_output', (e) => seen.push(`${e.sessionKey}:${e.id}:${e.name}:${e.stream}:${e.text}`));
+  bus.on('tool_end', (e) => seen.push(`end:${e.name}`));
+  conductor.start();
+  t.equal((await conductor.delivered(say('o1', 'go').id)).text, 'finished');
+  t.same(seen, ['start:talker', 'o1:c1:talker:stdout:step 1\n', 'o1:c1:talker:stderr:warn\n', 'end:talker']);
 });

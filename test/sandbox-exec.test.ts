@@ -8,6 +8,7 @@ import { defaults } from '../src/config/schema.js';
 import { chooseBackend, detectSandbox } from '../src/sandbox/detect.js';
 import type { SandboxSettings } from '../src/sandbox/types.js';
 import { execTool } from '../src/tools/exec.js';
+import { createRegistry } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/types.js';
 import { validateInput } from '../src/tools/validate.js';
 
@@ -108,4 +109,20 @@ t.test('a bad sandbox.allowedRoots refuses exec', async (t) => {
   const r = await exec.execute({ command: 'true' }, ctx);
   t.equal(r.isError, true);
   t.match(r.content, /^exec refused: sandbox\.allowedRoots: 'relative\/path' is not an absolute path/);
+});
+
+t.test('output streams to the context as it arrives, decoded and redacted, before the result', { skip: confined ? false : 'no sandbox on this host' }, async (t) => {
+  const reg = createRegistry([tool(t)], { redact: (s) => s.replaceAll('hunter2', '[redacted]') });
+  const chunks: { stream: string; text: string; at: number }[] = [];
+  const started = Date.now();
+  // "é" is written a byte at a time: the decoder must not split it into two replacement characters.
+  const r = await reg.run(
+    { name: 'exec', input: { command: "printf 'first\\n'; sleep 0.5; printf '\\303'; printf '\\251 hunter2\\n'; echo oops >&2" } },
+    { ...ctx, onOutput: (stream, text) => chunks.push({ stream, text, at: Date.now() - started }) },
+  );
+  const out = chunks.filter((c) => c.stream === 'stdout').map((c) => c.text).join('');
+  t.equal(out, 'first\né [redacted]\n');
+  t.equal(chunks.filter((c) => c.stream === 'stderr').map((c) => c.text).join(''), 'oops\n');
+  t.ok(chunks[0]!.text.startsWith('first') && chunks.some((c) => c.at - chunks[0]!.at >= 400), 'the first line arrived before the sleep ended');
+  t.match(r.content, /^first\né \[redacted\]\n\[stderr\]\noops\n\[exit code 0\]/, 'the result holds it too');
 });

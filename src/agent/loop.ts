@@ -8,7 +8,8 @@ import type { ContentBlock, Message, Provider, ProviderEvent, ToolResultBlock, T
 export type LoopEvent =
   | ProviderEvent
   | { type: 'tool_start'; id: string; name: string; input: unknown }
-  | { type: 'tool_end'; id: string; name: string; isError: boolean; durationMs: number };
+  | { type: 'tool_end'; id: string; name: string; isError: boolean; durationMs: number }
+  | { type: 'tool_output'; id: string; name: string; stream: 'stdout' | 'stderr'; text: string };
 
 export interface LoopOptions {
   provider: Provider;
@@ -71,7 +72,9 @@ async function runCalls(calls: ToolUseBlock[], opts: LoopOptions): Promise<ToolR
     const go = async (): Promise<ToolResultBlock> => {
       opts.emit?.({ type: 'tool_start', id: call.id, name: call.name, input: call.input });
       const started = performance.now();
-      const r = await runTool(opts.tools, call, opts.toolContext);
+      const emit = opts.emit;
+      const ctx: ToolContext = emit ? { ...opts.toolContext, onOutput: (stream, text) => emit({ type: 'tool_output', id: call.id, name: call.name, stream, text }) } : opts.toolContext;
+      const r = await runTool(opts.tools, call, ctx);
       opts.emit?.({ type: 'tool_end', id: call.id, name: call.name, isError: !!r.isError, durationMs: performance.now() - started });
       return { type: 'tool_result', toolUseId: call.id, content: r.content, ...(r.isError ? { isError: true } : {}) };
     };

@@ -10,6 +10,8 @@ export interface BusEvents {
   retry: { sessionKey: string; attempt: number; delayMs: number; reason: string };
   tool_start: { sessionKey: string; id: string; name: string; input: unknown };
   tool_end: { sessionKey: string; id: string; name: string; isError: boolean; durationMs: number };
+  /** a running tool's output (exec), redacted; the tool result that follows holds it again, capped */
+  tool_output: { sessionKey: string; id: string; name: string; stream: 'stdout' | 'stderr'; text: string };
   reply: { sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
   error: { sessionKey?: string; message: string };
 }

@@ -106,6 +106,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
         if (e.type === 'text_delta') bus.emit('text_delta', { sessionKey: key, text: e.text });
         else if (e.type === 'retry') bus.emit('retry', { sessionKey: key, attempt: e.attempt, delayMs: e.delayMs, reason: e.reason });
         else if (e.type === 'tool_start') bus.emit('tool_start', { sessionKey: key, id: e.id, name: e.name, input: e.input });
+        else if (e.type === 'tool_output') bus.emit('tool_output', { sessionKey: key, id: e.id, name: e.name, stream: e.stream, text: e.text });
         else if (e.type === 'tool_end') bus.emit('tool_end', { sessionKey: key, id: e.id, name: e.name, isError: e.isError, durationMs: e.durationMs });
       }, ac.signal);
       db.transaction(() => {

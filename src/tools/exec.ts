@@ -1,5 +1,6 @@
 // exec: one shell command (/bin/sh -c) in the OS sandbox, from the workspace. The result carries
 // stdout, stderr, how the command ended and one line on what confined it.
+import { StringDecoder } from 'node:string_decoder';
 import { errorMessage } from '../errors.js';
 import { Sandbox, SandboxUnavailable, type RunResult, type SandboxSettings } from '../sandbox/index.js';
 import type { OutputStream } from '../sandbox/types.js';
@@ -48,6 +49,21 @@ export function formatResult(r: RunResult, timeoutSeconds: number): string {
   return parts.join('\n');
 }
 
+/** Chunks may split a UTF-8 sequence: each stream gets its own decoder before text goes to the context. */
+function streamTo(
+  raw: ExecToolOptions['onOutput'],
+  text: ((stream: OutputStream, text: string) => void) | undefined,
+): ((stream: OutputStream, chunk: Buffer) => void) | undefined {
+  if (!raw && !text) return undefined;
+  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  return (stream, chunk) => {
+    raw?.(stream, chunk);
+    if (!text) return;
+    const s = decoders[stream].write(chunk);
+    if (s) text(stream, s);
+  };
+}
+
 export function execTool(opts: ExecToolOptions): Tool {
   const sandbox = new Sandbox(opts.workspace, opts.sandbox);
   const max = opts.sandbox.timeoutSeconds;
@@ -75,13 +91,14 @@ export function execTool(opts: ExecToolOptions): Tool {
     async execute(input, ctx) {
       const { command, timeoutSeconds, cwd } = input as ExecInput;
       const seconds = Math.min(timeoutSeconds ?? max, max);
+      const onOutput = streamTo(opts.onOutput, ctx.onOutput);
       try {
         const r = await sandbox.run({
           command,
           timeoutSeconds: seconds,
           ...(cwd !== undefined ? { cwd } : {}),
           ...(ctx.signal ? { signal: ctx.signal } : {}),
-          ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
+          ...(onOutput ? { onOutput } : {}),
         });
         return { content: formatResult(r, seconds), isError: r.timedOut || r.cancelled || r.signal !== null };
       } catch (err) {

@@ -158,7 +158,10 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     let result: ToolResult;
     let rule = decidedBy;
     try {
-      result = await executeWithin(tool, c.input, ctx, lim.timeoutMs);
+      // Streamed output passes the same redaction as the result does.
+      const onOutput = ctx.onOutput;
+      const runCtx = onOutput ? { ...ctx, onOutput: (stream: 'stdout' | 'stderr', text: string) => onOutput(stream, redact(text)) } : ctx;
+      result = await executeWithin(tool, c.input, runCtx, lim.timeoutMs);
     } catch (err) {
       if (err instanceof ToolTimeout) rule = err.limit.source;
       result = { content: err instanceof ToolTimeout ? err.message : `${tool.name} failed: ${errorMessage(err)}`, isError: true };

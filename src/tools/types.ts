@@ -29,6 +29,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** Asks the owner through the channel the request came from; absent when that channel cannot ask. */
   confirm?: (request: ConfirmRequest) => Promise<boolean>;
+  /** Output of a long-running tool (exec) as it arrives, for channels that show progress; the result still holds it. */
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
 export interface ToolResult {

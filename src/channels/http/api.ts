@@ -9,7 +9,7 @@ import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
 /** Replies reach the waiting request through `delivered`; a reply nobody waits for stays in the session. */
 export const httpChannel: ChannelAdapter = { name: 'http', debounceMs: 0, send: async () => {} };
 
-const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_end', 'reply', 'error'];
+const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'error'];
 
 function sse(res: ServerResponse): (name: string, data: unknown) => void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });

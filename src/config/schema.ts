@@ -94,12 +94,34 @@ const sections = {
   },
   web: {
     kind: 'object',
-    description: 'the web_fetch tool',
+    description: 'the web_fetch and web_search tools',
     fields: {
       allowedHosts: { kind: 'array', items: { kind: 'string', description: 'host name or address' }, default: [], description: 'hosts exempt from the SSRF guard (e.g. a LAN service you trust)' },
       maxBytes: { kind: 'integer', min: 1024, default: 2000000, description: 'largest response body read, in bytes' },
       timeoutMs: { kind: 'integer', min: 100, default: 15000, description: 'connect, headers and body timeout of one request' },
       maxRedirects: { kind: 'integer', min: 0, max: 20, default: 5, description: 'redirects followed, each checked by the SSRF guard' },
+      search: {
+        kind: 'object',
+        description: 'the web_search tool; it exists only when a provider is set (docs/tools.md#web_search)',
+        fields: {
+          provider: { kind: 'enum', values: ['none', 'brave', 'searxng'], default: 'none', description: 'none: no web_search tool; brave: the Brave Search API (needs apiKey); searxng: a SearXNG instance (needs baseUrl)' },
+          apiKey: { kind: 'string', secret: true, default: '', description: 'Brave Search API subscription token' },
+          baseUrl: { kind: 'string', default: '', description: 'where the provider answers: for brave empty means https://api.search.brave.com; for searxng the instance, e.g. http://searx.lan:8080 (required). Not checked by the SSRF guard' },
+          timeoutMs: { kind: 'integer', min: 100, description: 'connect, headers and body timeout of one search (default: web.timeoutMs)' },
+        },
+      },
+    },
+  },
+  files: {
+    kind: 'object',
+    description: 'the file tools: read_file, write_file, edit_file, list_dir, glob, grep (docs/tools.md)',
+    fields: {
+      roots: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'directories the file tools may read and write besides the workspace' },
+      readOnlyRoots: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'directories the file tools may read but not write; one inside the workspace or a root makes that part read-only' },
+      maxReadBytes: { kind: 'integer', min: 1024, default: 65536, description: 'most bytes one read_file call returns, line numbers included; it says which offset to continue from' },
+      maxWriteBytes: { kind: 'integer', min: 1, default: 1048576, description: 'largest file write_file writes and edit_file edits, in bytes' },
+      maxSearchBytes: { kind: 'integer', min: 1024, default: 1048576, description: 'largest file grep searches, in bytes; larger ones are skipped and counted' },
+      maxResults: { kind: 'integer', min: 1, default: 200, description: 'most entries list_dir, paths glob and matches grep return' },
     },
   },
   sandbox: {

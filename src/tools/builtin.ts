@@ -3,9 +3,11 @@
 import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
 import { execTool } from './exec.js';
+import { fileTools } from './files/index.js';
 import { currentTimeTool } from './time.js';
 import type { Tool } from './types.js';
 import { webFetchTool } from './web/fetch.js';
+import { webSearchTools } from './web/search.js';
 
 export interface BuiltinDeps {
   config: PinclawConfig;
@@ -17,6 +19,9 @@ export function builtinTools(d: BuiltinDeps): Tool[] {
   return [
     currentTimeTool({ timezone: d.config.agent.timezone }),
     webFetchTool(d.config.web),
+    // absent unless web.search.provider is set, so the model is never offered a search it cannot run
+    ...webSearchTools(d.config.web),
     execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox }),
+    ...fileTools({ workspace: d.paths.workspace, settings: d.config.files }),
   ];
 }

@@ -18,7 +18,7 @@ export const PROFILES: readonly Profile[] = ['minimal', 'standard', 'full'];
  * everyday work (files in the workspace, the web, messages); full allows every tool, also those not
  * listed here, so a tool added later is denied by minimal and standard until it is named.
  */
-const MINIMAL = ['current_time', 'read_file', 'list_files', 'search_files', 'memory_search'];
+const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search'];
 const STANDARD = [...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_add'];
 export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly string[]>> = { minimal: MINIMAL, standard: STANDARD };
 

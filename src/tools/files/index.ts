@@ -1,0 +1,19 @@
+// The workspace file tools, sharing one confinement (the workspace plus files.roots and
+// files.readOnlyRoots) and the files.* caps.
+import type { Tool } from '../types.js';
+import type { FilesSettings } from './common.js';
+import { createConfinement } from './confine.js';
+import { editFileTool } from './edit_file.js';
+import { globTool } from './glob.js';
+import { grepTool } from './grep.js';
+import { listDirTool } from './list_dir.js';
+import { readFileTool } from './read_file.js';
+import { writeFileTool } from './write_file.js';
+
+export type { FilesSettings } from './common.js';
+
+/** Throws a ConfigError (exit 78) when a configured root is relative or '/'. */
+export function fileTools(opts: { workspace: string; settings: FilesSettings }): Tool[] {
+  const d = { confinement: createConfinement(opts.workspace, opts.settings), settings: opts.settings };
+  return [readFileTool(d), writeFileTool(d), editFileTool(d), listDirTool(d), globTool(d), grepTool(d)];
+}

@@ -341,6 +341,18 @@ t.test('runConfig', async (t) => {
       `${paths.config}: gateway.port: expected an integer between 0 and 65535, found number -1`,
       `${paths.config}: gateway.prot: unknown key (did you mean 'port'?)`,
     ]);
+
+    // Settings only the tools can judge are checked too, without running anything.
+    for (const [config, problem] of [
+      [{ files: { roots: ['relative/dir'] } }, /files\.roots\[0\]: expected an absolute path/],
+      [{ web: { search: { provider: 'searxng' } } }, /web\.search\.baseUrl/],
+      [{ tools: { controlChats: ['nochat'] } }, /tools\.controlChats\[0\]: expected "channel:chatId"/],
+    ] as const) {
+      writeConfig(paths, config);
+      c = cli(paths);
+      t.equal(await runConfig('validate', [], c.ctx), 78, JSON.stringify(config));
+      t.match(c.out.join('\n'), problem);
+    }
   });
 
   t.test('usage errors', async (t) => {

@@ -69,7 +69,12 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
 
     case 'validate': {
       try {
-        loadConfig(ctx.paths, ctx.env);
+        const config = loadConfig(ctx.paths, ctx.env);
+        // What the schema cannot say alone (file roots, the search provider's settings, policy
+        // overrides) is checked where the tools are built; build them here too, without running any.
+        const [{ builtinTools }, { createPolicy }] = await Promise.all([import('../tools/builtin.js'), import('../tools/policy.js')]);
+        builtinTools({ config, paths: ctx.paths, env: ctx.env });
+        createPolicy(config.tools);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         const problems = err.message.split('\n');

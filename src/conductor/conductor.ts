@@ -1,6 +1,8 @@
 // The conductor: consumes the durable queue. One lane per session (serial within it), up to
 // `concurrency` sessions at once; each finished turn commits session, reply and row state in one
-// transaction, then the reply is delivered through the channel it came from.
+// transaction, then the reply is delivered through the channel it came from. `send` records
+// messages that answer nothing (send_message) and delivers them the same way.
+import { randomUUID } from 'node:crypto';
 import type { PinclawConfig } from '../config/schema.js';
 import { errorMessage, PinclawError } from '../errors.js';
 import { log } from '../log.js';
@@ -34,9 +36,26 @@ export interface ConductorOptions extends TurnDeps {
   retryDelayMs?: (attempt: number) => number;
 }
 
+/** A message to a chat that is not the reply to an inbound one. */
+export interface OutgoingMessage {
+  channel: string;
+  chatId: string;
+  text: string;
+  /** the session it belongs to (the sender's); default `channel:chatId` */
+  sessionKey?: string;
+  /** one row per key: a sender that may repeat itself (a retried job) records the message once; default: every call is new */
+  idempotencyKey?: string;
+}
+
 export interface Conductor {
   /** Commits the message (refusing one above agent.maxMessageChars) and wakes the lanes. */
   submit(msg: NewInbound): InboundRow;
+  /**
+   * Records the message as an outbound row, committed before anything is delivered, then starts a
+   * delivery pass; returns the row. A crash before delivery leaves it pending for the next start.
+   * Throws for a channel this process does not run and for a text above agent.maxMessageChars.
+   */
+  send(msg: OutgoingMessage): OutboundRow;
   start(): void;
   /** Stops claiming, waits up to `drainMs` for running turns, then aborts them. */
   stop(drainMs: number): Promise<void>;
@@ -67,7 +86,14 @@ export function createConductor(opts: ConductorOptions): Conductor {
   let idleTimer: NodeJS.Timeout | undefined;
   const IDLE_TRIM_MS = 1000;
 
-  const wanted = (key: string) => !opts.sessions || opts.sessions.includes(key);
+  // A sub-agent's session (`<session>/spawn/<n>`) belongs to its parent: what it sends is
+  // delivered by the process that serves the parent.
+  const wanted = (key: string) => !opts.sessions || opts.sessions.some((s) => key === s || key.startsWith(`${s}/spawn/`));
+
+  function checkLength(text: string): void {
+    const limit = config.agent.maxMessageChars;
+    if (text.length > limit) throw new PinclawError(`message refused: ${text.length} characters is more than the limit of ${limit} (agent.maxMessageChars)`);
+  }
 
   function deliverPending(): Promise<void> {
     delivering = delivering.then(async () => {
@@ -178,14 +204,30 @@ export function createConductor(opts: ConductorOptions): Conductor {
 
   return {
     submit(msg) {
-      const limit = config.agent.maxMessageChars;
-      if (msg.text.length > limit) {
-        throw new PinclawError(`message refused: ${msg.text.length} characters is more than the limit of ${limit} (agent.maxMessageChars)`);
-      }
+      checkLength(msg.text);
       const debounce = channels.get(msg.channel)?.debounceMs ?? 0;
       const row = enqueue(db, msg, debounce);
       bus.emit('message_received', { inboundId: row.id, sessionKey: row.session_key, channel: row.channel, text: row.text });
       queueMicrotask(pump);
+      return row;
+    },
+    send(msg) {
+      if (!channels.has(msg.channel)) {
+        throw new PinclawError(`unknown channel '${msg.channel}'; channels in this process: ${channelNames.join(', ') || 'none'}`);
+      }
+      if (msg.chatId === '') throw new PinclawError('message refused: no chat id');
+      if (msg.text.trim() === '') throw new PinclawError('message refused: the text is blank');
+      checkLength(msg.text);
+      const row = recordOutbound(db, {
+        idempotencyKey: `send:${msg.idempotencyKey ?? randomUUID()}`,
+        inboundId: null,
+        sessionKey: msg.sessionKey ?? `${msg.channel}:${msg.chatId}`,
+        channel: msg.channel,
+        chatId: msg.chatId,
+        text: msg.text,
+        kind: 'reply',
+      });
+      deliverPending().catch((err) => log.warn(`delivery pass after message ${row.id} failed: ${errorMessage(err)}`));
       return row;
     },
     start() {

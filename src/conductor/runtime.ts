@@ -12,6 +12,7 @@ import { configuredRegistry } from '../tools/setup.js';
 import type { Tool } from '../tools/types.js';
 import { createBus, type Bus } from './bus.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
+import { createSubAgents } from './subagent.js';
 
 export interface Runtime {
   bus: Bus;
@@ -27,18 +28,34 @@ export interface RuntimeOptions {
   channels: readonly ChannelAdapter[];
   sessions?: readonly string[];
   tools?: readonly Tool[];
+  /** replaces the provider chain built from the config (tests) */
+  provider?: Provider;
 }
 
 export function createRuntime(o: RuntimeOptions): Runtime {
   ensureWorkspace(o.paths.workspace);
   let provider: Promise<Provider | { missing: string }> | undefined;
   const resolveProvider = () =>
-    (provider ??= import('../agent/providers/index.js').then(({ buildProvider }) => {
+    (provider ??= o.provider ? Promise.resolve(o.provider) : import('../agent/providers/index.js').then(({ buildProvider }) => {
       const built = buildProvider(o.config, o.env);
       return 'provider' in built ? built.provider : built;
     }));
+  // send_message needs the conductor and spawn the registry, both built after (and from) the tools:
+  // these forward references are set below, before any turn can call a tool.
+  let conductorRef: Conductor | undefined;
+  let registryRef: Registry | undefined;
+  const late = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the ${what} is not set up yet`);
+    return value;
+  };
+  const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
-  const { registry, redact } = configuredRegistry({ config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools });
+  const { registry, redact } = configuredRegistry({
+    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools,
+    send: (m) => late(conductorRef, 'conductor').send(m),
+    subAgents,
+  });
+  registryRef = registry;
   setLogRedactor(redact);
   const channels = new Map(o.channels.map((c) => [c.name, c]));
   const bus = createBus();
@@ -57,5 +74,6 @@ export function createRuntime(o: RuntimeOptions): Runtime {
     channels: o.channels,
     sessions: o.sessions,
   });
+  conductorRef = conductor;
   return { bus, conductor, tools: registry };
 }

@@ -201,6 +201,16 @@ const sections = {
         default: [],
         description: 'per-tool timeoutMs and maxOutputBytes ({"tool":"exec","timeoutMs":120000})',
       },
+      spawn: {
+        kind: 'object',
+        description: 'the spawn tool: sub-agents with their own session and fewer tools (docs/tools.md#spawn)',
+        fields: {
+          maxTurns: { kind: 'integer', min: 1, max: 100, default: 8, description: 'model calls one sub-agent may make; the last one is told to answer without tools' },
+          tokenBudget: { kind: 'integer', min: 1000, default: 100000, description: 'tokens one sub-agent may use (input, cached and output, summed over its calls); checked before each call' },
+          timeoutMs: { kind: 'integer', min: 1000, default: 180000, description: 'wall-clock limit of one sub-agent, in milliseconds' },
+          deny: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: 'tools never given to a sub-agent, besides exec and spawn' },
+        },
+      },
     },
   },
 } as const satisfies Record<string, Field>;

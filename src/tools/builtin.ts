@@ -4,6 +4,8 @@ import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
 import { execTool } from './exec.js';
 import { fileTools } from './files/index.js';
+import { sendMessageTool, type SendMessage } from './send-message.js';
+import { spawnTool, type SubAgentRunner } from './spawn.js';
 import { currentTimeTool } from './time.js';
 import type { Tool } from './types.js';
 import { webFetchTool } from './web/fetch.js';
@@ -13,6 +15,12 @@ export interface BuiltinDeps {
   config: PinclawConfig;
   paths: Paths;
   env: NodeJS.ProcessEnv;
+  // What the running conductor lends send_message and spawn. Given here, at construction, rather
+  // than on every call's ToolContext: the context says who is asking (policy reads it), while these
+  // are capabilities of the process, and only the tool that needs one should hold it. Absent where
+  // no conductor runs (`pinclaw tool`); those tools then answer that they cannot work there.
+  send?: SendMessage;
+  subAgents?: SubAgentRunner;
 }
 
 export function builtinTools(d: BuiltinDeps): Tool[] {
@@ -23,5 +31,7 @@ export function builtinTools(d: BuiltinDeps): Tool[] {
     ...webSearchTools(d.config.web),
     execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox }),
     ...fileTools({ workspace: d.paths.workspace, settings: d.config.files }),
+    sendMessageTool({ maxChars: d.config.agent.maxMessageChars, send: d.send }),
+    spawnTool({ settings: d.config.tools.spawn, runner: d.subAgents }),
   ];
 }

@@ -10,6 +10,8 @@ import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { startHttpServer } from '../channels/http/server.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
+import { createConfirmations } from '../channels/http/confirmations.js';
+import { createBus } from '../conductor/bus.js';
 import { metricsText } from '../ops/metrics.js';
 import { createRuntime } from '../conductor/runtime.js';
 import { modelRefs } from '../agent/providers/models.js';
@@ -52,9 +54,11 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     setState(db, 'gateway.version', pinclawVersion());
     const host = values.host ?? config.gateway.host;
     const port = portFlag ?? config.gateway.port;
-    const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel] });
+    const bus = createBus();
+    const confirmations = createConfirmations(bus, config.tools.confirmTimeoutMs);
+    const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel(confirmations)], bus });
     conductor.start();
-    const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt)) });
+    const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt), confirmations) });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
 

@@ -14,6 +14,9 @@ export interface BusEvents {
   tool_output: { sessionKey: string; id: string; name: string; stream: 'stdout' | 'stderr'; text: string };
   reply: { sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
   error: { sessionKey?: string; message: string };
+  /** a tool waits for the owner's yes in an http chat: answer with POST /api/confirm */
+  confirm_request: { id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string };
+  confirm_answer: { id: string; sessionKey: string; allowed: boolean; by: 'api' | 'timeout' };
 }
 export type BusEventName = keyof BusEvents;
 

@@ -28,6 +28,8 @@ export interface RuntimeOptions {
   channels: readonly ChannelAdapter[];
   sessions?: readonly string[];
   tools?: readonly Tool[];
+  /** the bus to use, when a channel needs it before the runtime exists (the http channel's confirmations) */
+  bus?: Bus;
   /** replaces the provider chain built from the config (tests) */
   provider?: Provider;
 }
@@ -58,7 +60,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   registryRef = registry;
   setLogRedactor(redact);
   const channels = new Map(o.channels.map((c) => [c.name, c]));
-  const bus = createBus();
+  const bus = o.bus ?? createBus();
   const conductor = createConductor({
     db: o.db,
     config: o.config,

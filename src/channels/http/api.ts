@@ -1,18 +1,28 @@
 // The gateway's API routes: POST /api/chat (JSON, or server-sent events with Accept:
-// text/event-stream) and GET /api/events (the bus as server-sent events).
+// text/event-stream), GET /api/events (the bus as server-sent events), and GET/POST /api/confirm
+// (the tool confirmations waiting in http chats).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Bus, BusEventName, BusEvents } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
 import { errorMessage, PinclawError } from '../../errors.js';
+import type { Confirmations } from './confirmations.js';
 import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
 
-/** Replies reach the waiting request through `delivered`; a reply nobody waits for stays in the session. */
-export const httpChannel: ChannelAdapter = { name: 'http', debounceMs: 0, send: async () => {} };
+/**
+ * Replies reach the waiting request through `delivered`; a reply nobody waits for stays in the
+ * session. Confirmations are asked on the bus and answered with POST /api/confirm.
+ */
+export function httpChannel(confirmations?: Confirmations): ChannelAdapter {
+  return { name: 'http', debounceMs: 0, send: async () => {}, ...(confirmations ? { confirm: (chatId, request) => confirmations.ask(chatId, request) } : {}) };
+}
 
-const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'error'];
+const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'error', 'confirm_request', 'confirm_answer'];
 
 function sse(res: ServerResponse): (name: string, data: unknown) => void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  // Node holds the headers back until the first write: a client waiting for them before it does
+  // anything else (a dashboard opening /api/events, then chatting) would wait forever.
+  res.flushHeaders();
   return (name, data) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
@@ -29,7 +39,15 @@ function parseChat(body: unknown): { session: string; text: string } {
   return { session: (session as string | undefined) ?? 'http:main', text };
 }
 
-export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string): ApiHandler {
+function parseAnswer(body: unknown): { id: string; allow: boolean } {
+  if (!body || typeof body !== 'object') throw new HttpError(400, 'body must be a JSON object {"id": string, "allow": boolean}');
+  const { id, allow } = body as { id?: unknown; allow?: unknown };
+  if (typeof id !== 'string' || id === '') throw new HttpError(400, 'id: expected the id of a confirm_request event');
+  if (typeof allow !== 'boolean') throw new HttpError(400, 'allow: expected true or false');
+  return { id, allow };
+}
+
+export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string, confirmations?: Confirmations): ApiHandler {
   return async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && req.method === 'GET' && metrics) {
       const text = metrics();
@@ -58,6 +76,18 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
         sendJson(res, 200, { reply: out.text, kind: out.kind });
       }
       return true;
+    }
+    if (path === '/api/confirm' && confirmations) {
+      if (req.method === 'GET') {
+        sendJson(res, 200, { pending: confirmations.pending() });
+        return true;
+      }
+      if (req.method === 'POST') {
+        const { id, allow } = parseAnswer(await readJson(req));
+        if (!confirmations.answer(id, allow)) throw new HttpError(404, `no confirmation ${id} is waiting: answered already, expired, or never asked`);
+        sendJson(res, 200, { id, allowed: allow });
+        return true;
+      }
     }
     if (path === '/api/events' && req.method === 'GET') {
       const write = sse(res);

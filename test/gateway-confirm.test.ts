@@ -1,5 +1,6 @@
-// Tool confirmation in an http chat, for real: the gateway process (the bundle), the real Anthropic
-// SDK against the stand-in, the question on GET /api/events and the answer through POST /api/confirm.
+// The tools' ways back to an http chat, for real: the gateway process (the bundle), the real
+// Anthropic SDK against the stand-in. Confirmation: the question on GET /api/events, the answer
+// through POST /api/confirm. send_message: the message on the chat's own SSE stream.
 import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -138,4 +139,14 @@ t.test('no answer in time counts as no, naming the setting', async (t) => {
   t.equal((await g.chat('time?')).reply, 'Nobody answered.');
   t.match((await expired).data, { allowed: false, by: 'timeout' });
   t.match(g.toolResult(1), { is_error: true, content: /no answer within 1 s \(tools\.confirmTimeoutMs\)/ });
+});
+
+t.test("send_message in an http chat arrives on that chat's SSE stream before the reply", async (t) => {
+  const g = await gateway(t);
+  g.srv.enqueue(toolUseReply([{ name: 'send_message', input: { text: 'working on it' } }]), textReply('All done.'));
+  const res = await fetch(`${g.url}/api/chat`, { method: 'POST', headers: { ...auth, accept: 'text/event-stream' }, body: JSON.stringify({ session: 'web', text: 'do it' }) });
+  const body = await res.text();
+  const replies = [...body.matchAll(/event: reply\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1]!) as { text?: string; reply?: string; inboundId?: number | null });
+  t.match(replies, [{ text: 'working on it', inboundId: null }, { reply: 'All done.' }]);
+  t.match(g.toolResult(1), { content: /^sent to http:web \(message id \d+\)$/ });
 });

@@ -65,7 +65,9 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
       }
       if ((req.headers.accept ?? '').includes('text/event-stream')) {
         const write = sse(res);
-        const off = subscribe(bus, (name, e) => name !== 'reply' && 'sessionKey' in e && e.sessionKey === session, write);
+        // The turn's own reply is written below, once; a message send_message sent during the turn
+        // (a reply to no inbound message) is passed on as it is delivered.
+        const off = subscribe(bus, (name, e) => 'sessionKey' in e && e.sessionKey === session && (name !== 'reply' || (e as BusEvents['reply']).inboundId === null), write);
         res.on('close', off);
         const out = await conductor.delivered(row.id);
         off();

@@ -120,16 +120,16 @@ void Index::Put(std::vector<DocInput>& docs, PutMode mode) {
     store_.Reset(dims, options_.quantization);
   }
   for (DocInput& d : docs) {
-    auto it = idToDoc_.find(d.id);
-    if (it != idToDoc_.end()) Erase(it->second);
+    auto it = docById_.find(d.id);
+    if (it != docById_.end()) Erase(it->second);
     Insert(d);
   }
   MaintainGraph();
 }
 
 bool Index::Remove(std::string_view id) {
-  auto it = idToDoc_.find(std::string(id));
-  if (it == idToDoc_.end()) return false;
+  auto it = docById_.find(std::string(id));
+  if (it == docById_.end()) return false;
   Erase(it->second);
   MaintainGraph();
   return true;
@@ -197,7 +197,7 @@ uint32_t Index::InsertSplit(std::string id, const std::vector<DocTerm>& terms, u
   d.length = 0;
   for (const DocTerm& dt : terms) d.length += dt.tf;
   totalLength_ += d.length;
-  idToDoc_.emplace(d.id, doc);
+  docById_.emplace(d.id, doc);
   IndexTerms(doc);
   return doc;
 }
@@ -241,7 +241,7 @@ void Index::Erase(uint32_t doc) {
   kinds_.Release(d.kind);
   sessions_.Release(d.session);
   if (d.vector != kNoOwner) ReleaseVector(d.vector);
-  idToDoc_.erase(d.id);
+  docById_.erase(d.id);
   std::string().swap(d.id);
   std::vector<DocTerm>().swap(d.terms);
   d.vector = kNoOwner;
@@ -532,7 +532,7 @@ Stats Index::GetStats() const {
   for (const Term& t : terms_) bytes += t.postings.capacity() * sizeof(Posting);
   // Hash nodes: key string, value, next pointer and cached hash, roughly.
   for (const auto& kv : termIds_) bytes += 48 + (kv.first.size() > 15 ? kv.first.capacity() : 0);
-  bytes += idToDoc_.size() * 48 + (termIds_.bucket_count() + idToDoc_.bucket_count()) * sizeof(void*);
+  bytes += docById_.size() * 48 + (termIds_.bucket_count() + docById_.bucket_count()) * sizeof(void*);
   bytes += store_.MemoryBytes();
   if (graph_) bytes += graph_->MemoryBytes();
   s.memoryBytes = bytes;

@@ -89,8 +89,8 @@ class Index {
   // All documents are validated before any is applied: a batch goes in whole or not at all.
   void Put(std::vector<DocInput>& docs, PutMode mode);
   bool Remove(std::string_view id);
-  bool Has(std::string_view id) const { return idToDoc_.count(std::string(id)) != 0; }
-  size_t Size() const { return idToDoc_.size(); }
+  bool Has(std::string_view id) const { return docById_.count(std::string(id)) != 0; }
+  size_t Size() const { return docById_.size(); }
   std::vector<Hit> Search(const Query& q);
   const std::string& Id(uint32_t doc) const { return docs_[doc].id; }
   Stats GetStats() const;
@@ -153,7 +153,7 @@ class Index {
   Options options_;
   std::vector<Doc> docs_;
   std::vector<uint32_t> freeDocs_;
-  std::unordered_map<std::string, uint32_t> idToDoc_;
+  std::unordered_map<std::string, uint32_t> docById_;
   std::unordered_map<std::string, uint32_t> termIds_;
   std::vector<Term> terms_;
   std::vector<uint32_t> freeTerms_;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openDatabase, sqliteReport } from '../src/store/db.js';
 import { currentVersion, migrate, type Migration } from '../src/store/migrations.js';
 import { migrations } from '../src/store/schema.js';
+import { saveSession, sessionKeysWithPrefix } from '../src/store/sessions.js';
 import { getState, setState } from '../src/store/state.js';
 import { tempDir } from './support/proc.js';
 
@@ -75,4 +76,12 @@ t.test('a second connection waits for a writer instead of failing at once', asyn
   a.exec('rollback');
   b.exec("insert into state values ('x', 'y', 'z')");
   t.equal(getState(b, 'x'), 'y');
+});
+
+t.test('session keys by prefix: exact prefixes, also with LIKE metacharacters and astral characters', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  for (const key of ['a_%😀/spawn/1', 'a_%😀/spawn/2', 'ab%😀/spawn/3', 'a_%😀', 'x/spawn/1']) saveSession(db, { key, messages: [], meta: {} });
+  t.same(sessionKeysWithPrefix(db, 'a_%😀/spawn/').sort(), ['a_%😀/spawn/1', 'a_%😀/spawn/2']);
+  t.same(sessionKeysWithPrefix(db, 'nothing/'), []);
 });

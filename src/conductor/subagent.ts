@@ -8,7 +8,7 @@ import { clockTime } from '../agent/prompt.js';
 import type { ContentBlock, Message, Provider, Usage } from '../agent/types.js';
 import type { PinclawConfig } from '../config/schema.js';
 import type { Db } from '../store/db.js';
-import { listSessions, saveSession } from '../store/sessions.js';
+import { saveSession, sessionKeysWithPrefix } from '../store/sessions.js';
 import { restrictTools, type SpawnBounds, type SubAgentRun, type SubAgentRunner } from '../tools/spawn.js';
 import type { ToolContext, ToolSet } from '../tools/types.js';
 
@@ -39,9 +39,8 @@ function claimSession(db: Db, parent: string, first: Message): string {
   return db.transaction(() => {
     const prefix = `${parent}${SPAWN_INFIX}`;
     let n = 0;
-    for (const s of listSessions(db)) {
-      if (!s.key.startsWith(prefix)) continue;
-      const i = Number(s.key.slice(prefix.length));
+    for (const key of sessionKeysWithPrefix(db, prefix)) {
+      const i = Number(key.slice(prefix.length));
       if (Number.isInteger(i) && i > n) n = i;
     }
     const key = `${prefix}${n + 1}`;

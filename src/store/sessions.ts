@@ -70,6 +70,12 @@ export interface SessionSummary {
   updatedAt: string;
 }
 
+/** Keys starting with `prefix`, without reading any session's messages. */
+export function sessionKeysWithPrefix(db: Db, prefix: string): string[] {
+  // substr, not LIKE: a key may contain % and _. SQLite counts code points, not UTF-16 units.
+  return (sql(db, 'select key from sessions where substr(key, 1, ?) = ?').all([...prefix].length, prefix) as { key: string }[]).map((r) => r.key);
+}
+
 export function listSessions(db: Db): SessionSummary[] {
   const rows = sql(db, 'select key, json_array_length(messages) as n, updated_at from sessions order by updated_at desc').all() as { key: string; n: number; updated_at: number }[];
   return rows.map((r) => ({ key: r.key, messages: r.n, updatedAt: new Date(r.updated_at).toISOString() }));

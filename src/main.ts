@@ -1,5 +1,9 @@
 // Process entry for the bundle and the single executable.
 import { main } from './cli/index.js';
+import { enableRegexFallback } from './regex-engine.js';
+
+// Before any pattern is compiled: no regular expression, ours or a model's, may backtrack without bound.
+enableRegexFallback();
 
 // `pinclaw doctor | head` closes our stdout early; that is the reader's choice, not an error.
 for (const stream of [process.stdout, process.stderr]) {

@@ -8,6 +8,7 @@ import type { Tool } from '../types.js';
 import { Refused } from './confine.js';
 import { guarded, joinShown, looksBinary, openResolved, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
 import { compileGlob } from './pattern.js';
+import { compileSearchRegex, RegexTimeout, type SearchRegex } from './search-regex.js';
 import { newStats, walk, walkNotes, type Walked } from './walk.js';
 
 interface GrepInput {
@@ -51,9 +52,9 @@ export function grepTool(d: FileToolDeps): Tool {
     execute: (input, ctx) => {
       const { pattern, path = '.', glob, literal = false, ignore_case: ignoreCase = false } = input as GrepInput;
       return guarded('grep', path, async () => {
-        let re: RegExp;
+        let re: SearchRegex;
         try {
-          re = new RegExp(literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : pattern, ignoreCase ? 'i' : '');
+          re = compileSearchRegex(literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : pattern, ignoreCase ? 'i' : '');
         } catch (err) {
           return { content: `grep: invalid regular expression: ${errorMessage(err)}; set literal to search for the text as it is`, isError: true };
         }
@@ -86,10 +87,12 @@ export function grepTool(d: FileToolDeps): Tool {
             skipped.binary++;
             return;
           }
-          const text = buf.toString('utf8').split('\n');
+          const whole = buf.toString('utf8');
+          // One more than still fits, so a full page is told apart from a capped one.
+          const found = await re.matchingLines(whole, maxResults - lines.length + 1);
+          const text = found.length ? whole.split('\n') : [];
           let hit = false;
-          for (let i = 0; i < text.length; i++) {
-            if (!re.test(text[i]!)) continue;
+          for (const i of found) {
             if (lines.length === maxResults) {
               capped = true;
               break;
@@ -100,32 +103,45 @@ export function grepTool(d: FileToolDeps): Tool {
           if (hit) matchedFiles++;
         };
 
-        if (st.isDirectory()) {
-          const entries = walk(base.real, {
-            snapshot: base.snapshot,
-            signal: ctx.signal,
-            enter: (dir) => !dir.name.startsWith('.') && !SKIPPED_DIRS.has(dir.name),
-          }, stats);
-          for await (const e of entries) {
-            if (!e.isFile || e.name.startsWith('.')) continue;
-            if (filter && !filter.regex.test(byName ? e.name : e.rel)) continue;
-            files.push(e);
-          }
-          for (const f of files) {
-            ctx.signal?.throwIfAborted();
-            try {
-              await searchFile(f.real, f.size, joinShown(base.shown, f.rel));
-            } catch (err) {
-              // A file that vanished or cannot be read since the walk listed it is counted, not fatal.
-              if (!(err as NodeJS.ErrnoException).code) throw err;
-              stats.unreadable++;
+        try {
+          if (st.isDirectory()) {
+            const entries = walk(base.real, {
+              snapshot: base.snapshot,
+              signal: ctx.signal,
+              enter: (dir) => !dir.name.startsWith('.') && !SKIPPED_DIRS.has(dir.name),
+            }, stats);
+            for await (const e of entries) {
+              if (!e.isFile || e.name.startsWith('.')) continue;
+              if (filter && !filter.regex.test(byName ? e.name : e.rel)) continue;
+              files.push(e);
             }
-            if (capped) break;
+            for (const f of files) {
+              ctx.signal?.throwIfAborted();
+              try {
+                await searchFile(f.real, f.size, joinShown(base.shown, f.rel));
+              } catch (err) {
+                // A file that vanished or cannot be read since the walk listed it is counted, not fatal.
+                if (!(err as NodeJS.ErrnoException).code) throw err;
+                stats.unreadable++;
+              }
+              if (capped) break;
+            }
+          } else if (st.isFile()) {
+            await searchFile(base.real, st.size, base.shown);
+          } else {
+            throw new Refused('regular files only', `${base.shown} is not a regular file or a directory`);
           }
-        } else if (st.isFile()) {
-          await searchFile(base.real, st.size, base.shown);
-        } else {
-          throw new Refused('regular files only', `${base.shown} is not a regular file or a directory`);
+        } catch (err) {
+          if (!(err instanceof RegexTimeout)) throw err;
+          return {
+            content:
+              `grep: refused: the pattern /${pattern}/ did not finish matching within ${err.ms} ms. Patterns with backreferences or ` +
+              `lookaround${ignoreCase ? ', and any with ignore_case,' : ''} cannot use the linear-time engine, so they run under that budget; ` +
+              'simplify the pattern, search a narrower path, or set literal',
+            isError: true,
+          };
+        } finally {
+          await re.close();
         }
 
         const what = `${literal ? JSON.stringify(pattern) : `/${pattern}/`}${ignoreCase ? ' (ignoring case)' : ''} under ${base.shown}${glob ? ` in files matching ${glob}` : ''}`;

@@ -167,7 +167,7 @@ export async function buildSea(arch) {
 
   step('bundling');
   const main = join(work, 'pinclaw.cjs');
-  await bundle({ outfile: main, quiet: true });
+  const { chunks } = await bundle({ outfile: main, quiet: true });
 
   const assets = {};
   const manifest = { arch, node: NODE_VERSION, addons: {} };
@@ -183,6 +183,8 @@ export async function buildSea(arch) {
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   assets['native/manifest.json'] = manifestFile;
   Object.assign(assets, tokenizerAssets(root));
+  // Lazy chunks (src/lazy-chunk.ts): evaluated from these assets on first use.
+  for (const c of chunks) assets[`lazy/${c.name}.cjs`] = c.file;
 
   const blob = join(work, 'sea-prep.blob');
   const seaConfig = join(work, 'sea-config.json');

@@ -3,13 +3,86 @@
 // `node-gyp-build`) is replaced by pinclaw's loader, which finds the .node file in a dev tree or
 // extracts it from the executable's assets.
 import { build } from 'esbuild';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const loaderPath = join(root, 'src', 'native', 'loader.ts');
+const lazyLoaderPath = join(root, 'src', 'lazy-chunk.ts');
+
+/**
+ * Lazy chunks (see src/lazy-chunk.ts): what the bundle's dynamic import() of `specifier` becomes, and
+ * the entry each chunk is built from. Code an idle gateway never runs belongs here: every KiB in the
+ * main bundle costs idle memory. A chunk must be a leaf (no src/ module besides its entry).
+ */
+export const lazyChunks = [
+  { name: 'undici', specifier: 'undici', entry: 'undici' },
+  { name: 'anthropic-sdk', specifier: '@anthropic-ai/sdk', entry: '@anthropic-ai/sdk' },
+  { name: 'html', specifier: join(root, 'src', 'tools', 'web', 'html.ts'), entry: join(root, 'src', 'tools', 'web', 'html.ts') },
+];
+
+const lazyShim = {
+  name: 'pinclaw-lazy-chunks',
+  setup(b) {
+    const bySpecifier = new Map(lazyChunks.filter((c) => !c.specifier.startsWith('/')).map((c) => [c.specifier, c]));
+    const byPath = new Map(lazyChunks.filter((c) => c.specifier.startsWith('/')).map((c) => [c.specifier, c]));
+    b.onResolve({ filter: /.*/ }, (args) => {
+      if (args.namespace !== 'file' || args.importer === '' || args.path.startsWith('node:')) return undefined;
+      let chunk = bySpecifier.get(args.path);
+      if (!chunk && args.path.startsWith('.')) {
+        const abs = join(args.resolveDir, args.path).replace(/\.js$/, '.ts');
+        chunk = byPath.get(abs);
+      }
+      if (!chunk) return undefined;
+      // A static import would evaluate the chunk when the importing module starts, which defeats it.
+      if (args.kind !== 'dynamic-import') {
+        return { errors: [{ text: `${args.importer} imports ${args.path} statically; it is the lazy chunk '${chunk.name}': use await import() (a type-only import is fine)` }] };
+      }
+      return { path: chunk.name, namespace: 'pinclaw-lazy' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(lazyLoaderPath)}).loadLazyChunk(${JSON.stringify(args.path)});`,
+      loader: 'js',
+      resolveDir: root,
+    }));
+  },
+};
+
+const common = (version) => ({
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  // usearch's never-taken `require(__dirname + ...)` hints for other bundlers are harmless here.
+  logOverride: { 'unsupported-require-call': 'silent' },
+  define: { __PINCLAW_VERSION__: JSON.stringify(version) },
+});
+
+/** Builds the chunks next to the bundle; refuses a chunk that is not a leaf. */
+async function buildChunks(dir, version) {
+  mkdirSync(dir, { recursive: true });
+  const out = [];
+  for (const c of lazyChunks) {
+    const file = join(dir, `${c.name}.cjs`);
+    const r = await build({
+      ...common(version),
+      entryPoints: [c.entry.startsWith('/') ? c.entry : createRequire(join(root, 'package.json')).resolve(c.entry)],
+      outfile: file,
+      metafile: true,
+      banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
+      define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
+    });
+    const own = Object.keys(r.metafile.inputs).filter((f) => f.startsWith('src/') && join(root, f) !== c.entry);
+    if (own.length) throw new Error(`the lazy chunk '${c.name}' is not a leaf: it holds ${own.join(', ')}, which the main bundle may hold too`);
+    out.push({ name: c.name, file });
+  }
+  return out;
+}
 
 // Which addon a package's loader call stands for, by the path of the file that makes the call.
 const owners = [
@@ -51,27 +124,20 @@ module.exports.default = module.exports;`,
 export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quiet = false } = {}) {
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   const started = Date.now();
-  const result = await build({
+  await build({
+    ...common(version),
     entryPoints: [join(root, 'src', 'main.ts')],
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    // usearch's never-taken `require(__dirname + ...)` hints for other bundlers are harmless here.
-    logOverride: { 'unsupported-require-call': 'silent' },
     banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
-    define: { 'import.meta.url': '__pinclaw_import_meta_url', __PINCLAW_VERSION__: JSON.stringify(version) },
-    plugins: [nativeShim],
+    define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
+    plugins: [lazyShim, nativeShim],
   });
+  const chunks = await buildChunks(join(dirname(outfile), 'lazy'), version);
   if (!quiet) {
-    const kb = (statSync(outfile).size / 1024).toFixed(0);
-    console.error(`bundle: ${outfile} (${kb} KiB) in ${Date.now() - started} ms`);
+    const kb = (f) => `${(statSync(f).size / 1024).toFixed(0)} KiB`;
+    console.error(`bundle: ${outfile} (${kb(outfile)}) in ${Date.now() - started} ms; lazy chunks: ${chunks.map((c) => `${c.name} ${kb(c.file)}`).join(', ')}`);
   }
-  return result;
+  return { outfile, chunks };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

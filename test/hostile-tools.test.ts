@@ -62,7 +62,8 @@ t.test('every tool schema refuses every Object.prototype key, and __proto__ outr
 });
 
 t.test('a required or known field named like a prototype member is checked as its own', async (t) => {
-  const schema: JsonSchema = { type: 'object', properties: { toString: { type: 'string' } }, required: ['toString', 'valueOf'], additionalProperties: false };
+  const str: JsonSchema = { type: 'string' };
+  const schema: JsonSchema = { type: 'object', properties: { toString: str }, required: ['toString', 'valueOf'], additionalProperties: false };
   t.same(validateInput(schema, {}), ['input.toString: required', 'input.valueOf: required']);
   t.same(validateInput(schema, { toString: 5, valueOf: 1 }), ['input.toString: expected string, got number', 'input.valueOf: unknown field']);
   const open: JsonSchema = { type: 'object', properties: {} };

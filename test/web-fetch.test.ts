@@ -54,6 +54,15 @@ t.test('readable text, redirects followed, caps applied, through the tool', asyn
       res.writeHead(302, { location: '/loop' });
       return res.end();
     }
+    if (req.url === '/cp1252') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      // No charset in the header: the meta tag names it, and the bytes are windows-1252.
+      return res.end(Buffer.concat([Buffer.from('<meta charset="windows-1252"><p>'), Buffer.from([0x93, 0x63, 0x61, 0x66, 0xe9, 0x94, 0x20, 0x80, 0x35])]));
+    }
+    if (req.url === '/klingon') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=klingon' });
+      return res.end('tlhIngan Hol');
+    }
     if (req.url === '/big') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       return res.end('x'.repeat(50_000));
@@ -66,8 +75,11 @@ t.test('readable text, redirects followed, caps applied, through the tool', asyn
   const page = await fetchPage(`${site.base}/old`, s);
   t.equal(page.url, `${site.base}/page`);
   t.equal(page.title, 'Greenhouse & Co');
-  t.equal(page.text, 'Sensors\nTemperature: 21°C\nmore (/more)');
+  t.equal(page.text, `# Sensors\n\nTemperature: 21°C\n\nmore (${site.base}/more)`, 'headings marked, links made absolute');
   await t.rejects(fetchPage(`${site.base}/loop`, s), /more than 5 redirects/);
+  t.equal((await fetchPage(`${site.base}/cp1252`, s)).text, '\u201ccaf\u00e9\u201d \u20ac5', 'windows-1252 named by a meta tag');
+  const klingon = await webFetchTool(s).execute({ url: `${site.base}/klingon` }, { sessionKey: 's', channel: 'c', chatId: 'c' });
+  t.match(klingon.content, /tlhIngan Hol\n\n\[unknown charset "klingon"; read as UTF-8\]$/, 'an unknown charset is read as UTF-8 and said');
   const big = await fetchPage(`${site.base}/big`, s);
   t.equal(big.text.length, 10_000);
   t.ok(big.truncated);

@@ -1,7 +1,8 @@
 // Anthropic Messages API through the official SDK, streaming. The SDK's own retries are off: retry.ts
 // retries every provider by the same rules. The SDK is given everything explicitly (key, base URL)
 // so it never falls back to process.env behind buildProvider's back.
-import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ClientOptions } from '@anthropic-ai/sdk';
 import { format } from 'node:util';
 import { log } from '../../log.js';
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
@@ -34,7 +35,12 @@ const sdkLogger: NonNullable<ClientOptions['logger']> = {
   debug: (msg, ...rest) => log.debug(line(msg, rest)),
 };
 
-function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
+type Sdk = typeof Anthropic;
+let sdk: Promise<Sdk> | undefined;
+/** The SDK is a lazy chunk (src/lazy-chunk.ts): loaded by the first request, not at start. */
+const loadSdk = (): Promise<Sdk> => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
+
+function classify(Anthropic: Sdk, err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
   if (deadline.expired() || err instanceof Anthropic.APIConnectionTimeoutError) return errors.timeout(timeoutMs, err);
   if (caller?.aborted || err instanceof Anthropic.APIUserAbortError) return errors.aborted(err);
   if (err instanceof ProviderError) return err;
@@ -53,21 +59,23 @@ function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeou
 export function anthropicProvider(model: string, s: AnthropicSettings): Provider {
   const id = `anthropic/${model}`;
   const errors = new ErrorFactory(id, [s.apiKey]);
-  const client = new Anthropic({
-    apiKey: s.apiKey,
-    baseURL: s.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
-    maxRetries: 0,
-    timeout: s.timeoutMs,
-    logger: sdkLogger,
-    logLevel: 'warn',
-    openTelemetry: false,
-  });
+  let client: Anthropic | undefined;
   return {
     id,
     async complete(req: ProviderRequest, onEvent?: (e: ProviderEvent) => void): Promise<ProviderResponse> {
       // Mapping happens outside the try: a bug there must not pass for a network error and be retried.
       const params = toAnthropicRequest(model, req);
       const collector = new AnthropicCollector(onEvent && ((text) => onEvent({ type: 'text_delta', text })));
+      const Sdk = await loadSdk();
+      client ??= new Sdk({
+        apiKey: s.apiKey,
+        baseURL: s.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+        maxRetries: 0,
+        timeout: s.timeoutMs,
+        logger: sdkLogger,
+        logLevel: 'warn',
+        openTelemetry: false,
+      });
       const deadline = startDeadline(s.timeoutMs, req.signal);
       let streaming = false;
       try {
@@ -75,7 +83,7 @@ export function anthropicProvider(model: string, s: AnthropicSettings): Provider
         streaming = true;
         for await (const ev of stream) collector.add(ev);
       } catch (err) {
-        throw classify(err, errors, deadline, s.timeoutMs, req.signal, streaming);
+        throw classify(Sdk, err, errors, deadline, s.timeoutMs, req.signal, streaming);
       } finally {
         deadline.clear();
       }

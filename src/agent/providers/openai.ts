@@ -1,6 +1,5 @@
 // OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp server, OpenRouter, vLLM) through
 // undici, streamed. The key is optional: local servers usually need none.
-import { request } from 'undici';
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
 import { startDeadline, type Deadline } from './deadline.js';
@@ -85,6 +84,8 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
       let streaming = false;
       let sawDone = false;
       try {
+        // undici is a lazy chunk (src/lazy-chunk.ts): loaded by the first request, not at start.
+        const { request } = await import('undici');
         const res = await request(url, { method: 'POST', headers, body, signal: deadline.signal });
         // Redirects are not followed: a 301 means the base URL is wrong, and says so.
         if (res.statusCode < 200 || res.statusCode >= 300) {

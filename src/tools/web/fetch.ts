@@ -2,7 +2,7 @@
 // the SSRF guard applied to every hop.
 import type { LookupFunction } from 'node:net';
 import type { Tool } from '../types.js';
-import { htmlToText } from './html.js';
+import { decodeBody } from './charset.js';
 import { vetHost, type Vetted } from './ssrf.js';
 
 export interface WebSettings {
@@ -19,6 +19,8 @@ export interface Page {
   title: string;
   text: string;
   truncated: boolean;
+  /** what the reader should know about how the page was read (an unknown charset, a page left unfinished) */
+  notes: string[];
 }
 
 /** net.connect looks the name up again; answering with the vetted address closes the rebinding gap. */
@@ -77,10 +79,21 @@ export async function fetchPage(target: string, s: WebSettings, signal?: AbortSi
       const body = Buffer.concat(chunks);
       let title = '';
       let text: string;
-      if (/html/i.test(contentType)) ({ title, text } = htmlToText(body.toString('utf8')));
-      else if (/^text\/|json|xml|javascript/i.test(contentType) || contentType === '') text = body.toString('utf8');
-      else text = `(${contentType} content, ${body.length} bytes, not shown)`;
-      return { url: url.href, status: res.statusCode, contentType, title, text, truncated };
+      const notes: string[] = [];
+      const html = /html/i.test(contentType);
+      if (html || /^text\/|json|xml|javascript/i.test(contentType) || contentType === '') {
+        const decoded = decodeBody(body, contentType, html);
+        if (decoded.note) notes.push(decoded.note);
+        text = decoded.text;
+        if (html) {
+          // The HTML parser is a lazy chunk (src/lazy-chunk.ts), loaded by the first page.
+          const { htmlToText } = await import('./html.js');
+          const page = await htmlToText(text, url.href, signal);
+          ({ title, text } = page);
+          if (page.stopped) notes.push(page.stopped);
+        }
+      } else text = `(${contentType} content, ${body.length} bytes, not shown)`;
+      return { url: url.href, status: res.statusCode, contentType, title, text, truncated, notes };
     } finally {
       await dispatcher.close();
     }
@@ -106,7 +119,7 @@ export function webFetchTool(s: WebSettings): Tool {
         let text = page.text;
         const cut = text.length > maxChars;
         if (cut) text = text.slice(0, maxChars);
-        const notes = [cut ? `[cut at ${maxChars} characters]` : '', page.truncated ? `[download stopped at ${s.maxBytes} bytes]` : ''].filter(Boolean).join(' ');
+        const notes = [cut ? `[cut at ${maxChars} characters]` : '', page.truncated ? `[download stopped at ${s.maxBytes} bytes]` : '', ...page.notes.map((n) => `[${n}]`)].filter(Boolean).join(' ');
         return { content: `${page.status} ${page.url}${page.title ? `\n# ${page.title}` : ''}\n\n${text}${notes ? `\n\n${notes}` : ''}`, isError: page.status >= 400 };
       } catch (err) {
         return { content: `web_fetch ${url}: ${err instanceof Error ? err.message : String(err)}`, isError: true };

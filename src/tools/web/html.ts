@@ -1,31 +1,244 @@
 // HTML to readable text: what a model needs from a page is its words and links, not its markup.
-const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+// htmlparser2's tokenizer does the parsing: it is a state machine that reads each character once,
+// so a hostile page (thousands of unclosed `<a href`, `<script>` or `<!--`) costs linear time, and
+// it decodes every named entity and the cp1252 numeric references as the HTML spec says. This
+// module only decides what text comes out: headings as `#` lines, lists as `-` or `1.` items
+// (indented when nested), links as `text (href)`, table rows as cells joined by ` | `, `pre` as it
+// is, and no scripts, styles, navigation or footers. It is a lazy chunk (src/lazy-chunk.ts): loaded
+// by the first page, not at start.
+import { Parser } from 'htmlparser2';
 
-function decode(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-    if (e[0] === '#') {
-      const n = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return Number.isFinite(n) && n > 0 && n <= 0x10ffff ? String.fromCodePoint(n) : m;
+/** Elements whose content is never shown (they hold code, metadata or site chrome). */
+const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'head', 'title', 'iframe', 'object', 'canvas', 'nav', 'footer', 'select', 'button']);
+/** Elements that stand apart from their neighbours with a blank line. */
+const PARAGRAPH = new Set(['p', 'blockquote', 'pre', 'table', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'section', 'article', 'main', 'header', 'aside', 'details', 'dl', 'fieldset', 'form', 'address']);
+/** Elements that start and end a line. */
+const LINE = new Set(['div', 'li', 'tr', 'dt', 'dd', 'figcaption', 'summary', 'caption', 'label', 'option', 'legend', 'ul', 'ol']);
+
+/** Links nested deeper than this are read as plain text: nobody nests links on purpose. */
+const MAX_OPEN_LINKS = 32;
+
+/**
+ * The text being built, as pieces. Inspecting one growing string (endsWith, slice, a regex at its
+ * end) would flatten it on every call, which is quadratic on a page of a million tiny text nodes.
+ */
+class Output {
+  private pieces: string[] = [];
+  length = 0;
+  /** newlines at the end of the text, spaces after them not counted */
+  private trailingNewlines = 0;
+  private lastIsSpace = false;
+
+  append(s: string): void {
+    if (!s) return;
+    this.pieces.push(s);
+    this.length += s.length;
+    const m = /(\n*)([ \t]*)$/.exec(s.length > 64 ? s.slice(-64) : s)!;
+    if (m[1]!.length === s.length - m[2]!.length && m[1]!.length > 0) this.trailingNewlines += m[1]!.length;
+    else if (m[1]!.length > 0 || m[0].length < s.length) this.trailingNewlines = m[1]!.length;
+    this.lastIsSpace = m[2]!.length > 0;
+  }
+
+  get atLineStart(): boolean {
+    return this.length === 0 || (this.trailingNewlines > 0 && !this.lastIsSpace);
+  }
+
+  get endsWithSpace(): boolean {
+    return this.lastIsSpace;
+  }
+
+  trimTrailingSpaces(): void {
+    while (this.pieces.length) {
+      const last = this.pieces[this.pieces.length - 1]!;
+      const trimmed = last.replace(/[ \t]+$/, '');
+      this.length -= last.length - trimmed.length;
+      if (trimmed) {
+        this.pieces[this.pieces.length - 1] = trimmed;
+        break;
+      }
+      this.pieces.pop();
     }
-    return entities[e.toLowerCase()] ?? m;
-  });
+    this.lastIsSpace = false;
+  }
+
+  /** Ends the line; with `blank`, leaves one empty line after it. Never at the very start. */
+  newline(blank: boolean): void {
+    if (this.length === 0) return;
+    this.trimTrailingSpaces();
+    const want = blank ? 2 : 1;
+    if (this.trailingNewlines < want) this.append('\n'.repeat(want - this.trailingNewlines));
+  }
+
+  /** The text from `start` on, or undefined when it is longer than `max` (not worth building). */
+  since(start: number, max: number): string | undefined {
+    if (this.length - start > max) return undefined;
+    let s = '';
+    let pos = this.length;
+    for (let i = this.pieces.length - 1; i >= 0 && pos > start; i--) {
+      const p = this.pieces[i]!;
+      pos -= p.length;
+      s = (pos < start ? p.slice(start - pos) : p) + s;
+    }
+    return s;
+  }
+
+  toString(): string {
+    return this.pieces.join('');
+  }
 }
 
-export function htmlToText(html: string): { title: string; text: string } {
-  const title = decode(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]?.trim() ?? '');
-  const body = html
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(script|style|noscript|template|svg|head|title)\b[\s\S]*?<\/\1>/gi, '')
-    .replace(/<a\b[^>]*href="([^"]*)"[^>]*>([\s\S]*?)<\/a>/gi, (_m, href: string, inner: string) => `${inner} (${href})`)
-    .replace(/<(br|hr)\b[^>]*>/gi, '\n')
-    .replace(/<\/(p|div|section|article|li|tr|h[1-6]|pre|blockquote|table|ul|ol)>/gi, '\n')
-    .replace(/<li\b[^>]*>/gi, '- ')
-    .replace(/<[^>]+>/g, '');
-  const text = decode(body)
-    .split('\n')
-    .map((l) => l.replace(/[ \t\f\v\r]+/g, ' ').trim())
-    .filter((l, i, all) => l !== '' || (i > 0 && all[i - 1] !== ''))
-    .join('\n')
-    .trim();
-  return { title, text };
+interface OpenLink {
+  href: string;
+  /** where the link's text starts in the output */
+  start: number;
+}
+
+interface OpenList {
+  ordered: boolean;
+  next: number;
+}
+
+export interface PageText {
+  title: string;
+  text: string;
+  /** set when the page was not read to its end, saying why */
+  stopped?: string;
+}
+
+/** Elements open at once before the rest of a page is left unread. */
+export const MAX_DEPTH = 1000;
+/** Input handed to the tokenizer between two turns of the event loop. */
+const SLICE = 32 * 1024;
+
+interface Converter {
+  parser: Parser;
+  depth(): number;
+  result(): PageText;
+}
+
+function converter(baseUrl: string | undefined): Converter {
+  const out = new Output();
+  let depth = 0;
+  let title = '';
+  let inTitle = 0;
+  let skip = 0;
+  let pre = 0;
+  let cellInRow = 0;
+  const links: OpenLink[] = [];
+  const lists: OpenList[] = [];
+
+  const text = (s: string): void => {
+    if (pre) return out.append(s);
+    let t = s.replace(/\s+/g, ' ');
+    if (t.startsWith(' ') && (out.atLineStart || out.endsWithSpace)) t = t.slice(1);
+    out.append(t);
+  };
+  const absolute = (href: string) => {
+    if (!baseUrl) return href;
+    try {
+      return new URL(href, baseUrl).href;
+    } catch {
+      return href;
+    }
+  };
+
+  const parser = new Parser(
+    {
+      onopentag(name, attrs) {
+        depth++;
+        if (name === 'title') inTitle++;
+        if (SKIPPED.has(name)) skip++;
+        if (skip) return;
+        if (PARAGRAPH.has(name)) out.newline(true);
+        else if (LINE.has(name) || name === 'br' || name === 'hr') out.newline(false);
+        const heading = /^h([1-6])$/.exec(name);
+        if (heading) out.append(`${'#'.repeat(Number(heading[1]))} `);
+        else if (name === 'pre') pre++;
+        else if (name === 'ul' || name === 'ol') lists.push({ ordered: name === 'ol', next: Number(attrs.start) || 1 });
+        else if (name === 'li') {
+          const list = lists.at(-1);
+          out.append('  '.repeat(Math.min(Math.max(lists.length - 1, 0), 10)) + (list?.ordered ? `${list.next++}. ` : '- '));
+        } else if (name === 'tr') cellInRow = 0;
+        else if (name === 'td' || name === 'th') {
+          if (cellInRow++ > 0) {
+            out.trimTrailingSpaces();
+            out.append(' | ');
+          }
+        } else if (name === 'a' && attrs.href !== undefined && links.length < MAX_OPEN_LINKS) links.push({ href: attrs.href.trim(), start: out.length });
+        else if (name === 'img' && attrs.alt?.trim()) text(` [image: ${attrs.alt.trim()}] `);
+        else if (name === 'hr') out.append('---\n');
+      },
+      ontext(data) {
+        if (inTitle && title.length < 1000) title += data;
+        if (!skip) text(data);
+      },
+      onclosetag(name) {
+        depth--;
+        if (name === 'title' && inTitle) inTitle--;
+        if (SKIPPED.has(name)) {
+          if (skip) skip--;
+          return;
+        }
+        if (skip) return;
+        if (name === 'pre' && pre) pre--;
+        else if ((name === 'ul' || name === 'ol') && lists.length) lists.pop();
+        else if (name === 'a' && links.length) {
+          const link = links.pop()!;
+          const href = link.href;
+          // Scripts, in-page anchors and links whose text is the address add nothing to read.
+          if (href && !/^(javascript|data|vbscript):/i.test(href) && !href.startsWith('#') && out.length > link.start) {
+            const shown = absolute(href);
+            const label = out.since(link.start, shown.length + 2)?.trim();
+            if (label !== '' && label !== href && label !== shown) out.append(` (${shown})`);
+          }
+        }
+        if (PARAGRAPH.has(name)) out.newline(true);
+        else if (LINE.has(name)) out.newline(false);
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  return {
+    parser,
+    depth: () => depth,
+    result() {
+      const lines = out.toString().split('\n').map((l) => l.replace(/\s+$/, ''));
+      const kept = lines.filter((l, i) => l !== '' || (i > 0 && lines[i - 1] !== ''));
+      return { title: title.replace(/\s+/g, ' ').trim(), text: kept.join('\n').trim() };
+    },
+  };
+}
+
+// htmlparser2 keeps its open elements in an array it unshifts, so each open costs time linear in
+// the depth: a page of 300,000 unclosed <div> would take seconds. Real pages nest a few dozen deep.
+const depthNote = `the page nests elements more than ${MAX_DEPTH} deep; the rest of it was not read`;
+
+/**
+ * A page as text, read a slice at a time with a turn of the event loop between slices, so a large
+ * page never holds up the gateway's other work for long. Stops early on `signal`.
+ */
+export async function htmlToText(html: string, baseUrl?: string, signal?: AbortSignal): Promise<PageText> {
+  const c = converter(baseUrl);
+  let stopped: string | undefined;
+  for (let i = 0; i < html.length; i += SLICE) {
+    c.parser.write(html.slice(i, i + SLICE));
+    if (c.depth() > MAX_DEPTH) {
+      stopped = depthNote;
+      break;
+    }
+    if (i + SLICE < html.length) {
+      await new Promise((r) => setImmediate(r));
+      signal?.throwIfAborted();
+    }
+  }
+  c.parser.end();
+  return { ...c.result(), ...(stopped ? { stopped } : {}) };
+}
+
+/** Short markup (a search result's title or snippet) as text, at once. */
+export function snippetToText(html: string): string {
+  const c = converter(undefined);
+  for (let i = 0; i < html.length && c.depth() <= MAX_DEPTH; i += SLICE) c.parser.write(html.slice(i, i + SLICE));
+  c.parser.end();
+  return c.result().text;
 }

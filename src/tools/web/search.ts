@@ -10,7 +10,7 @@ import type { PinclawConfig } from '../../config/schema.js';
 import { describeValue } from '../../config/validate.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { htmlToText } from './html.js';
+import type { snippetToText } from './html.js';
 import { PROVIDERS, type Provider, type ProviderName, type SearchHit } from './search-providers.js';
 
 export type WebConfig = PinclawConfig['web'];
@@ -165,16 +165,16 @@ export async function searchWeb(s: SearchSettings, query: string, count: number,
 }
 
 /** Snippets and titles arrive with markup (<strong> around the matched words) and entities. */
-function plain(s: string, max: number): string {
-  const flat = htmlToText(s).text.replace(/\s+/g, ' ').trim();
+function plain(toText: typeof snippetToText, s: string, max: number): string {
+  const flat = toText(s).replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-export function formatResults(label: string, query: string, results: readonly SearchHit[]): string {
+export function formatResults(label: string, query: string, results: readonly SearchHit[], toText: typeof snippetToText): string {
   if (results.length === 0) return `No results for ${JSON.stringify(query)} from ${label}.`;
   const items = results.map((r, i) => {
-    const lines = [`${i + 1}. ${plain(r.title, 200) || '(no title)'}`, `   ${r.url}`];
-    const snippet = plain(r.snippet, MAX_SNIPPET);
+    const lines = [`${i + 1}. ${plain(toText, r.title, 200) || '(no title)'}`, `   ${r.url}`];
+    const snippet = plain(toText, r.snippet, MAX_SNIPPET);
     if (snippet) lines.push(`   ${snippet}`);
     return lines.join('\n');
   });
@@ -202,7 +202,10 @@ function searchTool(s: SearchSettings): Tool {
       const q = query.trim();
       if (!q) return { content: 'web_search: input.query is blank; say what to search for', isError: true };
       try {
-        return { content: scrub(formatResults(label, q, await searchWeb(s, q, count, ctx.signal))) };
+        const hits = await searchWeb(s, q, count, ctx.signal);
+        // The HTML parser is a lazy chunk (src/lazy-chunk.ts), loaded by the first call that needs it.
+        const { snippetToText } = await import('./html.js');
+        return { content: scrub(formatResults(label, q, hits, snippetToText)) };
       } catch (err) {
         return { content: scrub(`web_search: ${errorMessage(err)}`), isError: true };
       }

@@ -6,7 +6,7 @@ import { startDeadline, type Deadline } from './deadline.js';
 import { ErrorFactory } from './errors.js';
 import { OpenAICollector, type WireChunk } from './openai-stream.js';
 import { toOpenAIRequest } from './openai-wire.js';
-import { sseData } from './sse.js';
+import { SseEventTooLarge, sseData } from './sse.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -55,6 +55,7 @@ function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeou
   if (caller?.aborted) return errors.aborted(err);
   if (err instanceof ProviderError) return err;
   if (err instanceof SyntaxError) return errors.badStream('a chunk is not JSON', err);
+  if (err instanceof SseEventTooLarge) return errors.badStream(err.message, err);
   return errors.network(err, streaming ? 'stream interrupted' : 'connection failed');
 }
 

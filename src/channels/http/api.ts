@@ -5,7 +5,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Bus, BusEventName, BusEvents } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
 import { errorMessage, PinclawError } from '../../errors.js';
+import { log } from '../../log.js';
 import type { Confirmations } from './confirmations.js';
+import { openSse, type SseOptions, type SseStream } from './sse-writer.js';
 import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
 
 /**
@@ -18,16 +20,15 @@ export function httpChannel(confirmations?: Confirmations): ChannelAdapter {
 
 const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'error', 'confirm_request', 'confirm_answer'];
 
-function sse(res: ServerResponse): (name: string, data: unknown) => void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  // Node holds the headers back until the first write: a client waiting for them before it does
-  // anything else (a dashboard opening /api/events, then chatting) would wait forever.
-  res.flushHeaders();
-  return (name, data) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+function sse(res: ServerResponse, path: string, o: SseOptions): SseStream {
+  return openSse(res, {
+    ...o,
+    onSlowClient: ({ dropped, bufferedBytes }) => log.warn(`${path}: disconnected a client that stopped reading (${dropped} events dropped, ${bufferedBytes} bytes left unsent)`),
+  });
 }
 
-function subscribe(bus: Bus, filter: (name: BusEventName, e: BusEvents[BusEventName]) => boolean, write: (name: string, data: unknown) => void): () => void {
-  const offs = EVENTS.map((name) => bus.on(name, (e) => filter(name, e) && write(name, e)));
+function subscribe(bus: Bus, filter: (name: BusEventName, e: BusEvents[BusEventName]) => boolean, stream: SseStream): () => void {
+  const offs = EVENTS.map((name) => bus.on(name, (e) => void (filter(name, e) && stream.event(name, e))));
   return () => offs.forEach((off) => off());
 }
 
@@ -47,7 +48,7 @@ function parseAnswer(body: unknown): { id: string; allow: boolean } {
   return { id, allow };
 }
 
-export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string, confirmations?: Confirmations): ApiHandler {
+export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string, confirmations?: Confirmations, sseOptions: SseOptions = {}): ApiHandler {
   return async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && req.method === 'GET' && metrics) {
       const text = metrics();
@@ -64,15 +65,15 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
         throw new HttpError(err instanceof PinclawError ? 413 : 500, errorMessage(err));
       }
       if ((req.headers.accept ?? '').includes('text/event-stream')) {
-        const write = sse(res);
+        const stream = sse(res, path, sseOptions);
         // The turn's own reply is written below, once; a message send_message sent during the turn
         // (a reply to no inbound message) is passed on as it is delivered.
-        const off = subscribe(bus, (name, e) => 'sessionKey' in e && e.sessionKey === session && (name !== 'reply' || (e as BusEvents['reply']).inboundId === null), write);
+        const off = subscribe(bus, (name, e) => 'sessionKey' in e && e.sessionKey === session && (name !== 'reply' || (e as BusEvents['reply']).inboundId === null), stream);
         res.on('close', off);
         const out = await conductor.delivered(row.id);
         off();
-        write('reply', { reply: out.text, kind: out.kind });
-        res.end();
+        stream.event('reply', { reply: out.text, kind: out.kind });
+        stream.end();
       } else {
         const out = await conductor.delivered(row.id);
         sendJson(res, 200, { reply: out.text, kind: out.kind });
@@ -92,8 +93,8 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
       }
     }
     if (path === '/api/events' && req.method === 'GET') {
-      const write = sse(res);
-      const off = subscribe(bus, () => true, write);
+      const stream = sse(res, path, sseOptions);
+      const off = subscribe(bus, () => true, stream);
       res.on('close', off);
       return true;
     }

@@ -52,7 +52,7 @@ export function globTool(d: FileToolDeps): Tool {
         }
 
         const stats = newStats();
-        const maxDepth = glob.deep ? Infinity : glob.segments.length - prefix.length;
+        const maxDepth = glob.maxDepth - prefix.length;
         const found: string[] = [];
         const entries = walk(startReal, {
           snapshot: base.snapshot,
@@ -61,7 +61,7 @@ export function globTool(d: FileToolDeps): Tool {
         }, stats);
         for await (const e of entries) {
           const rel = prefix.length ? `${prefix.join('/')}/${e.rel}` : e.rel;
-          if (glob.regex.test(rel)) found.push(e.isDir ? `${rel}/` : rel);
+          if (glob.match(rel)) found.push(e.isDir ? `${rel}/` : rel);
         }
         found.sort();
         const shown = found.slice(0, maxResults).map((r) => joinShown(base.shown, r));

@@ -112,7 +112,7 @@ export function grepTool(d: FileToolDeps): Tool {
             }, stats);
             for await (const e of entries) {
               if (!e.isFile || e.name.startsWith('.')) continue;
-              if (filter && !filter.regex.test(byName ? e.name : e.rel)) continue;
+              if (filter && !filter.match(byName ? e.name : e.rel)) continue;
               files.push(e);
             }
             for (const f of files) {

@@ -3,8 +3,26 @@ import type { Db } from '../store/db.js';
 import { sql } from '../store/statements.js';
 import { pinclawVersion } from '../version.js';
 
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/**
+ * A label set in the text exposition format: values escape `\`, `"` and newline, so a value from
+ * the database (an outbound kind, later a channel or board name) cannot break the line or forge a
+ * sample.
+ */
+export function labels(set: Record<string, string>): string {
+  const parts = Object.entries(set).map(([k, v]) => {
+    if (!LABEL_NAME.test(k) || k.startsWith('__')) throw new Error(`invalid Prometheus label name '${k}'`);
+    return `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+  });
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
+/** HELP text escapes `\` and newline only. */
+const helpText = (s: string) => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+
 function line(name: string, help: string, type: 'gauge' | 'counter', samples: [labels: string, value: number][]): string {
-  return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples.map(([l, v]) => `${name}${l} ${v}`)].join('\n');
+  return [`# HELP ${name} ${helpText(help)}`, `# TYPE ${name} ${type}`, ...samples.map(([l, v]) => `${name}${l} ${v}`)].join('\n');
 }
 
 export function metricsText(db: Db, startedAt: number): string {
@@ -13,11 +31,11 @@ export function metricsText(db: Db, startedAt: number): string {
   const outbound = sql(db, `select state, kind, count(*) as n from outbound group by state, kind`).all() as { state: string; kind: string; n: number }[];
   const byState = new Map(inbound.map((r) => [r.state, r.n]));
   return [
-    line('pinclaw_info', 'pinclaw version', 'gauge', [[`{version="${pinclawVersion()}",node="${process.version}",arch="${process.arch}"}`, 1]]),
+    line('pinclaw_info', 'pinclaw version', 'gauge', [[labels({ version: pinclawVersion(), node: process.version, arch: process.arch }), 1]]),
     line('pinclaw_uptime_seconds', 'seconds since the gateway started', 'gauge', [['', Math.round((Date.now() - startedAt) / 1000)]]),
     line('pinclaw_resident_memory_bytes', 'resident set size', 'gauge', [['', mem.rss]]),
     line('pinclaw_heap_used_bytes', 'V8 heap in use', 'gauge', [['', mem.heapUsed]]),
-    line('pinclaw_inbound_messages', 'inbound messages by state', 'gauge', ['pending', 'processing', 'done', 'failed'].map((s) => [`{state="${s}"}`, byState.get(s) ?? 0])),
-    line('pinclaw_outbound_messages', 'replies and notices by state', 'gauge', outbound.map((r) => [`{state="${r.state}",kind="${r.kind}"}`, r.n])),
+    line('pinclaw_inbound_messages', 'inbound messages by state', 'gauge', ['pending', 'processing', 'done', 'failed'].map((s) => [labels({ state: s }), byState.get(s) ?? 0])),
+    line('pinclaw_outbound_messages', 'replies and notices by state', 'gauge', outbound.map((r) => [labels({ state: r.state, kind: r.kind }), r.n])),
   ].join('\n') + '\n';
 }

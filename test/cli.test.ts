@@ -37,12 +37,42 @@ t.test('usage errors exit 2 and say what was wrong', async (t) => {
   t.equal(await main([], c.io), 2, 'no command at all is a usage error');
   c = capture();
   t.equal(await main(['--home'], c.io), 2);
-  t.match(c.err.join('\n'), /--home needs a value/);
+  t.match(c.err.join('\n'), /Option '--home <value>' argument missing/);
   const home = join(tempDir(), 'home');
   c = capture({ PINCLAW_HOME: home });
   t.equal(await main(['gateway', '--port', '70000'], c.io), 2);
   t.notOk(existsSync(home), 'a bad flag is refused before the home is touched');
   t.match(c.err.join('\n'), /--port must be an integer between 0 and 65535, got '70000'/);
+});
+
+t.test('global flags are read in the same strict pass as the command\'s own', async (t) => {
+  let c = capture();
+  t.equal(await main(['agent', '-m', '--yes'], c.io), 2, '-m takes no flag as its text by accident');
+  t.match(c.err.join('\n'), /Option '-m' argument is ambiguous[\s\S]*use '--message=-XYZ' or '-m-XYZ'/);
+  t.match(c.err.join('\n'), /usage: pinclaw agent/);
+  c = capture();
+  t.equal(await main(['-yV'], c.io), 0, 'grouped short flags');
+  t.match(c.out.join('\n'), /^pinclaw \d+\.\d+\.\d+$/);
+  c = capture();
+  t.equal(await main(['--', 'x'], c.io), 2);
+  t.match(c.err.join('\n'), /unknown command 'x'/, '-- ends the options; x is the command');
+  c = capture();
+  t.equal(await main(['--bogus', 'doctor'], c.io), 2);
+  t.match(c.err.join('\n'), /Unknown option '--bogus'/);
+  c = capture();
+  t.equal(await main(['doctor', '--bogus'], c.io), 2);
+  t.match(c.err.join('\n'), /Unknown option '--bogus'[\s\S]*usage: pinclaw doctor/);
+  c = capture();
+  t.equal(await main(['doctor', '-yx'], c.io), 2, 'a group with an unknown letter');
+  t.match(c.err.join('\n'), /Unknown option '-x'/);
+  // --home with = and without, before and after the command; --json after a subcommand.
+  for (const argv of [['--home=H', 'config', 'path', '--json'], ['config', '--home', 'H', 'path', '--json'], ['config', 'path', '--json', '--home=H']]) {
+    const home = join(tempDir(), 'home');
+    c = capture();
+    const args = argv.map((a) => a.replace(/^H$/, home).replace(/=H$/, `=${home}`));
+    t.equal(await main(args, c.io), 0, args.join(' '));
+    t.same(JSON.parse(c.out.join('\n')), { path: join(home, 'config.json') });
+  }
 });
 
 t.test('commands of later capabilities say so and exit 1', async (t) => {

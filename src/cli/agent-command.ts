@@ -14,13 +14,14 @@ import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
 import type { ConfirmRequest } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
+import { agentOptions } from './commands.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
 
 export async function runAgent(args: string[], ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, { message: { type: 'string', short: 'm' }, session: { type: 'string', short: 's' } }, USAGE);
+  const { values, positionals } = parseCommandArgs(args, agentOptions, USAGE);
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
   if (values.message !== undefined && values.message.trim() === '') throw new UsageError(`-m needs a non-empty message\nusage: ${USAGE}`);
   const session = values.session ?? 'cli:main';

@@ -6,6 +6,7 @@ import { configureNative } from '../native/loader.js';
 import { queryAudit, type AuditRow } from '../store/audit.js';
 import { openDatabase } from '../store/db.js';
 import { parseCommandArgs } from './args.js';
+import { auditOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]';
@@ -49,7 +50,7 @@ function line(r: AuditRow): string {
 }
 
 export async function runAudit(args: string[], ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, { since: { type: 'string' }, tool: { type: 'string' }, limit: { type: 'string' } }, USAGE);
+  const { values, positionals } = parseCommandArgs(args, auditOptions, USAGE);
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
   const since = values.since === undefined ? undefined : parseSince(values.since, Date.now());
   if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit)) throw new UsageError(`--limit: expected a positive integer, got '${values.limit}'\nusage: ${USAGE}`);

@@ -1,26 +1,39 @@
 // The command tree of the command-line contract. Implementations are imported only when their
 // command runs, so `--version` and `--help` load neither the addon nor the database.
+import type { CommandOptions } from './args.js';
 import type { CliContext } from './context.js';
 
 export interface Command {
   name: string;
   usage: string;
   summary: string;
+  /** The command's own flags; the global ones are added to them in the one strict parse (args.ts). */
+  options?: CommandOptions;
   subcommands?: readonly string[];
   /** Set while the command is not built yet: names the capability that brings it. */
   arrives?: string;
   run?: (args: string[], ctx: CliContext) => Promise<number>;
 }
 
+// Each command's own flags, declared here so the one strict parse in index.ts knows them before the
+// command's module is loaded; the module parses its arguments with the same object.
+export const gatewayOptions = { host: { type: 'string' }, port: { type: 'string' } } as const satisfies CommandOptions;
+export const agentOptions = { message: { type: 'string', short: 'm' }, session: { type: 'string', short: 's' } } as const satisfies CommandOptions;
+export const configOptions = { secret: { type: 'boolean' } } as const satisfies CommandOptions;
+export const auditOptions = { since: { type: 'string' }, tool: { type: 'string' }, limit: { type: 'string' } } as const satisfies CommandOptions;
+export const tokensOptions = { encoding: { type: 'string', short: 'e' } } as const satisfies CommandOptions;
+
 export const commands: readonly Command[] = [
   {
     name: 'gateway',
+    options: gatewayOptions,
     usage: 'pinclaw gateway [--host H] [--port N]',
     summary: 'run the channels, scheduler and hardware triggers in the foreground',
     run: async (args, ctx) => (await import('./gateway-command.js')).runGateway(args, ctx),
   },
   {
     name: 'agent',
+    options: agentOptions,
     usage: 'pinclaw agent [-m TEXT] [--session KEY]',
     summary: 'one turn (or an interactive chat) through the queue',
     run: async (args, ctx) => (await import('./agent-command.js')).runAgent(args, ctx),
@@ -45,6 +58,7 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'config',
+    options: configOptions,
     usage: 'pinclaw config path | get KEY | set [--secret] KEY VALUE | validate',
     summary: 'read and change the configuration (dot-path keys)',
     subcommands: ['path', 'get', 'set', 'validate'],
@@ -59,12 +73,14 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'audit',
+    options: auditOptions,
     usage: 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]',
     summary: 'the tool-call audit log',
     run: async (args, ctx) => (await import('./audit-command.js')).runAudit(args, ctx),
   },
   {
     name: 'tokens',
+    options: tokensOptions,
     usage: 'pinclaw tokens [--encoding NAME] [FILE|-]',
     summary: 'token count of a text',
     run: async (args, ctx) => (await import('./tokens-command.js')).runTokens(args, ctx),
@@ -93,3 +109,4 @@ export function helpText(version: string): string {
   ];
   return lines.join('\n');
 }
+

@@ -17,6 +17,7 @@ import { createRuntime } from '../conductor/runtime.js';
 import { modelRefs } from '../agent/providers/models.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
+import { gatewayOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw gateway [--host H] [--port N]';
@@ -35,7 +36,7 @@ function nextSignal(): Promise<NodeJS.Signals> {
 }
 
 export async function runGateway(args: string[], ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, { host: { type: 'string' }, port: { type: 'string' } }, USAGE);
+  const { values, positionals } = parseCommandArgs(args, gatewayOptions, USAGE);
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
   // Bad flags are reported before anything on disk is touched.
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;

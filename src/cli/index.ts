@@ -3,7 +3,7 @@ import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
 import { resolvePaths } from '../paths.js';
 import { closest } from '../suggest.js';
 import { pinclawVersion } from '../version.js';
-import { splitGlobal } from './args.js';
+import { commandArgs, splitCommand } from './args.js';
 import { commands, helpText } from './commands.js';
 import type { CliContext } from './context.js';
 
@@ -21,8 +21,7 @@ const processIO: CliIO = {
 
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   try {
-    const { flags, rest } = splitGlobal(argv);
-    const [name, ...args] = rest;
+    const { flags, command: name, args: rawArgs } = splitCommand(argv);
     if (!name) {
       if (flags.version) {
         io.out(`pinclaw ${pinclawVersion()}`);
@@ -40,6 +39,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       const hint = closest(name, commands.map((c) => c.name));
       throw new UsageError(`unknown command '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}; see 'pinclaw --help'`);
     }
+    // Commands not built yet take any arguments: they only say they are not available.
+    const args = cmd.arrives ? rawArgs : commandArgs(rawArgs, cmd.options ?? {}, cmd.usage, flags);
     if (flags.help) {
       io.out(`usage: ${cmd.usage}\n${cmd.summary}`);
       return EXIT.ok;

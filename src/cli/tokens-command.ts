@@ -7,6 +7,7 @@ import { configureNative } from '../native/loader.js';
 import { getTokenizer, type Tokenizer } from '../native/tokenizer.js';
 import { DEFAULT_ENCODING, ENCODINGS, isEncodingName } from '../native/tokenizer-encodings.js';
 import { parseCommandArgs } from './args.js';
+import { tokensOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw tokens [--encoding NAME] [FILE|-]';
@@ -26,7 +27,7 @@ async function readInput(file: string): Promise<Buffer> {
 }
 
 export async function runTokens(args: string[], ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, { encoding: { type: 'string', short: 'e' } }, USAGE);
+  const { values, positionals } = parseCommandArgs(args, tokensOptions, USAGE);
   if (positionals.length > 1) throw new UsageError(`tokens: one FILE at most, got ${positionals.length}\nusage: ${USAGE}`);
   const encoding = values.encoding ?? DEFAULT_ENCODING;
   if (!isEncodingName(encoding)) throw new UsageError(`tokens: unknown encoding '${encoding}'; known: ${ENCODINGS.join(', ')}`);

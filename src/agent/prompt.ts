@@ -1,5 +1,6 @@
 // The system prompt: identity, time, runtime and board, the workspace files (each capped), the
 // skills summary, and whatever the memory hook contributes.
+import { frontMatter } from './front-matter.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -53,9 +54,9 @@ export function readSkills(workspace: string): Skill[] {
     } catch {
       continue;
     }
-    const fm = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? '';
-    const field = (k: string) => new RegExp(`^${k}:\\s*(.+)$`, 'm').exec(fm)?.[1]?.trim().replace(/^["']|["']$/g, '');
-    skills.push({ name: field('name') ?? name, description: field('description') ?? '(no description)', path });
+    const fm = frontMatter(text);
+    const description = fm.description?.trim().replace(/\s+/g, ' ');
+    skills.push({ name: fm.name?.trim() || name, description: description || '(no description)', path });
   }
   return skills;
 }

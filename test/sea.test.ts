@@ -108,6 +108,33 @@ t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) =
   t.equal(out, 'hello from the stand-in\n');
 });
 
+t.test('x64 executable loads its lazy chunks and runs a contained regex', async (t) => {
+  const { createServer } = await import('node:http');
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=windows-1252' });
+    res.end(Buffer.concat([Buffer.from('<title>Board</title><h2>Relay</h2><ul><li>on</li></ul><p>'), Buffer.from([0x93, 0x6f, 0x6b, 0x94])]));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.5', r));
+  t.teardown(() => server.close());
+  const { dir, exe, home } = install(seaX64);
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(join(home, 'workspace'), { recursive: true });
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ web: { allowedHosts: ['127.0.0.5'] } }));
+  writeFileSync(join(home, 'workspace', 'notes.txt'), 'abab\nabba\n');
+  const url = `http://127.0.0.5:${(server.address() as import('node:net').AddressInfo).port}/`;
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const fetched = start(exe, ['tool', 'run', 'web_fetch', JSON.stringify({ url })], { env, cwd: dir });
+  let out = '';
+  fetched.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  t.equal((await fetched.exited).code, 0, fetched.stderr());
+  t.match(out, /# Board\n\n## Relay\n\n- on\n\n\u201cok\u201d/, 'undici and the HTML chunk, from the executable');
+  const grep = start(exe, ['tool', 'run', 'grep', JSON.stringify({ pattern: '(ab)\\1' })], { env, cwd: dir });
+  let found = '';
+  grep.child.stdout!.on('data', (d: Buffer) => (found += d.toString()));
+  t.equal((await grep.exited).code, 0, grep.stderr());
+  t.match(found, /^1 match in 1 file[\s\S]*notes\.txt:1:abab/, 'a backreference runs in the worker');
+});
+
 t.test('arm64 executable under qemu-aarch64-static', async (t) => {
   const { dir, exe, home } = install(seaArm64);
   const env = cleanEnv({ PINCLAW_HOME: home });

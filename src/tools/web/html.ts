@@ -33,10 +33,18 @@ class Output {
     if (!s) return;
     this.pieces.push(s);
     this.length += s.length;
-    const m = /(\n*)([ \t]*)$/.exec(s.length > 64 ? s.slice(-64) : s)!;
-    if (m[1]!.length === s.length - m[2]!.length && m[1]!.length > 0) this.trailingNewlines += m[1]!.length;
-    else if (m[1]!.length > 0 || m[0].length < s.length) this.trailingNewlines = m[1]!.length;
-    this.lastIsSpace = m[2]!.length > 0;
+    // Spaces, then newlines, counted back from the end of the piece.
+    let i = s.length;
+    while (i > 0 && (s[i - 1] === ' ' || s[i - 1] === '\t')) i--;
+    const spaces = s.length - i;
+    let newlines = 0;
+    while (i > 0 && s[i - 1] === '\n') {
+      i--;
+      newlines++;
+    }
+    if (i === 0 && spaces === 0) this.trailingNewlines += newlines;
+    else if (i > 0 || newlines > 0) this.trailingNewlines = newlines;
+    this.lastIsSpace = spaces > 0;
   }
 
   get atLineStart(): boolean {

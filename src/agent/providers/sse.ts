@@ -2,11 +2,12 @@
 // own), by the WHATWG rules: lines end in CRLF, LF or a lone CR (a CR at the end of one chunk and an
 // LF at the start of the next are one line end); `field:value` with one leading space of the value
 // dropped, a line without a colon is a field with an empty value (`data` alone adds an empty line of
-// data), a line starting with ':' is a comment; a leading BOM is dropped. Yields each event's data,
-// its data lines joined with '\n'. An event is dispatched only at its blank line, so an event cut off
-// by the end of the stream is never yielded: a truncated stream shows up as a missing end marker, not
-// as half a JSON object. Each character is scanned once (a line's start waits in pieces until its
-// end arrives), and one event may hold at most MAX_EVENT_CHARS, so a server cannot make the parser quadratic or unbounded.
+// data), a line starting with ':' is a comment; one BOM at the stream's start is dropped. Yields each
+// event's data, its data lines joined with '\n'. An event is dispatched only at its blank line, so an
+// event cut off by the end of the stream is never yielded: a truncated stream shows up as a missing
+// end marker, not as half a JSON object. Each character is scanned once (a line's start waits in
+// pieces until its end arrives), and one event may hold at most MAX_EVENT_CHARS, so a server cannot
+// make the parser quadratic or its memory unbounded.
 export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
 
 export class SseEventTooLarge extends Error {
@@ -15,88 +16,85 @@ export class SseEventTooLarge extends Error {
   }
 }
 
+const CR = 13;
+const LF = 10;
+const COLON = 58;
+const SPACE = 32;
+const BOM = 0xfeff;
+
 export async function* sseData(body: AsyncIterable<Uint8Array | string>, maxEventChars = MAX_EVENT_CHARS): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
+  // ignoreBOM: the BOM is dropped below, once, for byte and string chunks alike; the decoder's own
+  // dropping would make a stream that starts with two BOMs lose both.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   // The start of a line whose end has not arrived yet, in pieces: a line fed in small chunks is
   // joined once, when it ends, and never searched again.
   let partial: string[] = [];
   let partialChars = 0;
-  let first = true;
+  let atStart = true;
   let lastWasCr = false;
   let data: string[] = [];
-  let eventChars = 0;
+  // The data lines of this event so far, each with its '\n': with partialChars, what the cap limits.
+  let dataChars = 0;
 
-  function* line(text: string): Generator<string> {
+  /** One complete line; returns the event's data when the line is the blank one that dispatches it. */
+  const line = (text: string): string | undefined => {
     if (text === '') {
-      if (data.length) yield data.join('\n');
+      const out = data.length ? data.join('\n') : undefined;
       data = [];
-      eventChars = 0;
-      return;
+      dataChars = 0;
+      return out;
     }
     const colon = text.indexOf(':');
-    if (colon === 0) return; // a comment
-    const field = colon < 0 ? text : text.slice(0, colon);
+    if (colon === 0) return undefined; // a comment
     // "event:", "id:", "retry:" carry nothing chat completions need.
-    if (field !== 'data') return;
-    const value = colon < 0 ? '' : text.charCodeAt(colon + 1) === 32 ? text.slice(colon + 2) : text.slice(colon + 1);
-    eventChars += value.length + 1;
-    if (eventChars > maxEventChars) throw new SseEventTooLarge(maxEventChars);
+    if (colon < 0 ? text !== 'data' : colon !== 4 || !text.startsWith('data')) return undefined;
+    const value = colon < 0 ? '' : text.charCodeAt(colon + 1) === SPACE ? text.slice(colon + 2) : text.slice(colon + 1);
+    dataChars += value.length + 1;
+    if (dataChars > maxEventChars) throw new SseEventTooLarge(maxEventChars);
     data.push(value);
-  }
+    return undefined;
+  };
 
   for await (const chunk of body) {
     let text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    if (first && text.length) {
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      first = false;
+    // An empty chunk (or one that only began a multi-byte character) says nothing about a CR before it.
+    if (text.length === 0) continue;
+    let start = 0;
+    if (atStart) {
+      atStart = false;
+      if (text.charCodeAt(0) === BOM) start = 1;
     }
     // An LF that completes a CRLF split across chunks ends no further line.
-    if (lastWasCr && text.charCodeAt(0) === 10) text = text.slice(1);
+    if (lastWasCr && text.charCodeAt(start) === LF) start++;
     lastWasCr = false;
-    let start = 0;
-    const ends = lineEnds(text);
+    // The next CR and LF at or after `start`; each is searched again only once `start` has passed
+    // it, so a chunk of many LF lines and no CR is searched for a CR once, not once per line.
+    let cr = text.indexOf('\r', start);
+    let lf = text.indexOf('\n', start);
     for (;;) {
-      const end = ends.next(start);
+      if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
+      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
+      const end = cr < 0 ? lf : lf < 0 ? cr : Math.min(cr, lf);
       if (end < 0) break;
-      const piece = text.slice(start, end);
+      let whole: string;
       if (partial.length) {
-        partial.push(piece);
-        yield* line(partial.join(''));
+        partial.push(text.slice(start, end));
+        whole = partial.join('');
         partial = [];
         partialChars = 0;
-      } else yield* line(piece);
-      if (text.charCodeAt(end) === 13) {
-        if (end + 1 === text.length) lastWasCr = true;
-        else if (text.charCodeAt(end + 1) === 10) {
-          start = end + 2;
-          continue;
-        }
-      }
+      } else whole = text.slice(start, end);
+      const out = line(whole);
+      if (out !== undefined) yield out;
       start = end + 1;
+      if (text.charCodeAt(end) === CR) {
+        if (start === text.length) lastWasCr = true;
+        else if (text.charCodeAt(start) === LF) start++;
+      }
     }
     if (start < text.length) {
-      partial.push(text.slice(start));
+      partial.push(start === 0 ? text : text.slice(start));
       partialChars += text.length - start;
-      if (partialChars > maxEventChars) throw new SseEventTooLarge(maxEventChars);
+      if (dataChars + partialChars > maxEventChars) throw new SseEventTooLarge(maxEventChars);
     }
   }
-}
-
-/**
- * The next CR or LF at or after a position, for one buffer. Each kind is searched again only once
- * the position has passed the last one found, so a buffer of many LF lines and no CR is not
- * searched to its end for a CR on every line.
- */
-function lineEnds(s: string): { next(from: number): number } {
-  let cr = -2;
-  let lf = -2;
-  return {
-    next(from) {
-      if (cr !== -1 && cr < from) cr = s.indexOf('\r', from);
-      if (lf !== -1 && lf < from) lf = s.indexOf('\n', from);
-      if (cr < 0) return lf;
-      if (lf < 0) return cr;
-      return Math.min(cr, lf);
-    },
-  };
 }

@@ -112,6 +112,7 @@ t.test('the OpenAI-compatible provider gives up on an endless event and closes t
       (err: unknown) => err,
     );
   t.ok(error instanceof ProviderError, 'a ProviderError');
+  t.equal((error as ProviderError).retryable, false, 'not asked again: the same request would break the cap again');
   t.match((error as Error).message, `bad stream: a server-sent event exceeded ${MAX_EVENT_CHARS} characters`);
   const sent = await serverClosed;
   t.ok(sent < 4 * MAX_EVENT_CHARS, `the client closed the connection after ${sent} bytes`);

@@ -55,6 +55,11 @@ export class ErrorFactory {
     return new ProviderError(this.providerId, `bad stream: ${this.message(what)}`, { retryable: true, cause });
   }
 
+  /** A stream that broke a limit (an event over the size cap): the same request would break it again. */
+  oversizedStream(what: string, cause?: unknown): ProviderError {
+    return new ProviderError(this.providerId, `bad stream: ${this.message(what)}`, { retryable: false, cause });
+  }
+
   /** An error the server reported inside a 200 stream; only server-side trouble is worth a retry. */
   inStream(type: string, message: string, retryable: boolean): ProviderError {
     return new ProviderError(this.providerId, `stream error: ${this.message(`${type}: ${message}`)}`, { retryable });

@@ -55,7 +55,7 @@ function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeou
   if (caller?.aborted) return errors.aborted(err);
   if (err instanceof ProviderError) return err;
   if (err instanceof SyntaxError) return errors.badStream('a chunk is not JSON', err);
-  if (err instanceof SseEventTooLarge) return errors.badStream(err.message, err);
+  if (err instanceof SseEventTooLarge) return errors.oversizedStream(err.message, err);
   return errors.network(err, streaming ? 'stream interrupted' : 'connection failed');
 }
 

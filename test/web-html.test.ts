@@ -98,3 +98,10 @@ t.test('charset: BOM, then header, then meta, then UTF-8; unknown labels named',
 t.test('a title outside head is the title, not body text', async (t) => {
   t.same(await htmlToText('<title>Pi status</title><p>CPU 48 C</p>'), { title: 'Pi status', text: 'CPU 48 C' });
 });
+
+t.test('a long run of spaces before text in pre returns, whole', async (t) => {
+  const spaces = ' '.repeat(400_000);
+  t.equal(await text(`<p>a</p><pre>${spaces}x</pre>`), `a\n\n${spaces}x`);
+  const r = await text(`<p>p</p><table><tr><td>a</td><td>${spaces}b</td></tr></table>`);
+  t.equal(r, 'p\n\na | b', 'outside pre the run collapses');
+});

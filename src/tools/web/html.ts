@@ -58,7 +58,10 @@ class Output {
   trimTrailingSpaces(): void {
     while (this.pieces.length) {
       const last = this.pieces[this.pieces.length - 1]!;
-      const trimmed = last.replace(/[ \t]+$/, '');
+      // A loop, not /[ \t]+$/: that regex is quadratic on a long run of spaces followed by text.
+      let end = last.length;
+      while (end > 0 && (last[end - 1] === ' ' || last[end - 1] === '\t')) end--;
+      const trimmed = last.slice(0, end);
       this.length -= last.length - trimmed.length;
       if (trimmed) {
         this.pieces[this.pieces.length - 1] = trimmed;
@@ -210,7 +213,7 @@ function converter(baseUrl: string | undefined): Converter {
     parser,
     depth: () => depth,
     result() {
-      const lines = out.toString().split('\n').map((l) => l.replace(/\s+$/, ''));
+      const lines = out.toString().split('\n').map((l) => l.trimEnd());
       const kept = lines.filter((l, i) => l !== '' || (i > 0 && lines[i - 1] !== ''));
       return { title: title.replace(/\s+/g, ' ').trim(), text: kept.join('\n').trim() };
     },

@@ -59,6 +59,20 @@ t.test('readable text, redirects followed, caps applied, through the tool', asyn
       // No charset in the header: the meta tag names it, and the bytes are windows-1252.
       return res.end(Buffer.concat([Buffer.from('<meta charset="windows-1252"><p>'), Buffer.from([0x93, 0x63, 0x61, 0x66, 0xe9, 0x94, 0x20, 0x80, 0x35])]));
     }
+    if (req.url === '/cp1252-header') {
+      // The header names the charset; a meta tag that says otherwise comes second.
+      res.writeHead(200, { 'content-type': 'text/html; charset=windows-1252' });
+      return res.end(Buffer.concat([Buffer.from('<meta charset="utf-8"><p>'), Buffer.from([0x93, 0x63, 0x61, 0x66, 0xe9, 0x94, 0x20, 0x96, 0x20, 0x99])]));
+    }
+    if (req.url === '/bom') {
+      // A UTF-8 byte-order mark wins over a header that says windows-1252.
+      res.writeHead(200, { 'content-type': 'text/html; charset=windows-1252' });
+      return res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<p>caf\u00e9 \u2013 \u20ac</p>')]));
+    }
+    if (req.url === '/klingon-html') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end('<meta charset="klingon"><p>Qapla\'</p>');
+    }
     if (req.url === '/klingon') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=klingon' });
       return res.end('tlhIngan Hol');
@@ -78,6 +92,10 @@ t.test('readable text, redirects followed, caps applied, through the tool', asyn
   t.equal(page.text, `# Sensors\n\nTemperature: 21°C\n\nmore (${site.base}/more)`, 'headings marked, links made absolute');
   await t.rejects(fetchPage(`${site.base}/loop`, s), /more than 5 redirects/);
   t.equal((await fetchPage(`${site.base}/cp1252`, s)).text, '\u201ccaf\u00e9\u201d \u20ac5', 'windows-1252 named by a meta tag');
+  t.equal((await fetchPage(`${site.base}/cp1252-header`, s)).text, '\u201ccaf\u00e9\u201d \u2013 \u2122', 'windows-1252 named by the header');
+  t.equal((await fetchPage(`${site.base}/bom`, s)).text, 'caf\u00e9 \u2013 \u20ac', 'the BOM decides');
+  const unknownMeta = await fetchPage(`${site.base}/klingon-html`, s);
+  t.same({ text: unknownMeta.text, notes: unknownMeta.notes }, { text: "Qapla'", notes: ['unknown charset "klingon"; read as UTF-8'] });
   const klingon = await webFetchTool(s).execute({ url: `${site.base}/klingon` }, { sessionKey: 's', channel: 'c', chatId: 'c' });
   t.match(klingon.content, /tlhIngan Hol\n\n\[unknown charset "klingon"; read as UTF-8\]$/, 'an unknown charset is read as UTF-8 and said');
   const big = await fetchPage(`${site.base}/big`, s);

@@ -29,8 +29,16 @@ function headerCharset(contentType: string): string | undefined {
 function metaCharset(body: Uint8Array): string | undefined {
   const head = Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, 1024)).toString('latin1');
   for (const tag of head.match(/<meta\b[^>]*>/gi) ?? []) {
-    const direct = /\bcharset\s*=\s*["']?\s*([\w.:-]+)/i.exec(tag);
-    if (direct) return direct[1];
+    // A charset attribute, found with quoted values blanked out, so that "charset=" in the words
+    // of, say, a description's content is not taken for one; its value is read from the tag.
+    const bare = tag.replace(/"[^"]*"|'[^']*'/g, (q) => ' '.repeat(q.length));
+    const attr = /\scharset\s*=/i.exec(bare);
+    if (attr) return /^\s*["']?\s*([\w.:-]+)/.exec(tag.slice(attr.index + attr[0].length))?.[1];
+    // <meta http-equiv="Content-Type" content="text/html; charset=...">
+    if (/\shttp-equiv\s*=\s*["']?\s*content-type/i.test(tag)) {
+      const inContent = /charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(tag);
+      if (inContent) return inContent[1];
+    }
   }
   return undefined;
 }

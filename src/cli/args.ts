@@ -2,6 +2,8 @@
 // --yes) may stand anywhere; they are declared together with the command's own flags and read in
 // one strict node:util parseArgs pass, so `-m --yes` is judged as parseArgs judges it (an option
 // missing its value), `-yV` is two flags, and `--` ends the options. Failures become usage errors.
+// The command name is found first (splitCommand) so that index.ts can answer --help and --version
+// from the command table without loading any command module.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../errors.js';
 
@@ -48,7 +50,7 @@ export interface SplitArgs {
   flags: GlobalFlags;
   /** the command name, when one was given */
   command?: string;
-  /** the command's arguments without the global flags, in their order */
+  /** the arguments after the command name, untouched (led by `--` when one came before the name) */
   args: string[];
 }
 
@@ -57,55 +59,77 @@ export interface SplitArgs {
  * it are read by `commandArgs`, which knows the command's own flags.
  */
 export function splitCommand(argv: readonly string[]): SplitArgs {
-  // Not strict: only to find where the command stands; what precedes it is then parsed strictly.
+  // Not strict: only to find where the command stands. Until the command only global flags are
+  // allowed, and an unknown one is read as a boolean, so on every line the strict parse below
+  // accepts this finds the same command.
   const { tokens } = parseArgs({ args: [...argv], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true, tokens: true });
   const at = tokens.find((t) => t.kind === 'positional');
-  const before = at ? argv.slice(0, at.index) : [...argv];
+  // Only a terminator before the command concerns this pass; one after it is the command's.
+  const terminator = tokens.find((t) => t.kind === 'option-terminator' && (at === undefined || t.index < at.index));
+  const end = terminator?.index ?? at?.index ?? argv.length;
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args: before.filter((a) => a !== '--'), options: GLOBAL_OPTIONS, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: argv.slice(0, end), options: GLOBAL_OPTIONS, strict: true, allowPositionals: false }));
   } catch (err) {
     throw usageError(err, 'pinclaw [--home DIR] [--config FILE] [--json] COMMAND [ARGS]');
   }
   const flags = globalsOf(values, { json: false, help: false, version: false, yes: false });
-  return at?.kind === 'positional' ? { flags, command: at.value, args: argv.slice(at.index + 1) } : { flags, args: [] };
+  if (at?.kind !== 'positional') return { flags, args: [] };
+  const rest = argv.slice(at.index + 1);
+  // `pinclaw -- agent --help`: everything after the terminator stays an operand, also for the command.
+  return { flags, command: at.value, args: terminator ? ['--', ...rest] : rest };
+}
+
+export interface CommandArgs {
+  /**
+   * The arguments for the command's module, without the global flags: the first operand (a
+   * subcommand, for commands that have them), then the command's own flags as `--name` or
+   * `--name=value`, then the other operands, behind `--` when one starts with a dash. Parsed again
+   * with the command's own options this gives exactly the values and operands of the strict pass;
+   * an inline value cannot be mistaken for a flag or swallow the next operand.
+   */
+  args: string[];
+  /** the operands, in their order */
+  positionals: string[];
+}
+
+function commandArgsOf(tokens: readonly Token[], own: CommandOptions): CommandArgs {
+  const options: string[] = [];
+  const positionals: string[] = [];
+  for (const t of tokens) {
+    if (t.kind === 'positional') positionals.push(t.value);
+    else if (t.kind === 'option' && Object.hasOwn(own, t.name)) options.push(t.value === undefined ? `--${t.name}` : `--${t.name}=${t.value}`);
+  }
+  const [first, ...others] = positionals;
+  const lead = first !== undefined && !first.startsWith('-') ? [first] : [];
+  const rest = lead.length ? others : positionals;
+  const separator = rest.some((p) => p.startsWith('-')) ? ['--'] : [];
+  return { args: [...lead, ...options, ...separator, ...rest], positionals };
 }
 
 /**
- * Reads a command's arguments strictly with its own flags and the global ones together; returns the
- * global flags found and the arguments with them taken out, for the command's own parse.
+ * Reads a command's arguments strictly with its own flags and the global ones together, merges the
+ * global flags found into `flags`, and returns the rest for the command (see CommandArgs).
  */
-export function commandArgs(args: readonly string[], own: CommandOptions, usage: string, flags: GlobalFlags): string[] {
-  const options = { ...own, ...GLOBAL_OPTIONS };
+export function commandArgs(args: readonly string[], own: CommandOptions, usage: string, flags: GlobalFlags): CommandArgs {
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true, tokens: true });
+    parsed = parseArgs({ args: [...args], options: { ...own, ...GLOBAL_OPTIONS }, strict: true, allowPositionals: true, tokens: true });
   } catch (err) {
     throw usageError(err, usage);
   }
   globalsOf(parsed.values, flags);
-  const isGlobal = (t: Token) => t.kind === 'option' && t.name in GLOBAL_OPTIONS && !(t.name in own);
-  const byIndex = new Map<number, Token[]>();
-  for (const t of parsed.tokens ?? []) byIndex.set(t.index, [...(byIndex.get(t.index) ?? []), t]);
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const ts = byIndex.get(i) ?? [];
-    const options = ts.filter((t): t is Token & { kind: 'option' } => t.kind === 'option');
-    if (!options.length || !options.some(isGlobal)) {
-      out.push(args[i]!);
-      continue;
-    }
-    const arg = args[i]!;
-    if (arg.startsWith('--') || options.length === 1) {
-      // A valued global (`--home DIR`) took the next argument as its value.
-      if (options[0]!.value !== undefined && !options[0]!.inlineValue) i++;
-      continue;
-    }
-    // A group of short flags (`-yj`): keep the command's own letters.
-    const kept = options.filter((t) => !isGlobal(t)).map((t) => t.rawName.slice(1)).join('');
-    if (kept) out.push(`-${kept}`);
-  }
-  return out;
+  return commandArgsOf(parsed.tokens ?? [], own);
+}
+
+/**
+ * For a command that is not built yet and so has no flags of its own: its arguments are not
+ * judged, but the global flags among them still count (`pinclaw memory --help`).
+ */
+export function looseCommandArgs(args: readonly string[], flags: GlobalFlags): CommandArgs {
+  const { values, positionals } = parseArgs({ args: [...args], options: GLOBAL_OPTIONS, strict: false, allowPositionals: true });
+  globalsOf(values, flags);
+  return { args: [...args], positionals };
 }
 
 export function parseCommandArgs<O extends CommandOptions>(args: string[], options: O, usage: string) {

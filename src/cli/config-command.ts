@@ -2,6 +2,8 @@
 import { ConfigError, EXIT, UsageError } from '../errors.js';
 import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, setSecretValue } from '../config/index.js';
 import type { Field } from '../config/schema.js';
+import { parseCommandArgs } from './args.js';
+import { configOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw config path | get KEY | set [--secret] KEY VALUE | validate';
@@ -32,12 +34,12 @@ function overridingVars(key: string, env: NodeJS.ProcessEnv): string[] {
 }
 
 export async function runConfig(sub: string, args: string[], ctx: CliContext): Promise<number> {
-  const secret = sub === 'set' && args.includes('--secret');
-  const plainArgs = secret ? args.filter((a) => a !== '--secret') : args;
-  // `pinclaw config set -- KEY -1`: the global parser leaves the separator in place.
-  const rest = plainArgs[0] === '--' ? plainArgs.slice(1) : plainArgs;
+  // Parsed, not scanned: after `--` a '--secret' is a value (`pinclaw config set -- KEY --secret`).
+  const { values, positionals: rest } = parseCommandArgs(args, configOptions, USAGE);
+  const secret = values.secret === true;
   const spec = Object.hasOwn(arity, sub) ? arity[sub] : undefined;
   if (!spec) throw new UsageError(`config: unknown subcommand '${sub}'\nusage: ${USAGE}`);
+  if (secret && sub !== 'set') throw new UsageError(`config ${sub}: --secret is only for 'config set'\nusage: ${spec.usage}`);
   if (rest.length !== spec.n) {
     throw new UsageError(`config ${sub}: expected ${spec.n} argument${spec.n === 1 ? '' : 's'}, got ${rest.length}\nusage: ${spec.usage}`);
   }

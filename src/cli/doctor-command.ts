@@ -1,12 +1,16 @@
 // `pinclaw doctor [--json]`: prints the checks; exit 1 when any failed.
 import { UsageError } from '../errors.js';
 import { runChecks } from '../ops/doctor.js';
+import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
 
 const mark = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
 
+const USAGE = 'pinclaw doctor [--json]';
+
 export async function runDoctor(args: string[], ctx: CliContext): Promise<number> {
-  if (args.length) throw new UsageError(`unexpected argument '${args[0]}'\nusage: pinclaw doctor [--json]`);
+  const { positionals } = parseCommandArgs(args, {}, USAGE);
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
   const report = await runChecks(ctx.paths, ctx.env);
   if (ctx.json) {
     ctx.out(JSON.stringify(report, null, 2));

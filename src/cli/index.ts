@@ -3,7 +3,7 @@ import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
 import { resolvePaths } from '../paths.js';
 import { closest } from '../suggest.js';
 import { pinclawVersion } from '../version.js';
-import { commandArgs, splitCommand } from './args.js';
+import { commandArgs, looseCommandArgs, splitCommand } from './args.js';
 import { commands, helpText } from './commands.js';
 import type { CliContext } from './context.js';
 
@@ -39,15 +39,22 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       const hint = closest(name, commands.map((c) => c.name));
       throw new UsageError(`unknown command '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}; see 'pinclaw --help'`);
     }
-    // Commands not built yet take any arguments: they only say they are not available.
-    const args = cmd.arrives ? rawArgs : commandArgs(rawArgs, cmd.options ?? {}, cmd.usage, flags);
+    // Commands not built yet take any arguments (they only say they are not available), but the
+    // global flags among them still count.
+    const { args, positionals } = cmd.arrives ? looseCommandArgs(rawArgs, flags) : commandArgs(rawArgs, cmd.options ?? {}, cmd.usage, flags);
+    // Both are answered from the command table, before any command module is loaded.
+    if (flags.version) {
+      io.out(`pinclaw ${pinclawVersion()}`);
+      return EXIT.ok;
+    }
     if (flags.help) {
       io.out(`usage: ${cmd.usage}\n${cmd.summary}`);
       return EXIT.ok;
     }
-    if (cmd.subcommands && !cmd.subcommands.includes(args[0] ?? '')) {
-      const what = args[0] ? `unknown subcommand '${args[0]}'` : 'missing subcommand';
-      const hint = args[0] ? closest(args[0], cmd.subcommands) : undefined;
+    const sub = positionals[0];
+    if (cmd.subcommands && (sub === undefined || !cmd.subcommands.includes(sub))) {
+      const what = sub !== undefined ? `unknown subcommand '${sub}'` : 'missing subcommand';
+      const hint = sub !== undefined ? closest(sub, cmd.subcommands) : undefined;
       throw new UsageError(`pinclaw ${name}: ${what}${hint ? ` (did you mean '${hint}'?)` : ''}\nusage: ${cmd.usage}`);
     }
     if (cmd.arrives || !cmd.run) {

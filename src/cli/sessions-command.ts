@@ -4,11 +4,15 @@ import { PinclawError, UsageError } from '../errors.js';
 import { configureNative } from '../native/loader.js';
 import { openDatabase } from '../store/db.js';
 import { listSessions, loadSession, resetSession } from '../store/sessions.js';
+import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
 
-export async function runSessions(sub: string, args: string[], ctx: CliContext): Promise<number> {
+export async function runSessions(sub: string, rawArgs: string[], ctx: CliContext): Promise<number> {
+  const usage = `pinclaw sessions ${sub}${sub === 'list' ? '' : ' KEY'}`;
+  // Parsed so that `--` works (`pinclaw sessions show -- -odd-key`).
+  const args = parseCommandArgs(rawArgs, {}, usage).positionals;
   const need = sub === 'list' ? 0 : 1;
-  if (args.length !== need) throw new UsageError(`usage: pinclaw sessions ${sub}${need ? ' KEY' : ''}`);
+  if (args.length !== need) throw new UsageError(`usage: ${usage}`);
   const config = loadConfig(ctx.paths, ctx.env);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });

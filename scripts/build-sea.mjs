@@ -183,6 +183,7 @@ export async function buildSea(arch) {
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   assets['native/manifest.json'] = manifestFile;
   Object.assign(assets, tokenizerAssets(root));
+  Object.assign(assets, (await import('./boards-assets.mjs')).boardsAssets(root, work));
   // Lazy chunks (src/lazy-chunk.ts): evaluated from these assets on first use.
   for (const c of chunks) assets[`lazy/${c.name}.cjs`] = c.file;
 

@@ -3,7 +3,8 @@ import t from 'tap';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../src/cli/index.js';
-import { commands } from '../src/cli/commands.js';
+import { commandArgs, parseCommandArgs, splitCommand, type GlobalFlags } from '../src/cli/args.js';
+import { agentOptions, commands } from '../src/cli/commands.js';
 import { bundle, cleanEnv, run, runPinclaw, tempDir } from './support/proc.js';
 
 function capture(env: NodeJS.ProcessEnv = {}) {
@@ -75,10 +76,96 @@ t.test('global flags are read in the same strict pass as the command\'s own', as
   }
 });
 
+const noFlags = (): GlobalFlags => ({ json: false, help: false, version: false, yes: false });
+
+t.test('what a command module gets back reads as the one strict pass read it', async (t) => {
+  // The command parses again with its own options only; values and operands must not change.
+  const reread = (argv: string[]) => {
+    const flags = noFlags();
+    const { args, positionals } = commandArgs(argv, agentOptions, 'u', flags);
+    const again = parseCommandArgs(args, agentOptions, 'u');
+    t.same(again.positionals, positionals, `${JSON.stringify(argv)}: the same operands`);
+    return { flags, values: { ...again.values }, positionals };
+  };
+  t.same(reread(['-ymhello', 'foo']), { flags: { ...noFlags(), yes: true }, values: { message: 'hello' }, positionals: ['foo'] }, 'a global in a group with an inline value');
+  t.same(reread(['--message=--yes']), { flags: noFlags(), values: { message: '--yes' }, positionals: [] }, 'a flag-like message written as --message=');
+  t.same(reread(['-m', '', '-y']), { flags: { ...noFlags(), yes: true }, values: { message: '' }, positionals: [] });
+  t.same(reread(['-m-x', '--json', '--', '-y', 'z']), { flags: { ...noFlags(), json: true }, values: { message: '-x' }, positionals: ['-y', 'z'] }, 'after -- a flag is an operand');
+  t.same(reread(['-s', 'k', '--home', '/h', '-m', 'a b']), { flags: { ...noFlags(), home: '/h' }, values: { session: 'k', message: 'a b' }, positionals: [] });
+  t.same(commandArgs(['x', '--session=k', 'y', '--', '-z'], agentOptions, 'u', noFlags()).args, ['x', '--session=k', '--', 'y', '-z'], 'the first operand stays first (the subcommand)');
+  t.same(splitCommand(['--json', '--', 'agent', '--help']), { flags: { ...noFlags(), json: true }, command: 'agent', args: ['--', '--help'] }, 'a -- before the command holds for its arguments too');
+  t.same(splitCommand(['agent', '--', '-m']), { flags: noFlags(), command: 'agent', args: ['--', '-m'] });
+});
+
+t.test('global flags after the command, -m edge cases, -- and --version anywhere', async (t) => {
+  const home = join(tempDir(), 'home');
+  let c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['agent', '-ymhello', 'foo'], c.io), 2, 'the grouped -m keeps its inline value; foo is an operand');
+  t.match(c.err.join('\n'), /unexpected argument 'foo'/);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['agent', '-m', ''], c.io), 2);
+  t.match(c.err.join('\n'), /-m needs a non-empty message/);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['--', 'doctor', '--help'], c.io), 2, 'after --, --help is an operand of the command');
+  t.match(c.err.join('\n'), /unexpected argument '--help'\nusage: pinclaw doctor/);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['doctor', '-V'], c.io), 0, '--version after a command prints the version');
+  t.same(c.out, [c.out[0]]);
+  t.match(c.out[0], /^pinclaw \d+\.\d+\.\d+$/);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['agent', '--help', '-s', 'k'], c.io), 0);
+  t.match(c.out.join('\n'), /^usage: pinclaw agent /);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['config', 'get', '--secret', 'gateway.port'], c.io), 2);
+  t.match(c.err.join('\n'), /config get: --secret is only for 'config set'/);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['config', '--', '-x'], c.io), 2);
+  t.match(c.err.join('\n'), /unknown subcommand '-x'/);
+  t.notOk(existsSync(home), 'none of these touched the home');
+  // A command not built yet still reads the global flags after its name.
+  const later = commands.find((cmd) => cmd.arrives);
+  if (later) {
+    c = capture({ PINCLAW_HOME: home });
+    t.equal(await main([later.name, '--help'], c.io), 0, `${later.name} --help`);
+    t.equal(c.out.join('\n'), `usage: ${later.usage}\n${later.summary}`);
+  }
+});
+
+t.test('-- lets an operand start with a dash', async (t) => {
+  const home = tempDir();
+  let c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['sessions', 'show', '--', '-odd-key'], c.io), 1);
+  t.same(c.err, ["pinclaw: no session '-odd-key'"]);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['config', 'set', '--', 'gateway.port', '-1'], c.io), 78, 'the value -1 reaches the config check');
+  t.match(c.err.join('\n'), /gateway\.port/);
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['config', 'set', '--', 'agent.model', '--secret'], c.io), 0, 'after -- "--secret" is the value, not the flag');
+  c = capture({ PINCLAW_HOME: home });
+  t.equal(await main(['config', '--json', 'get', 'agent.model'], c.io), 0);
+  t.same(c.out, ['"--secret"']);
+});
+
+t.test('the bundle reads global flags the same way', async (t) => {
+  const env = cleanEnv({ PINCLAW_HOME: join(tempDir(), 'home') });
+  const ambiguous = runPinclaw(['agent', '-m', '--yes'], { env });
+  t.equal(ambiguous.code, 2);
+  t.match(ambiguous.stderr, /Option '-m' argument is ambiguous/);
+  const grouped = runPinclaw(['-yV'], { env });
+  t.equal(grouped.code, 0);
+  t.match(grouped.stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
+  const terminated = runPinclaw(['--', 'x'], { env });
+  t.equal(terminated.code, 2);
+  t.match(terminated.stderr, /unknown command 'x'/);
+  const unknown = runPinclaw(['tokens', '--frobnicate'], { env });
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /Unknown option '--frobnicate'/);
+});
+
 t.test('commands of later capabilities say so and exit 1', async (t) => {
   const c = capture();
-  t.equal(await main(['board', 'list'], c.io), 1);
-  t.match(c.err.join('\n'), /pinclaw board: not available yet in this version \(arrives with the hardware capability\)/);
+  t.equal(await main(['memory', 'search'], c.io), 1);
+  t.match(c.err.join('\n'), /pinclaw memory: not available yet in this version \(arrives with the memory capability\)/);
 });
 
 t.test('the bundle: --version and --help touch neither the home directory nor the addon', async (t) => {

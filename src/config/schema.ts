@@ -214,6 +214,91 @@ const sections = {
       },
     },
   },
+  board: {
+    kind: 'object',
+    description: 'which board profile describes this machine (docs/hardware.md)',
+    fields: {
+      profile: { kind: 'string', description: "a board profile id (pinclaw board list) used instead of detection, e.g. rpi-4b; checked by 'config validate' and doctor" },
+    },
+  },
+  hardware: {
+    kind: 'object',
+    description: 'GPIO lines, their safety limits and hardware triggers (docs/hardware.md)',
+    fields: {
+      lines: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one named line',
+          fields: {
+            name: { kind: 'string', description: 'the name tools and triggers use, e.g. garage_relay (required, unique)' },
+            line: { kind: 'string', description: "the board profile's line, by name or alias, e.g. GPIO17 (required)" },
+            activeLow: { kind: 'boolean', default: false, description: 'true: the line is active (on) at the low level' },
+            direction: { kind: 'enum', values: ['input', 'output'], description: 'how the line is requested (default: input)' },
+            bias: { kind: 'enum', values: ['as-is', 'pull-up', 'pull-down', 'disabled'], description: 'pull resistor (default: as-is, what the line has now)' },
+            drive: { kind: 'enum', values: ['push-pull', 'open-drain', 'open-source'], description: 'output drive (default: push-pull)' },
+            initial: { kind: 'enum', values: ['active', 'inactive'], description: 'value an output takes when first requested (default: inactive); only with direction output' },
+          },
+        },
+        default: [],
+        description: 'named lines ({"name":"garage_relay","line":"GPIO17","activeLow":true,"direction":"output"})',
+      },
+      confirm: { kind: 'array', items: { kind: 'string', description: 'a hardware.lines name' }, default: [], description: "lines whose writes need the owner's yes first" },
+      writeRateLimit: {
+        kind: 'object',
+        description: 'writes allowed to one line, so a runaway loop cannot wear out a relay or a motor',
+        fields: {
+          perLine: { kind: 'integer', min: 1, default: 30, description: 'writes to one line allowed within perSeconds' },
+          perSeconds: { kind: 'integer', min: 1, default: 60, description: 'the window of perLine, in seconds' },
+        },
+      },
+      triggers: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one GPIO edge trigger',
+          fields: {
+            line: { kind: 'string', description: 'a hardware.lines name (required)' },
+            edge: { kind: 'enum', values: ['rising', 'falling', 'both'], default: 'both', description: 'which edges start a turn (after activeLow)' },
+            debounceMs: { kind: 'integer', min: 0, max: 60000, default: 50, description: 'edges closer than this to the previous one are ignored' },
+            session: { kind: 'string', description: 'the session that gets the message (required)' },
+            message: { kind: 'string', description: 'the system message the agent receives (required)' },
+            rateLimit: {
+              kind: 'object',
+              description: 'turns this trigger may start',
+              fields: {
+                max: { kind: 'integer', min: 1, default: 6, description: 'turns within perSeconds' },
+                perSeconds: { kind: 'integer', min: 1, default: 60, description: 'the window of max, in seconds' },
+              },
+            },
+          },
+        },
+        default: [],
+        description: 'GPIO edges that start an agent turn ({"line":"doorbell","edge":"falling","debounceMs":50,"session":"home","message":"the doorbell rang"})',
+      },
+      sensorTriggers: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one polled I2C sensor threshold',
+          fields: {
+            bus: { kind: 'integer', min: 0, description: 'I2C bus number, /dev/i2c-N (required)' },
+            address: { kind: 'integer', min: 3, max: 119, description: '7-bit device address, 0x03-0x77 (required)' },
+            register: { kind: 'integer', min: 0, max: 255, description: 'register read each time (required)' },
+            length: { kind: 'integer', min: 1, max: 4, default: 1, description: 'bytes read, as one unsigned big-endian number' },
+            intervalMs: { kind: 'integer', min: 100, default: 10000, description: 'how often the register is read' },
+            above: { kind: 'number', description: 'start a turn when the value rises above this' },
+            below: { kind: 'number', description: 'start a turn when the value falls below this' },
+            hysteresis: { kind: 'number', min: 0, default: 0, description: 'how far back the value must come before the trigger can fire again' },
+            session: { kind: 'string', description: 'the session that gets the message (required)' },
+            message: { kind: 'string', description: 'the system message the agent receives (required); the value is appended' },
+          },
+        },
+        default: [],
+        description: 'I2C readings that start an agent turn when they cross a threshold (above and/or below)',
+      },
+    },
+  },
 } as const satisfies Record<string, Field>;
 
 export const schema: ObjectField = { kind: 'object', description: 'pinclaw configuration', fields: sections };

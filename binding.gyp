@@ -22,7 +22,10 @@
         "native/sandbox.cc",
         "native/sandbox_landlock.cc",
         "native/sandbox_seccomp.cc",
-        "native/sandbox_spawn.cc"
+        "native/sandbox_spawn.cc",
+        "native/i2c.cc",
+        "native/i2c_dev.cc",
+        "native/i2c_error.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "<(SHARED_INTERMEDIATE_DIR)", "<!(node -p \"require('path').resolve(require.resolve('usearch'), '../../../../include')\")"],
       "actions": [

@@ -7,6 +7,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitRanking(env, exports);
   pinclaw::InitTokenizer(env, exports);
   pinclaw::InitSandbox(env, exports);
+  pinclaw::InitI2c(env, exports);
   return exports;
 }
 

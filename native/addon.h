@@ -9,4 +9,6 @@ void InitMemory(Napi::Env env, Napi::Object exports);
 void InitRanking(Napi::Env env, Napi::Object exports);
 void InitTokenizer(Napi::Env env, Napi::Object exports);
 void InitSandbox(Napi::Env env, Napi::Object exports);
+void InitI2c(Napi::Env env, Napi::Object exports);
+void InitGpio(Napi::Env env, Napi::Object exports);
 }  // namespace pinclaw

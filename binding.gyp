@@ -25,7 +25,9 @@
         "native/sandbox_spawn.cc",
         "native/i2c.cc",
         "native/i2c_dev.cc",
-        "native/i2c_error.cc"
+        "native/i2c_error.cc",
+        "native/gpio.cc",
+        "native/gpio_dev.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "<(SHARED_INTERMEDIATE_DIR)", "<!(node -p \"require('path').resolve(require.resolve('usearch'), '../../../../include')\")"],
       "actions": [

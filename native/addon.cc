@@ -8,6 +8,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitTokenizer(env, exports);
   pinclaw::InitSandbox(env, exports);
   pinclaw::InitI2c(env, exports);
+  pinclaw::InitGpio(env, exports);
   return exports;
 }
 

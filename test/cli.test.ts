@@ -20,7 +20,8 @@ t.test('--help lists every command of the contract', async (t) => {
   for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'audit', 'tokens']) {
     t.match(text, new RegExp(`^  ${name} `, 'm'), `help lists ${name}`);
   }
-  t.equal(commands.length, 13);
+  t.equal(commands.filter((c) => !c.hidden).length, 13);
+  t.notMatch(text, /__tool-script/, 'hidden commands stay out of --help');
 });
 
 t.test('usage errors exit 2 and say what was wrong', async (t) => {

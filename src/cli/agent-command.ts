@@ -16,6 +16,7 @@ import type { ConfirmRequest } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { agentOptions } from './commands.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
+import { startHardware } from './hardware-runtime.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
@@ -47,7 +48,10 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
     },
     ...(confirm ? { confirm: (_chatId: string, request: ConfirmRequest) => confirm(request) } : {}),
   };
-  const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session] });
+  // The owner at the device can use its hardware from the CLI as from any chat (no triggers here:
+  // those belong to the gateway, which owns the lines they watch).
+  const hardware = await startHardware(config, ctx);
+  const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session], extraTools: hardware.tools, board: hardware.promptText });
   const ask = async (text: string): Promise<OutboundRow> => {
     const row = conductor.submit({ sessionKey: session, channel: 'cli', chatId: 'local', sender: 'owner', text });
     mine.add(row.id);
@@ -71,6 +75,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
     return 0;
   } finally {
     await conductor.stop(5000);
+    hardware.close();
     db.close();
   }
 }

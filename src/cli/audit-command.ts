@@ -39,6 +39,8 @@ function view(r: AuditRow) {
     detail: r.detail,
     durationMs: r.duration_ms,
     outputBytes: r.output_bytes,
+    // A physical action's device and values before and after (gpio_write, i2c_write).
+    physical: r.physical === null ? null : (JSON.parse(r.physical) as unknown),
   };
 }
 
@@ -46,7 +48,8 @@ function line(r: AuditRow): string {
   const v = view(r);
   const size = v.outcome === 'ok' || v.outcome === 'error' ? `  ${v.durationMs ?? '?'} ms  ${v.outputBytes ?? 0} B` : '';
   const why = v.outcome === 'ok' ? '' : v.outcome === 'allowed' ? '  (started; no end recorded yet)' : `  [${v.rule ?? '-'}] ${v.detail ?? ''}`;
-  return `${v.time}  ${v.outcome.padEnd(7)}  ${v.tool}  ${v.channel}:${v.chat}${size}  ${v.input}${why}`;
+  const physical = r.physical ? `  physical ${r.physical}` : '';
+  return `${v.time}  ${v.outcome.padEnd(7)}  ${v.tool}  ${v.channel}:${v.chat}${size}  ${v.input}${why}${physical}`;
 }
 
 export async function runAudit(args: string[], ctx: CliContext): Promise<number> {

@@ -10,6 +10,8 @@ export interface Command {
   /** The command's own flags; the global ones are added to them in the one strict parse (args.ts). */
   options?: CommandOptions;
   subcommands?: readonly string[];
+  /** Left out of --help: internal commands of the tests and benchmarks. */
+  hidden?: boolean;
   /** Set while the command is not built yet: names the capability that brings it. */
   arrives?: string;
   run?: (args: string[], ctx: CliContext) => Promise<number>;
@@ -91,17 +93,25 @@ export const commands: readonly Command[] = [
     summary: 'token count of a text',
     run: async (args, ctx) => (await import('./tokens-command.js')).runTokens(args, ctx),
   },
+  {
+    name: '__tool-script',
+    hidden: true,
+    usage: 'pinclaw __tool-script FILE',
+    summary: 'run a JSON list of tool calls and shell steps in one process (VM tests, bench/gpio)',
+    run: async (args, ctx) => (await import('./tool-script-command.js')).runToolScript(args, ctx),
+  },
 ];
 
 export function helpText(version: string): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+  const shown = commands.filter((c) => !c.hidden);
+  const width = Math.max(...shown.map((c) => c.name.length));
   const lines = [
     `pinclaw ${version} — a personal AI agent runtime for single-board computers`,
     '',
     'usage: pinclaw [--home DIR] [--config FILE] [--json] COMMAND [ARGS]',
     '',
     'commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}${c.arrives ? ' (not available yet)' : ''}`),
+    ...shown.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}${c.arrives ? ' (not available yet)' : ''}`),
     '',
     'global flags:',
     '  --home DIR       state directory (env PINCLAW_HOME, default ~/.pinclaw)',

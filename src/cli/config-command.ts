@@ -77,6 +77,7 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
         const [{ builtinTools }, { createPolicy }] = await Promise.all([import('../tools/builtin.js'), import('../tools/policy.js')]);
         builtinTools({ config, paths: ctx.paths, env: ctx.env });
         createPolicy(config.tools);
+        (await import('../hardware/boards/config-check.js')).checkBoardConfig(config, ctx.paths);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         const problems = err.message.split('\n');

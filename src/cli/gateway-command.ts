@@ -1,6 +1,6 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
-import { UsageError } from '../errors.js';
+import { errorMessage, UsageError } from '../errors.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
@@ -18,6 +18,7 @@ import { modelRefs } from '../agent/providers/models.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './commands.js';
+import { startHardware } from './hardware-runtime.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw gateway [--host H] [--port N]';
@@ -49,6 +50,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   const signal = nextSignal();
   const startedAt = Date.now();
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  // What must end with the gateway (hardware triggers, held GPIO lines), last started first stopped.
+  const stops: (() => void)[] = [];
   try {
     nativeInfo();
     setState(db, 'gateway.started_at', new Date().toISOString());
@@ -57,8 +60,14 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const port = portFlag ?? config.gateway.port;
     const bus = createBus();
     const confirmations = createConfirmations(bus, config.tools.confirmTimeoutMs);
-    const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel(confirmations)], bus });
+    const hardware = await startHardware(config, ctx);
+    stops.push(() => hardware.close());
+    const { conductor } = createRuntime({
+      db, config, paths: ctx.paths, env: ctx.env, channels: [httpChannel(confirmations), ...hardware.channels], bus,
+      extraTools: hardware.tools, board: hardware.promptText,
+    });
     conductor.start();
+    stops.push(hardware.startTriggers(conductor));
     const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt), confirmations) });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
@@ -70,6 +79,13 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     await conductor.stop(DRAIN_MS);
     await server.close(DRAIN_MS);
   } finally {
+    for (const stop of stops.reverse()) {
+      try {
+        stop();
+      } catch (err) {
+        log.warn(`stopping: ${errorMessage(err)}`);
+      }
+    }
     db.close();
   }
   log.info('gateway stopped');

@@ -9,6 +9,7 @@ import { configuredRegistry } from '../tools/setup.js';
 import type { ToolContext } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { cliConfirm, type Ask } from './confirm.js';
+import { startHardware } from './hardware-runtime.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw tool list | run NAME [JSON]';
@@ -36,8 +37,9 @@ export async function runTool(sub: string, args: string[], ctx: CliContext, ask?
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  const hardware = await startHardware(config, ctx);
   try {
-    const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db });
+    const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools });
     setLogRedactor(redact);
     const toolCtx: ToolContext = { sessionKey: CLI_TOOL_SESSION, channel: 'cli', chatId: 'local', caller: 'owner', confirm: cliConfirm(ctx, ask) };
 
@@ -68,6 +70,7 @@ export async function runTool(sub: string, args: string[], ctx: CliContext, ask?
     else ctx.err(`pinclaw: ${report.result.content}`);
     return report.outcome === 'ok' ? 0 : 1;
   } finally {
+    hardware.close();
     db.close();
   }
 }

@@ -28,6 +28,10 @@ export interface RuntimeOptions {
   channels: readonly ChannelAdapter[];
   sessions?: readonly string[];
   tools?: readonly Tool[];
+  /** tools added to the built-in ones (the hardware tools of this machine) */
+  extraTools?: readonly Tool[];
+  /** the board for the system prompt (src/hardware/boards/prompt-board.ts) */
+  board?: string;
   /** the bus to use, when a channel needs it before the runtime exists (the http channel's confirmations) */
   bus?: Bus;
   /** replaces the provider chain built from the config (tests) */
@@ -53,7 +57,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
   const { registry, redact } = configuredRegistry({
-    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools,
+    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools,
     send: (m) => late(conductorRef, 'conductor').send(m),
     subAgents,
   });
@@ -72,6 +76,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
       return ch?.confirm ? (request) => ch.confirm!(chatId, request) : undefined;
     },
     countTokens: tokenCounterFor(o.config.agent.model),
+    board: o.board,
     bus,
     channels: o.channels,
     sessions: o.sessions,

@@ -136,6 +136,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   }
   // After the addons: the sandbox check reads the Landlock ABI through ours. Loaded on demand.
   checks.push(await (await import('../sandbox/doctor.js')).sandboxCheck(config?.sandbox));
+  checks.push((await import('../hardware/boards/board-check.js')).boardCheck(paths, config));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

@@ -26,6 +26,8 @@ export interface AuditFinish {
   detail?: string;
   durationMs: number;
   outputBytes: number;
+  /** a physical action's device and values before and after, as JSON */
+  physical?: string;
 }
 
 export interface AuditRow {
@@ -42,6 +44,7 @@ export interface AuditRow {
   detail: string | null;
   duration_ms: number | null;
   output_bytes: number | null;
+  physical: string | null;
 }
 
 export function insertAudit(db: Db, e: NewAudit): number {
@@ -53,8 +56,8 @@ export function insertAudit(db: Db, e: NewAudit): number {
 
 /** Closes an 'allowed' row; a row already closed is left as it is. */
 export function finishAudit(db: Db, id: number, f: AuditFinish): void {
-  sql(db, `update audit set outcome = ?, detail = ?, duration_ms = ?, output_bytes = ? where id = ? and outcome = 'allowed'`)
-    .run(f.outcome, f.detail ?? null, Math.round(f.durationMs), f.outputBytes, id);
+  sql(db, `update audit set outcome = ?, detail = ?, duration_ms = ?, output_bytes = ?, physical = ? where id = ? and outcome = 'allowed'`)
+    .run(f.outcome, f.detail ?? null, Math.round(f.durationMs), f.outputBytes, f.physical ?? null, id);
 }
 
 export interface AuditQuery {

@@ -102,4 +102,12 @@ export const migrations: readonly Migration[] = [
     create index audit_at on audit (at);
     create index audit_tool on audit (tool, at);`,
   },
+  {
+    version: 4,
+    name: 'audit-physical',
+    up: `
+    -- A physical action (a GPIO line driven, an I2C register written): the device and its value
+    -- before and after, as JSON, so the audit shows what changed in the world and not only the call.
+    alter table audit add column physical text;`,
+  },
 ];

@@ -18,8 +18,13 @@ export const PROFILES: readonly Profile[] = ['minimal', 'standard', 'full'];
  * everyday work (files in the workspace, the web, messages); full allows every tool, also those not
  * listed here, so a tool added later is denied by minimal and standard until it is named.
  */
-const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search'];
-const STANDARD = [...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_add'];
+const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search', 'board_info'];
+// The physical-action tools (gpio_write, i2c_write) are here too, but outside the owner's chats
+// each call needs the owner's yes (see confirmation below).
+const STANDARD = [
+  ...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_add',
+  'gpio_read', 'gpio_watch', 'gpio_write', 'i2c_scan', 'i2c_read', 'i2c_write',
+];
 export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly string[]>> = { minimal: MINIMAL, standard: STANDARD };
 
 export type Decision =
@@ -31,8 +36,8 @@ export interface Policy {
   check(tool: Tool, ctx: ToolContext): Decision;
   /** The rules that need the validated input: acting on another chat. */
   checkInput(tool: Tool, input: unknown, ctx: ToolContext): Decision;
-  /** The rule that makes this tool ask the owner first, or undefined. */
-  confirmation(tool: Tool): string | undefined;
+  /** The rule that makes this tool ask the owner first in this context, or undefined. */
+  confirmation(tool: Tool, ctx?: ToolContext): string | undefined;
 }
 
 interface Layer {
@@ -118,9 +123,11 @@ export function createPolicy(s: ToolsSettings): Policy {
       };
     },
 
-    confirmation(tool) {
+    confirmation(tool, ctx) {
       if (s.confirm.includes(tool.name)) return 'tools.confirm';
       if (tool.requiresConfirmation) return `${tool.name}.requiresConfirmation`;
+      // The CLI is the owner at the device; a control chat is one the owner declared theirs.
+      if (tool.physical && ctx && ctx.channel !== 'cli' && !control.has(`${ctx.channel}:${ctx.chatId}`)) return 'physical action outside the owner\'s chats (tools.controlChats)';
       return undefined;
     },
   };

@@ -131,7 +131,7 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     const byInput = policy.checkInput(tool, c.input, ctx);
     if (!byInput.allowed) return stopped('denied', `${tool.name} refused: ${byInput.reason}`, byInput.rule);
 
-    const confirmRule = policy.confirmation(tool);
+    const confirmRule = policy.confirmation(tool, ctx);
     if (confirmRule) {
       if (!ctx.confirm) {
         return stopped('denied', `${tool.name} refused: it needs the owner's confirmation (${confirmRule}) and channel ${ctx.channel} has no way to ask${ctx.channel === 'cli' ? '; run with --yes, or from a terminal' : ''}`, confirmRule);
@@ -171,7 +171,8 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     const outcome: CallOutcome = result.isError ? 'error' : 'ok';
     if (auditId !== undefined) {
       try {
-        deps.audit!.finish(auditId, { outcome, detail: outcome === 'error' ? capped.text.slice(0, 500) : undefined, durationMs, outputBytes: capped.bytes });
+        const physical = result.physical ? redact(JSON.stringify(result.physical)) : undefined;
+        deps.audit!.finish(auditId, { outcome, detail: outcome === 'error' ? capped.text.slice(0, 500) : undefined, durationMs, outputBytes: capped.bytes, physical });
       } catch (err) {
         log.warn(`audit: cannot close row ${auditId} (${tool.name}): ${errorMessage(err)}`);
       }
@@ -190,6 +191,6 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     },
     call,
     run: async (c, ctx) => (await call(c, ctx)).result,
-    list: (ctx) => tools.map((tool) => ({ tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool) })),
+    list: (ctx) => tools.map((tool) => ({ tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool, ctx) })),
   };
 }

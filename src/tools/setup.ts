@@ -17,12 +17,14 @@ export interface ConfiguredDeps extends BuiltinDeps {
   db: Db;
   /** replaces the built-in tools (tests) */
   tools?: readonly Tool[];
+  /** added to the built-in tools: the hardware tools of this machine (src/hardware/setup.ts) */
+  extraTools?: readonly Tool[];
 }
 
 /** Throws a ConfigError (exit 78) when tools.* holds what the schema cannot check. */
 export function configuredRegistry(d: ConfiguredDeps): { registry: Registry; redact: Redactor } {
   const redact = createRedactor(secretValues(d.config, d.env));
-  const registry = createRegistry(d.tools ?? builtinTools(d), {
+  const registry = createRegistry([...(d.tools ?? builtinTools(d)), ...(d.extraTools ?? [])], {
     policy: createPolicy(d.config.tools),
     audit: dbAudit(d.db),
     redact,

@@ -36,6 +36,8 @@ export interface ToolContext {
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  /** A physical action (a GPIO line driven, an I2C register written): what changed, for the audit row. */
+  physical?: { device: string; before?: unknown; after?: unknown; [k: string]: unknown };
 }
 
 export interface Tool {
@@ -46,6 +48,11 @@ export interface Tool {
   sequential?: boolean;
   /** The owner must say yes before each call (tools.confirm in the config can add more). */
   requiresConfirmation?: boolean;
+  /**
+   * Acts on the physical world (gpio_write, i2c_write): allowed without asking only in the owner's
+   * chats (the CLI and tools.controlChats); anywhere else the owner confirms each call.
+   */
+  physical?: boolean;
   /** Overrides tools.timeoutMs for this tool (tools.limits in the config overrides both). */
   timeoutMs?: number;
   /** Overrides tools.maxOutputBytes for this tool (tools.limits in the config overrides both). */

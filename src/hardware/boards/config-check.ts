@@ -55,6 +55,9 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     }
     if (l.initial !== undefined && l.direction !== 'output') issues.push({ path: `${at}.initial`, expected: 'nothing unless direction is "output"', found: str(l.initial) });
     if (!required(issues, `${at}.line`, l.line) || !index || !board) return;
+    // chip:offset (an expander such as an MCP23017, or a chip the profile does not describe) is
+    // the user's to get right: the GPIO layer checks it when the line is first used.
+    if (/^.+:\d+$/.test(l.line!)) return;
     const target = index.get(l.line!);
     if (!target) {
       const near = closest(l.line!, [...index.keys()]);

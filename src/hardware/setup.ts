@@ -1,0 +1,98 @@
+// The hardware of one process, assembled from the config and what the machine has: the board
+// profile in use (board.profile, else detection), its reservations as they are now, the GPIO
+// service when a GPIO chip exists, and the tools that go with them. A tool is registered only when
+// its device exists: on a laptop or in CI there is no GPIO tool, and nothing here throws for that.
+import type { PinclawConfig } from '../config/schema.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
+import type { Paths } from '../paths.js';
+import type { Tool } from '../tools/types.js';
+import { detectBoards } from './boards/detect.js';
+import { HOST_ROOTS, type HostRoots } from './boards/host-roots.js';
+import { loadBoardRegistry, userBoardsDir } from './boards/registry.js';
+import { reservationStates, reservedNow } from './boards/reservations.js';
+import type { BoardProfile } from './boards/schema.js';
+import { boardPromptText } from './boards/prompt-board.js';
+import { chooseBoard } from './boards/select.js';
+import { boardSummary } from './boards/summary.js';
+import { chooseGpioBackend } from './gpio/backend.js';
+import { createGpioService, type GpioService } from './gpio/service.js';
+import { boardInfoTool, gpioTools } from './gpio/tools.js';
+import { busNumbers } from './i2c/buses.js';
+
+export interface Hardware {
+  board?: BoardProfile;
+  /** how the board was chosen, in words */
+  boardDetail: string;
+  gpio?: GpioService;
+  /** why there is no GPIO service, or which backend runs it */
+  gpioDetail: string;
+  i2cBuses: number[];
+  tools: Tool[];
+  /** the system prompt's board section, undefined when there is nothing to say */
+  promptText?: string;
+  close(): void;
+}
+
+export interface HardwareOptions {
+  config: PinclawConfig;
+  paths: Pick<Paths, 'home'>;
+  env: NodeJS.ProcessEnv;
+  roots?: HostRoots;
+  /** I2C tools, given by the caller when the I2C module is loaded (it is only when a bus exists) */
+  i2cTools?: (buses: number[]) => Tool[];
+}
+
+export function setupHardware(o: HardwareOptions): Hardware {
+  const roots = o.roots ?? HOST_ROOTS;
+  const registry = loadBoardRegistry({ userDir: userBoardsDir(o.paths) });
+  const detection = detectBoards(registry.profiles, roots);
+  const choice = chooseBoard(registry, o.config.board.profile, detection);
+  const board = choice.loaded?.profile.kind === 'sbc' ? choice.loaded.profile : undefined;
+  const states = board ? reservationStates(board, roots) : [];
+  const reserved = reservedNow(states);
+
+  let gpio: GpioService | undefined;
+  let gpioDetail: string;
+  try {
+    const { backend, reason } = chooseGpioBackend({ env: o.env, dev: roots.dev, sys: roots.sys });
+    if (backend.chips().length === 0) {
+      gpioDetail = 'no GPIO chip on this machine';
+    } else {
+      gpio = createGpioService({ backend, board, reserved, hardware: o.config.hardware });
+      gpioDetail = `${backend.name} backend (${reason})`;
+    }
+  } catch (err) {
+    gpioDetail = `GPIO unavailable: ${errorMessage(err)}`;
+    log.warn(gpioDetail);
+  }
+  const i2cBuses = busNumbers(roots.dev);
+
+  const info = (): string => {
+    const lines: string[] = [];
+    lines.push(board ? boardSummary(board, { how: choice.how === 'configured' ? 'configured' : 'detected', reservations: states }) : `No board profile: ${choice.detail}.`);
+    lines.push(`GPIO: ${gpioDetail}`);
+    if (gpio) {
+      for (const c of gpio.resolver.chips()) lines.push(`  ${c.path}: ${c.info.label}, ${c.info.lines} lines`);
+      const held = gpio.held();
+      lines.push(held.length ? `Held by pinclaw: ${held.map((h) => `${h.line} as ${h.mode}`).join(', ')}` : 'No line held by pinclaw.');
+    }
+    if (o.config.hardware.lines.length) lines.push(`Named lines: ${o.config.hardware.lines.map((l) => `${l.name}=${l.line}${l.activeLow ? ' (active low)' : ''}`).join(', ')}`);
+    lines.push(`I2C buses: ${i2cBuses.length ? i2cBuses.map((b) => `/dev/i2c-${b}`).join(', ') : 'none'}`);
+    return lines.join('\n');
+  };
+
+  const tools: Tool[] = [boardInfoTool(info)];
+  if (gpio) tools.push(...gpioTools({ gpio, confirm: o.config.hardware.confirm, boardInfo: info }));
+  if (i2cBuses.length && o.i2cTools) tools.push(...o.i2cTools(i2cBuses));
+  return {
+    board,
+    boardDetail: choice.detail,
+    gpio,
+    gpioDetail,
+    i2cBuses,
+    tools,
+    promptText: boardPromptText(o.paths, o.config, roots),
+    close: () => gpio?.close(),
+  };
+}

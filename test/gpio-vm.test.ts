@@ -1,0 +1,145 @@
+// pinclaw's GPIO against the real kernel driver: the arm64 single executable inside a Raspberry Pi 3
+// Model B (QEMU raspi3b, Debian's arm64 kernel, the BCM2835's pinctrl driver as /dev/gpiochip0) plus
+// our pinclaw-loopback chip for edges (test/support/vm/gpio-loopback). One boot runs the same tool
+// steps through the addon (uAPI v2) and through the sysfs twin, and reads what the kernel says
+// independently of pinclaw: debugfs's /sys/kernel/debug/gpio and the uAPI probe's line info.
+// See docs/hardware.md for what this covers and what only unit tests do.
+import t, { type Test } from 'tap';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, seaArm64 } from './support/proc.js';
+import { buildKernelModule, buildStaticProgram, runInVm, toolchainAvailable, vmAvailable, type VmResult } from './support/vm/index.js';
+
+t.setTimeout(600_000);
+const vmDir = join(root, 'test', 'support', 'vm');
+
+interface StepOut {
+  step: number;
+  tool?: string;
+  outcome?: string;
+  rule?: string;
+  isError?: boolean;
+  content?: string;
+  sh?: string;
+  stdout?: string;
+  status?: number;
+}
+
+const config = {
+  hardware: {
+    lines: [
+      { name: 'relay', line: 'GPIO17', direction: 'output' },
+      { name: 'loop_in', line: 'pinclaw-loopback:4', direction: 'input' },
+    ],
+  },
+};
+
+// The kernel's own view of line 17: debugfs lists requested lines with their consumer and level.
+const debugfs17 = 'grep GPIO17 /sys/kernel/debug/gpio';
+const loopToggles = 'b=$(for c in /sys/class/gpio/gpiochip*; do [ "$(cat $c/label)" = pinclaw-loopback ] && cat $c/base; done); echo $b > /sys/class/gpio/export; echo out > /sys/class/gpio/LOOP0/direction; usleep 400000; for v in 1 0 1 0; do echo $v > /sys/class/gpio/LOOP0/value; usleep 250000; done; echo $b > /sys/class/gpio/unexport';
+
+function steps(): unknown[] {
+  return [
+    { tool: 'board_info' },
+    { tool: 'gpio_write', input: { line: 'relay', value: 1 } },
+    { sh: debugfs17 },
+    { tool: 'gpio_read', input: { line: 'GPIO17' } },
+    { tool: 'gpio_write', input: { line: 'relay', value: 0 } },
+    { sh: debugfs17 },
+    { tool: 'gpio_write', input: { line: 'GPIO14', value: 1 } },
+    { tool: 'gpio_write', input: { line: 'GPIO99', value: 1 } },
+    { tool: 'gpio_write', input: { line: 'relay', value: 1 }, as: { channel: 'telegram', chatId: '42' } },
+    { sh: '/opt/vm/gpio-edge-probe edges /dev/gpiochip0 22 1 3000 > /dev/null 2>&1 & usleep 300000' },
+    { tool: 'gpio_write', input: { line: 'GPIO22', value: 1 } },
+    { sh: loopToggles, background: true },
+    { tool: 'gpio_watch', input: { line: 'loop_in', seconds: 6, maxEvents: 4 } },
+  ];
+}
+
+const guestScript = `
+export PINCLAW_HOME=/tmp/home
+mkdir -p $PINCLAW_HOME
+echo '${JSON.stringify(config)}' > $PINCLAW_HOME/config.json
+echo '${JSON.stringify(steps())}' > /tmp/steps.json
+/opt/pinclaw/pinclaw board detect --json > /tmp/detect.json 2>&1
+echo "detect=$(tr -d '\\n' < /tmp/detect.json)"
+for backend in native sysfs; do
+  PINCLAW_GPIO_BACKEND=$backend /opt/pinclaw/pinclaw __tool-script /tmp/steps.json > /tmp/out-$backend 2>&1
+  echo "exit-$backend=$?"
+  sed "s/^/$backend: /" /tmp/out-$backend
+  # After the process: the kernel's line info for line 17 (released: no consumer, not used).
+  echo "after-$backend=$(/opt/vm/gpio-edge-probe info /dev/gpiochip0 | grep '^line /dev/gpiochip0 17 ')"
+  sleep 3
+done
+echo "audit=$(/opt/pinclaw/pinclaw audit --json --tool gpio_write 2>&1 | tr -d '\\n')"
+`;
+
+function parse(out: string, backend: string): StepOut[] {
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith(`${backend}: {`))
+    .map((l) => JSON.parse(l.slice(backend.length + 2)) as StepOut);
+}
+
+function field(output: string, key: string): string | undefined {
+  const m = output.match(new RegExp(`^${key}=(.*)$`, 'gm'));
+  return m?.at(-1)?.slice(key.length + 1);
+}
+
+function checkBackend(t: Test, out: string, backend: 'native' | 'sysfs'): StepOut[] {
+  const s = parse(out, backend);
+  t.equal(field(out, `exit-${backend}`), '0', `${backend}: the tool script ran`);
+  t.equal(s.length, steps().length, `${backend}: every step printed`);
+  if (s.length !== steps().length) return s;
+  t.match(s[0]!.content, /Raspberry Pi 3 Model B \(board profile rpi-3b, detected\)/, `${backend}: board_info names the detected board`);
+  t.match(s[1]!.content, /^relay \(GPIO17 \(gpiochip0:17\)\): 0 -> 1$/, `${backend}: gpio_write relay=1 reports before and after`);
+  // The holder as the kernel names it: our consumer label through the addon, "sysfs" for an export.
+  const holder = backend === 'native' ? 'pinclaw' : 'sysfs';
+  t.match(s[2]!.stdout, new RegExp(`GPIO17\\s*\\|${holder}\\s*\\)\\s+out\\s+hi`), `${backend}: the kernel (debugfs) shows line 17 held by ${holder}, output, high`);
+  t.match(s[3]!.content, /^GPIO17 \(gpiochip0:17\): 1 \(output, held by pinclaw\)$/, `${backend}: gpio_read reads the held output back`);
+  t.match(s[4]!.content, /: 1 -> 0$/, `${backend}: gpio_write relay=0`);
+  t.match(s[5]!.stdout, /\)\s+out\s+lo/, `${backend}: debugfs shows it low`);
+  t.ok(s[6]!.isError, `${backend}: GPIO14 refused`);
+  t.match(s[6]!.content, /write to GPIO14 \(gpiochip0:14\) refused: reserved on board rpi-3b: .*UART/i, `${backend}: the reserved UART line is refused with the reason`);
+  t.match(s[7]!.content, /unknown GPIO line 'GPIO99'/, `${backend}: an unknown line is named`);
+  t.equal(s[8]!.outcome, 'denied', `${backend}: a physical action from a non-owner chat needs confirmation`);
+  t.match(s[8]!.content, /physical action outside the owner's chats/, `${backend}: and says which rule`);
+  t.ok(s[10]!.isError, `${backend}: a line held by another process is refused`);
+  t.match(s[10]!.content, backend === 'native' ? /line GPIO22 \(gpiochip0:22\) is busy: held by 'gpio-edge-probe'/ : /line GPIO22 \(gpiochip0:22\) is busy/, `${backend}: EBUSY names the holder`);
+  t.match(s[12]!.content, /^loop_in \(gpiochip\d+:4\): 4 edges/, `${backend}: gpio_watch saw four edges on the loopback input`);
+  t.match(s[12]!.content, /rising[^\n]*\nfalling[^\n]*\nrising[^\n]*\nfalling/, `${backend}: rising, falling, rising, falling`);
+  // Released, and (seen on this kernel) left as the last write set it: an output, driven low.
+  t.match(field(out, `after-${backend}`), /^line \/dev\/gpiochip0 17 name=GPIO17 consumer= output$/, `${backend}: line 17 released when the process ended`);
+  return s;
+}
+
+const reason = [vmAvailable('arm64'), toolchainAvailable('arm64')].find((a) => !a.ok)?.reason ?? (existsSync(seaArm64) ? null : `${seaArm64} is not built`);
+t.test('arm64 executable against the BCM2835 GPIO driver and the loopback chip', { skip: reason && !process.env.CI ? reason : false }, async (t) => {
+  if (reason) return void t.fail(`unavailable on CI: ${reason}`);
+  const [loopback, probe] = await Promise.all([buildKernelModule('arm64', join(vmDir, 'gpio-loopback')), buildStaticProgram('arm64', join(vmDir, 'gpio-edge-probe.c'))]);
+  const r: VmResult = await runInVm({
+    arch: 'arm64',
+    files: { '/opt/pinclaw/pinclaw': seaArm64, '/opt/vm/gpio-edge-probe': probe },
+    modules: [loopback],
+    timeoutMs: 420_000,
+    script: guestScript,
+  });
+  t.teardown(() => {
+    if (!t.passing()) t.comment(`guest output:\n${r.output}\nkernel log:\n${r.kernelLog}`);
+  });
+  t.comment(`arm64 VM: boot ${(r.timings.bootMs / 1000).toFixed(1)} s, script ${(r.timings.scriptMs / 1000).toFixed(1)} s`);
+  t.equal(r.exitCode, 0, 'the guest script ran to the end');
+  const detect = JSON.parse(field(r.output, 'detect') ?? '{}') as { deviceTreeModel?: string; sbc?: { profile?: { profile?: { id?: string } } } | null; board?: unknown };
+  t.equal(detect.deviceTreeModel, 'Raspberry Pi 3 Model B', 'board detect reads the device-tree model');
+  t.match(field(r.output, 'detect'), /rpi-3b/, 'and matches the rpi-3b profile');
+  const native = checkBackend(t, r.output, 'native');
+  const sysfs = checkBackend(t, r.output, 'sysfs');
+  // The sysfs twin must say what the addon says, step by step (the holder's name aside).
+  for (const i of [1, 3, 4, 6, 7]) t.equal(sysfs[i]?.content, native[i]?.content, `step ${i}: sysfs and the addon agree`);
+  const audit = JSON.parse(field(r.output, 'audit') ?? '[]') as { outcome: string; physical: unknown }[];
+  t.same(
+    audit.filter((a) => a.outcome === 'ok').map((a) => a.physical),
+    [0, 1].flatMap(() => [{ device: 'relay (GPIO17 (gpiochip0:17))', before: 0, after: 1 }, { device: 'relay (GPIO17 (gpiochip0:17))', before: 1, after: 0 }]),
+    'the audit rows keep each physical action with its value before and after (both backends)',
+  );
+});

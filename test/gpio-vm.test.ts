@@ -38,6 +38,15 @@ const config = {
 const debugfs17 = 'grep GPIO17 /sys/kernel/debug/gpio';
 const loopToggles = 'b=$(for c in /sys/class/gpio/gpiochip*; do [ "$(cat $c/label)" = pinclaw-loopback ] && cat $c/base; done); echo $b > /sys/class/gpio/export; echo out > /sys/class/gpio/LOOP0/direction; usleep 400000; for v in 1 0 1 0; do echo $v > /sys/class/gpio/LOOP0/value; usleep 250000; done; echo $b > /sys/class/gpio/unexport';
 
+// Two rising edges of four: two turns. No provider is configured, so the turns fail; the rows stay.
+const gatewayConfig = {
+  gateway: { port: 7421, token: 'vm' },
+  hardware: {
+    lines: [{ name: 'doorbell', line: 'pinclaw-loopback:4', direction: 'input' }],
+    triggers: [{ line: 'doorbell', edge: 'rising', debounceMs: 0, session: 'home', message: 'the doorbell rang' }],
+  },
+};
+
 function steps(): unknown[] {
   return [
     { tool: 'board_info' },
@@ -72,6 +81,23 @@ for backend in native sysfs; do
   sleep 3
 done
 echo "audit=$(/opt/pinclaw/pinclaw audit --json --tool gpio_write 2>&1 | tr -d '\\n')"
+# The gateway with a trigger on the loopback input: edges from the kernel become queue rows.
+export PINCLAW_HOME=/tmp/gw
+mkdir -p $PINCLAW_HOME
+echo '${JSON.stringify(gatewayConfig)}' > $PINCLAW_HOME/config.json
+ifconfig lo 127.0.0.1 up
+/opt/pinclaw/pinclaw gateway > /tmp/gw.log 2>&1 &
+gw=$!
+n=0; until wget -q -O /dev/null http://127.0.0.1:7421/healthz 2>/dev/null; do n=$((n+1)); [ $n -gt 600 ] && break; usleep 50000; done
+b=$(for c in /sys/class/gpio/gpiochip*; do [ "$(cat $c/label)" = pinclaw-loopback ] && cat $c/base; done)
+echo $b > /sys/class/gpio/export; echo out > /sys/class/gpio/LOOP0/direction
+for v in 1 0 1 0; do echo $v > /sys/class/gpio/LOOP0/value; usleep 300000; done
+echo $b > /sys/class/gpio/unexport
+sleep 1
+wget -q -O - --header 'Authorization: Bearer vm' http://127.0.0.1:7421/metrics | grep '^pinclaw_inbound_messages' | sed 's/^/metric: /'
+kill -TERM $gw; wait $gw
+echo "gateway-exit=$?"
+sed 's/^/gw: /' /tmp/gw.log
 `;
 
 function parse(out: string, backend: string): StepOut[] {
@@ -136,6 +162,10 @@ t.test('arm64 executable against the BCM2835 GPIO driver and the loopback chip',
   const sysfs = checkBackend(t, r.output, 'sysfs');
   // The sysfs twin must say what the addon says, step by step (the holder's name aside).
   for (const i of [1, 3, 4, 6, 7]) t.equal(sysfs[i]?.content, native[i]?.content, `step ${i}: sysfs and the addon agree`);
+  const inbound = r.output.split('\n').filter((l) => l.startsWith('metric: ')).map((l) => Number(l.split(' ').at(-1)));
+  t.equal(inbound.length, 4, 'the gateway served /metrics');
+  t.equal(inbound.reduce((a, b) => a + b, 0), 2, 'two rising edges became two durable queue rows (the falling ones were filtered without the model)');
+  t.equal(field(r.output, 'gateway-exit'), '0', 'the gateway stopped cleanly on SIGTERM, releasing its lines');
   const audit = JSON.parse(field(r.output, 'audit') ?? '[]') as { outcome: string; physical: unknown }[];
   t.same(
     audit.filter((a) => a.outcome === 'ok').map((a) => a.physical),

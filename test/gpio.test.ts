@@ -255,3 +255,30 @@ t.test('the addon on a machine without GPIO: argument checks and errors name the
   t.throws(() => chooseGpioBackend({ env: { PINCLAW_GPIO_BACKEND: 'gpiod' } }), /PINCLAW_GPIO_BACKEND must be auto, native or sysfs, got 'gpiod'/);
   t.equal(chooseGpioBackend({ env: {}, addon: null }).backend.name, 'sysfs', 'without the addon: the sysfs twin');
 });
+
+t.test('claimOutputs: declared outputs take their initial value at start; a bad one is reported, the rest claimed', async (t) => {
+  const f = fakeBackend();
+  f.lines[17]!.value = 0;
+  f.lines[5]!.consumer = 'w1-gpio';
+  const gpio = createGpioService({
+    backend: f.backend,
+    board: rpi3b,
+    reserved: new Map([['GPIO14', 'the primary UART (serial0)']]),
+    hardware: hardware({
+      lines: [
+        { name: 'relay', line: 'GPIO17', activeLow: true, direction: 'output' },
+        { name: 'lamp', line: 'GPIO22', activeLow: false, direction: 'output', initial: 'active' },
+        { name: 'busy', line: 'GPIO5', activeLow: false, direction: 'output' },
+        { name: 'uart', line: 'GPIO14', activeLow: false, direction: 'output' },
+        { name: 'button', line: 'GPIO27', activeLow: false, direction: 'input' },
+      ],
+    }),
+  });
+  const problems = gpio.claimOutputs();
+  t.equal(f.lines[17]!.value, 1, 'relay: inactive by default, which is high for an active-low line');
+  t.equal(f.lines[22]!.value, 1, 'lamp: initial active');
+  t.equal(f.lines[27]!.consumer, '', 'inputs are not claimed');
+  t.same(problems.map((p) => p.split(':')[0]), ['hardware.lines busy', 'hardware.lines uart']);
+  t.match(problems[1], /claiming uart \(GPIO14 \(gpiochip0:14\)\) refused: reserved/);
+  t.same(gpio.write('relay', 1), { line: 'relay (GPIO17 (gpiochip0:17))', before: 0, after: 1 }, 'a claimed output is written through its held request');
+});

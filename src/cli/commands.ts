@@ -23,6 +23,7 @@ export const gatewayOptions = { host: { type: 'string' }, port: { type: 'string'
 export const agentOptions = { message: { type: 'string', short: 'm' }, session: { type: 'string', short: 's' } } as const satisfies CommandOptions;
 export const configOptions = { secret: { type: 'boolean' } } as const satisfies CommandOptions;
 export const auditOptions = { since: { type: 'string' }, tool: { type: 'string' }, limit: { type: 'string' } } as const satisfies CommandOptions;
+export const gpioBenchOptions = { out: { type: 'string' }, in: { type: 'string' }, n: { type: 'string' }, edges: { type: 'string' } } as const satisfies CommandOptions;
 export const tokensOptions = { encoding: { type: 'string', short: 'e' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
@@ -99,6 +100,21 @@ export const commands: readonly Command[] = [
     usage: 'pinclaw __tool-script FILE',
     summary: 'run a JSON list of tool calls and shell steps in one process (VM tests, bench/gpio)',
     run: async (args, ctx) => (await import('./tool-script-command.js')).runToolScript(args, ctx),
+  },
+  {
+    name: '__gpio-bench',
+    hidden: true,
+    options: gpioBenchOptions,
+    usage: 'pinclaw __gpio-bench --out LINE --in LINE [--n N] [--edges M]',
+    summary: 'the GPIO measurements of bench/gpio, run on the machine with the lines',
+    run: async (args, ctx) => (await import('./gpio-bench-command.js')).runGpioBench(args, ctx),
+  },
+  {
+    name: '__i2c-selftest',
+    hidden: true,
+    usage: 'pinclaw __i2c-selftest BUS ADDRESS | tools JSON',
+    summary: 'the I2C self-test against i2c-stub (report as JSON), or I2C tool calls (the x64 VM test)',
+    run: async (args, ctx) => (await import('./i2c-selftest-command.js')).runI2cSelfTest(args, ctx),
   },
 ];
 

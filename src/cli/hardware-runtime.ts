@@ -4,30 +4,94 @@
 import type { PinclawConfig } from '../config/schema.js';
 import type { ChannelAdapter, Conductor } from '../conductor/conductor.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
+import type { GpioService } from '../hardware/gpio/service.js';
 import { setupHardware } from '../hardware/setup.js';
+import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
+import { startTriggers } from '../hardware/triggers/runner.js';
+import { busNumbers } from '../hardware/i2c/buses.js';
+import { createWriteLimiter } from '../hardware/write-limit.js';
+import { readFileSync } from 'node:fs';
 import type { Tool } from '../tools/types.js';
+import { log } from '../log.js';
 import type { CliContext } from './context.js';
 
 export interface HardwareRuntime {
   tools: Tool[];
+  /** the GPIO service, when this machine has a GPIO chip */
+  gpio?: GpioService;
   promptText?: string;
   channels: ChannelAdapter[];
-  /** Starts the configured triggers; returns their stop. */
-  startTriggers(conductor: Conductor): () => void;
+  /**
+   * The gateway's start: claims the declared outputs at their initial values and starts the
+   * configured triggers; returns their stop.
+   */
+  start(conductor: Conductor, knownChannels: readonly string[]): () => void;
   close(): void;
+}
+
+/** The adapter's name from sysfs ("bcm2835 (i2c@7e804000)"), or null; for the tools' "buses here" answer. */
+function adapterNameSync(bus: number): string | null {
+  try {
+    return readFileSync(`/sys/class/i2c-dev/i2c-${bus}/name`, 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
 }
 
 export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>): Promise<HardwareRuntime> {
   // A trigger or a named line that points nowhere is a config error (exit 78), found before start.
   checkBoardConfig(config, ctx.paths);
-  const hw = setupHardware({ config, paths: ctx.paths, env: ctx.env });
+  // The I2C code is loaded only when a bus exists: most machines have none.
+  const i2c = busNumbers().length ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
+  const i2cLimit = createWriteLimiter({ ...config.hardware.writeRateLimit, noun: 'device' });
+  const hw = setupHardware({
+    config,
+    paths: ctx.paths,
+    env: ctx.env,
+    i2cTools: (buses) => {
+      if (!i2c) return [];
+      const [{ i2cTools }, { i2cBackend }] = i2c;
+      let backend: ReturnType<typeof i2cBackend> | undefined;
+      return i2cTools({
+        backend: () => (backend ??= i2cBackend({ env: ctx.env })),
+        buses: () => buses.map((bus) => ({ bus, path: `/dev/i2c-${bus}`, name: adapterNameSync(bus) })),
+        writeLimiter: i2cLimit,
+      });
+    },
+  });
   const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length > 0;
   return {
     tools: hw.tools,
+    gpio: hw.gpio,
     promptText: hw.promptText,
-    channels: triggersWanted ? [] : [],
-    startTriggers() {
-      return () => {};
+    channels: triggersWanted ? [hardwareChannel()] : [],
+    start(conductor, knownChannels) {
+      for (const p of hw.gpio?.claimOutputs() ?? []) log.warn(p);
+      if (!triggersWanted) return () => {};
+      const gpio = hw.gpio;
+      const runner = startTriggers({
+        triggers: config.hardware.triggers,
+        sensorTriggers: config.hardware.sensorTriggers,
+        submit: (m) => conductor.submit(m),
+        knownChannels,
+        watchEdges: (line, onEdge, onError) => {
+          if (!gpio) throw new Error(`trigger on ${line}: ${hw.gpioDetail}`);
+          // Both edges from the kernel: the runner's filter picks the kind, and every edge counts
+          // for its debounce (a bounce is an edge of the other kind first).
+          return gpio.watchEdges(line, 'both', (err, events) => {
+            if (err) return onError(err);
+            for (const e of events) onEdge({ edge: e.edge, timestampNs: e.timestampNs, value: e.edge === 'rising' ? 1 : 0, seqno: e.lineSeqno });
+          });
+        },
+        readSensor: async (s) => {
+          if (!i2c) throw new Error(`no I2C bus on this machine (/dev/i2c-${s.bus} is missing)`);
+          const bytes = await i2c[1].i2cBackend({ env: ctx.env }).read(s.bus, s.address, { register: s.register, length: s.length });
+          let v = 0;
+          for (const b of bytes) v = v * 256 + b;
+          return v;
+        },
+      });
+      return () => runner.stop();
     },
     close: () => hw.close(),
   };

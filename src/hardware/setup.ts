@@ -39,7 +39,7 @@ export interface HardwareOptions {
   paths: Pick<Paths, 'home'>;
   env: NodeJS.ProcessEnv;
   roots?: HostRoots;
-  /** I2C tools, given by the caller when the I2C module is loaded (it is only when a bus exists) */
+  /** I2C tools for the buses present, given by the caller (which loads the I2C code only then) */
   i2cTools?: (buses: number[]) => Tool[];
 }
 

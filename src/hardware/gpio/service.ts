@@ -9,6 +9,7 @@
 // line are rate-limited (hardware.writeRateLimit), so a runaway loop cannot wear out a relay.
 import type { PinclawConfig } from '../../config/schema.js';
 import type { BoardProfile } from '../boards/schema.js';
+import { createWriteLimiter } from '../write-limit.js';
 import { GpioError } from './errors.js';
 import { createResolver, type NamedLine, type ResolvedLine, type Resolver } from './resolve.js';
 import type { EdgeEvent, EdgeSetting, GpioBackend, LineConfig, LineRequest, Level } from './types.js';
@@ -65,6 +66,12 @@ export interface GpioService {
   watchEdges(spec: string, edge: Exclude<EdgeSetting, 'none'>, listener: EdgeListener, debounceUs?: number): EdgeWatch;
   /** Waits up to ms for edges and returns them (gpio_watch). */
   collectEdges(spec: string, edge: Exclude<EdgeSetting, 'none'>, ms: number, signal?: AbortSignal, max?: number): Promise<EdgeEvent[]>;
+  /**
+   * Requests every hardware.lines output with its `initial` value (default inactive), so a relay is
+   * in a known state from the gateway's start instead of whatever the pin was. Returns the problems,
+   * one per line that could not be claimed; the others are claimed regardless.
+   */
+  claimOutputs(): string[];
   /** Lines held now, for board_info and status. */
   held(): { line: string; mode: 'output' | 'input'; watchers: number }[];
   /** Releases every line (the gateway's shutdown; the kernel also does it when the process ends). */
@@ -78,8 +85,7 @@ export function createGpioService(o: GpioServiceOptions): GpioService {
   const resolver = createResolver(o.backend, o.board, named);
   const now = o.now ?? Date.now;
   const held = new Map<string, Held>();
-  const writes = new Map<string, number[]>();
-  const { perLine, perSeconds } = o.hardware.writeRateLimit;
+  const limit = createWriteLimiter({ ...o.hardware.writeRateLimit, noun: 'line', now });
 
   function checkReserved(r: ResolvedLine, action: string): void {
     const name = r.boardLine?.name;
@@ -88,15 +94,8 @@ export function createGpioService(o: GpioServiceOptions): GpioService {
   }
 
   function checkRate(r: ResolvedLine): void {
-    const k = key(r);
-    const t = now();
-    const recent = (writes.get(k) ?? []).filter((x) => x > t - perSeconds * 1000);
-    if (recent.length >= perLine) {
-      const wait = Math.ceil((recent[0]! + perSeconds * 1000 - t) / 1000);
-      throw new GpioError(`write to ${r.display} refused: ${perLine} writes within ${perSeconds} s is the limit for one line (hardware.writeRateLimit); try again in ${wait} s`, { code: 'ERATE', device: r.display });
-    }
-    recent.push(t);
-    writes.set(k, recent);
+    const refused = limit(key(r));
+    if (refused) throw new GpioError(`write to ${r.display} refused: ${refused}`, { code: 'ERATE', device: r.display });
   }
 
   const baseConfig = (r: ResolvedLine): Pick<LineConfig, 'activeLow' | 'bias' | 'drive'> => ({
@@ -229,6 +228,23 @@ export function createGpioService(o: GpioServiceOptions): GpioService {
         if (signal?.aborted) finish();
         else signal?.addEventListener('abort', finish, { once: true });
       });
+    },
+
+    claimOutputs() {
+      const problems: string[] = [];
+      for (const n of named) {
+        if (n.direction !== 'output' || !n.name) continue;
+        try {
+          const r = resolver.resolve(n.name);
+          checkReserved(r, 'claiming');
+          if (held.has(key(r))) continue;
+          const request = o.backend.request(r.path, r.offset, { direction: 'output', ...baseConfig(r), initial: n.initial === 'active' ? 1 : 0 }, CONSUMER, r.display);
+          held.set(key(r), { resolved: r, request, mode: 'output', edge: 'none', listeners: new Set(), watching: false });
+        } catch (err) {
+          problems.push(`hardware.lines ${n.name}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      return problems;
     },
 
     held: () => [...held.values()].map((h) => ({ line: h.resolved.display, mode: h.mode, watchers: h.listeners.size })),

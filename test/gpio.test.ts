@@ -6,7 +6,7 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { createGpioService } from '../src/hardware/gpio/service.js';
-import { GpioError } from '../src/hardware/gpio/errors.js';
+import { describeErrno, GpioError } from '../src/hardware/gpio/errors.js';
 import { gpioAddon, nativeBackend } from '../src/hardware/gpio/native.js';
 import { chooseGpioBackend } from '../src/hardware/gpio/backend.js';
 import { gpioTools } from '../src/hardware/gpio/tools.js';
@@ -281,4 +281,15 @@ t.test('claimOutputs: declared outputs take their initial value at start; a bad 
   t.same(problems.map((p) => p.split(':')[0]), ['hardware.lines busy', 'hardware.lines uart']);
   t.match(problems[1], /claiming uart \(GPIO14 \(gpiochip0:14\)\) refused: reserved/);
   t.same(gpio.write('relay', 1), { line: 'relay (GPIO17 (gpiochip0:17))', before: 0, after: 1 }, 'a claimed output is written through its held request');
+});
+
+t.test('kernel refusals in words: the group to join, the holder, a missing chip, no uAPI v2', async (t) => {
+  const chip = '/dev/gpiochip0';
+  t.equal(describeErrno('EACCES', { chip, group: 'gpio' }, ''), "permission denied on /dev/gpiochip0: add this user to the 'gpio' group (sudo usermod -aG gpio $USER, then log in again)");
+  t.match(describeErrno('EPERM', { chip }, ''), /run pinclaw as a user that may open it \(usually the gpio group\)/);
+  t.equal(describeErrno('EBUSY', { chip, line: 'GPIO4 (gpiochip0:4)', holder: 'w1-gpio' }, ''), "line GPIO4 (gpiochip0:4) is busy: held by 'w1-gpio'; free it there first");
+  t.match(describeErrno('EBUSY', { chip, line: 'GPIO4' }, ''), /held by a kernel driver or another process/);
+  t.equal(describeErrno('ENODEV', { chip }, ''), '/dev/gpiochip0 does not exist (or was unplugged)');
+  t.match(describeErrno('ENOTTY', { chip }, ''), /does not speak the GPIO character device uAPI v2/);
+  t.equal(describeErrno('EIO', { chip, line: 'GPIO4' }, 'read failed'), 'line GPIO4: read failed');
 });

@@ -69,6 +69,21 @@ sed 's/^/tool: /' /tmp/tools.out
 echo "tools-stderr=$(tr '\\n' ' ' < /tmp/tools.err)"
 echo "after-byte-0x30=$(i2cget -y $bus 0x48 0x30 b)"
 echo "after-word-0x31=$(i2cget -y $bus 0x48 0x31 w)"
+# The gateway with a sensor trigger on register 0x40: below 100, then 200 (crosses above 150: one
+# turn), back to 140 (within the hysteresis of 20: nothing), 200 again (nothing: not re-armed).
+i2cset -y $bus 0x48 0x40 100
+export PINCLAW_HOME=/tmp/gw
+mkdir -p $PINCLAW_HOME
+echo '{"gateway":{"port":7421,"token":"vm"},"hardware":{"sensorTriggers":[{"bus":'$bus',"address":72,"register":64,"intervalMs":100,"above":150,"hysteresis":20,"session":"shed","message":"the shed is warm"}]}}' > $PINCLAW_HOME/config.json
+ifconfig lo 127.0.0.1 up
+/pinclaw gateway > /tmp/gw.log 2>&1 &
+gw=$!
+n=0; until wget -q -O /dev/null http://127.0.0.1:7421/healthz 2>/dev/null; do n=$((n+1)); [ $n -gt 600 ] && break; usleep 50000; done
+for v in 100 200 140 200; do i2cset -y $bus 0x48 0x40 $v; usleep 600000; done
+wget -q -O - --header 'Authorization: Bearer vm' http://127.0.0.1:7421/metrics | grep '^pinclaw_inbound_messages' | sed 's/^/metric: /'
+kill -TERM $gw; wait $gw
+echo "gateway-exit=$?"
+sed 's/^/gw: /' /tmp/gw.log
 `;
 
 interface ToolLine {
@@ -148,5 +163,9 @@ t.test('x64 executable: the I2C self-test and the I2C tools against i2c-stub, i2
     { isError: true, content: `i2c_read failed on bus 99 at 0x48: no I2C bus 99 (/dev/i2c-99); buses here: ${bus} (SMBus stub driver)` },
     'a missing bus lists the buses there are, with their adapters',
   );
+  const inbound = r.output.split('\n').filter((l) => l.startsWith('metric: ')).map((l) => Number(l.split(' ').at(-1)));
+  t.equal(inbound.length, 4, 'the gateway served /metrics');
+  t.equal(inbound.reduce((a, b) => a + b, 0), 1, 'the sensor crossing its threshold became one queue row; readings within the hysteresis did not');
+  t.equal(field(r.output, 'gateway-exit'), '0', 'the gateway stopped cleanly');
   t.notMatch(r.kernelLog, /\b(BUG|Oops|Call trace)\b/i, 'no kernel oopses while pinclaw drove the bus');
 });

@@ -18,24 +18,9 @@ import { dbAudit } from '../src/tools/setup.js';
 import type { Tool, ToolResult } from '../src/tools/types.js';
 import { validateInput } from '../src/tools/validate.js';
 import { tempDir } from './support/proc.js';
+import { ALL_I2C_FUNCS } from './support/i2c-funcs.js';
 
-const FULL: I2cFuncs = {
-  i2c: true,
-  tenBitAddress: false,
-  smbusPec: false,
-  quick: true,
-  readByte: true,
-  writeByte: true,
-  readByteData: true,
-  writeByteData: true,
-  readWordData: true,
-  writeWordData: true,
-  readBlockData: false,
-  writeBlockData: false,
-  readI2cBlockData: true,
-  writeI2cBlockData: true,
-  mask: null,
-};
+const FULL: I2cFuncs = ALL_I2C_FUNCS;
 /** An adapter with the quick probe only: a scan must skip the EEPROM ranges rather than quick-write them. */
 const QUICK_ONLY: I2cFuncs = { ...FULL, i2c: false, readByte: false, readByteData: false, readWordData: false, readI2cBlockData: false };
 

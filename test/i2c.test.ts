@@ -21,6 +21,7 @@ import { runScan, scanMethod, scanPlan } from '../src/hardware/i2c/scan.js';
 import { i2cSelfTest, STUB_ADAPTER_NAME } from '../src/hardware/i2c/selftest.js';
 import type { I2cFuncs, I2cPrimitives, SmbusCall } from '../src/hardware/i2c/types.js';
 import * as v from '../src/hardware/i2c/validate.js';
+import { ALL_I2C_FUNCS } from './support/i2c-funcs.js';
 
 const addon = i2cAddon();
 if (!addon) throw new Error('the dev addon has no I2C: run npx node-gyp build');
@@ -47,23 +48,7 @@ async function caught(fn: () => unknown): Promise<unknown> {
   throw new Error('expected a failure');
 }
 
-const ALL: I2cFuncs = {
-  i2c: true,
-  tenBitAddress: false,
-  smbusPec: false,
-  quick: true,
-  readByte: true,
-  writeByte: true,
-  readByteData: true,
-  writeByteData: true,
-  readWordData: true,
-  writeWordData: true,
-  readBlockData: false,
-  writeBlockData: false,
-  readI2cBlockData: true,
-  writeI2cBlockData: true,
-  mask: null,
-};
+const ALL: I2cFuncs = ALL_I2C_FUNCS;
 /** What i2c-stub offers by default: SMBus only. */
 const SMBUS_ONLY: I2cFuncs = { ...ALL, i2c: false };
 

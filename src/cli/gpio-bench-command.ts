@@ -7,18 +7,14 @@
 //           process.hrtime) to (a) the addon's callback in JavaScript, and (b) the trigger's row
 //           committed in the durable queue through the trigger runner and the real SQLite store.
 // Prints one JSON object. The config's writeRateLimit must allow the loop (bench/gpio.mjs sets it).
-import { loadConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
 import { enqueue } from '../store/queue.js';
-import { configuredRegistry } from '../tools/setup.js';
 import { gpioAddon } from '../hardware/gpio/native.js';
 import { startTriggers } from '../hardware/triggers/runner.js';
 import { parseCommandArgs } from './args.js';
 import { gpioBenchOptions } from './commands.js';
 import type { CliContext } from './context.js';
-import { startHardware } from './hardware-runtime.js';
+import { openToolProcess } from './tool-process.js';
 
 const USAGE = 'pinclaw __gpio-bench --out LINE --in LINE [--n N] [--edges M]';
 
@@ -44,14 +40,14 @@ export async function runGpioBench(args: string[], ctx: CliContext): Promise<num
   if (!values.out || !values.in) throw new UsageError(`usage: ${USAGE}`);
   const n = Number(values.n ?? 200);
   const edgeCount = Number(values.edges ?? 40);
-  const config = loadConfig(ctx.paths, ctx.env);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+  const tp = await openToolProcess(ctx);
+  const { config, db, hardware, registry } = tp;
   const addon = gpioAddon();
-  if (!addon) throw new Error('the addon has no GPIO');
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
-  const hardware = await startHardware(config, ctx);
   const gpio = hardware.gpio;
-  if (!gpio) throw new Error('no GPIO on this machine');
+  if (!addon || !gpio) {
+    tp.close();
+    throw new Error(!addon ? 'the addon has no GPIO' : 'no GPIO on this machine');
+  }
   const outLine = gpio.resolve(values.out);
   const inLine = gpio.resolve(values.in);
   const result: Record<string, unknown> = { backend: gpio.backend.name, out: outLine.display, in: inLine.display };
@@ -68,7 +64,6 @@ export async function runGpioBench(args: string[], ctx: CliContext): Promise<num
     result.ioctl = { writeUs: setUs, readUs: getUs, writesPerSecond: 1e6 / setUs, readsPerSecond: 1e6 / getUs };
 
     // The same through the tool layer: registry, policy, schema, audit rows, the GPIO service.
-    const { registry } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools });
     const toolCtx = { sessionKey: 'bench', channel: 'cli', chatId: 'local', caller: 'owner' };
     const call = async (name: string, input: unknown) => {
       const r = await registry.call({ name, input }, toolCtx);
@@ -124,8 +119,7 @@ export async function runGpioBench(args: string[], ctx: CliContext): Promise<num
     runner.stop();
     result.edges = { callbackUs: stats(bare), queuedRowUs: stats(queued), ratio: stats(queued).median / stats(bare).median };
   } finally {
-    hardware.close();
-    db.close();
+    tp.close();
   }
   ctx.out(JSON.stringify(result));
   return 0;

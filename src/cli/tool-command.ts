@@ -1,16 +1,11 @@
 // `pinclaw tool list | run NAME [JSON]`: the registry without a model. The call takes the same path
 // as one from a turn (policy, limits, redaction, audit), as the owner on the 'cli' channel.
-import { loadConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { setLogLevel, setLogRedactor } from '../log.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
-import { configuredRegistry } from '../tools/setup.js';
 import type { ToolContext } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { cliConfirm, type Ask } from './confirm.js';
-import { startHardware } from './hardware-runtime.js';
 import type { CliContext } from './context.js';
+import { openToolProcess } from './tool-process.js';
 
 const USAGE = 'pinclaw tool list | run NAME [JSON]';
 
@@ -33,14 +28,9 @@ export async function runTool(sub: string, args: string[], ctx: CliContext, ask?
   if (sub === 'run' && (rest.length < 1 || rest.length > 2)) throw new UsageError(`usage: pinclaw tool run NAME [JSON]`);
   const input = sub === 'run' ? parseInput(rest[1]) : undefined;
 
-  const config = loadConfig(ctx.paths, ctx.env);
-  setLogLevel(config.log.level);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
-  const hardware = await startHardware(config, ctx);
+  const tp = await openToolProcess(ctx);
   try {
-    const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools });
-    setLogRedactor(redact);
+    const { registry } = tp;
     const toolCtx: ToolContext = { sessionKey: CLI_TOOL_SESSION, channel: 'cli', chatId: 'local', caller: 'owner', confirm: cliConfirm(ctx, ask) };
 
     if (sub === 'list') {
@@ -70,7 +60,6 @@ export async function runTool(sub: string, args: string[], ctx: CliContext, ask?
     else ctx.err(`pinclaw: ${report.result.content}`);
     return report.outcome === 'ok' ? 0 : 1;
   } finally {
-    hardware.close();
-    db.close();
+    tp.close();
   }
 }

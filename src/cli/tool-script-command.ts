@@ -6,16 +6,11 @@
 // one JSON line; the exit status is 0 unless a step could not run at all.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../config/index.js';
 import { errorMessage, UsageError } from '../errors.js';
-import { setLogLevel } from '../log.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
-import { configuredRegistry } from '../tools/setup.js';
 import type { ToolContext } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
-import { startHardware } from './hardware-runtime.js';
+import { openToolProcess } from './tool-process.js';
 
 const USAGE = 'pinclaw __tool-script FILE';
 
@@ -36,13 +31,9 @@ export async function runToolScript(args: string[], ctx: CliContext): Promise<nu
   const { positionals } = parseCommandArgs(args, {}, USAGE);
   if (positionals.length !== 1) throw new UsageError(`usage: ${USAGE}`);
   const steps = parseSteps(readFileSync(positionals[0]!, 'utf8'));
-  const config = loadConfig(ctx.paths, ctx.env);
-  setLogLevel(config.log.level);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
-  const hardware = await startHardware(config, ctx);
+  const tp = await openToolProcess(ctx);
   try {
-    const { registry } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools });
+    const { registry } = tp;
     for (const [i, s] of steps.entries()) {
       if ('sh' in s) {
         if (s.background) {
@@ -64,8 +55,7 @@ export async function runToolScript(args: string[], ctx: CliContext): Promise<nu
     ctx.err(`__tool-script: ${errorMessage(err)}`);
     return 1;
   } finally {
-    hardware.close();
-    db.close();
+    tp.close();
   }
   return 0;
 }

@@ -1,0 +1,47 @@
+// What a command that calls tools outside a conductor needs (`pinclaw tool`, the hidden test and
+// bench commands): the config, the store, this machine's hardware and the governed registry, set
+// up the same way each time so a tool run by hand is judged exactly like one the model calls.
+import type { PinclawConfig } from '../config/schema.js';
+import { loadConfig } from '../config/index.js';
+import { setLogLevel, setLogRedactor } from '../log.js';
+import { configureNative } from '../native/loader.js';
+import { openDatabase, type Db } from '../store/db.js';
+import type { Registry } from '../tools/registry.js';
+import { configuredRegistry } from '../tools/setup.js';
+import type { CliContext } from './context.js';
+import { startHardware, type HardwareRuntime } from './hardware-runtime.js';
+
+export interface ToolProcess {
+  config: PinclawConfig;
+  db: Db;
+  hardware: HardwareRuntime;
+  registry: Registry;
+  /** Releases the hardware and closes the store. */
+  close(): void;
+}
+
+export async function openToolProcess(ctx: CliContext): Promise<ToolProcess> {
+  const config = loadConfig(ctx.paths, ctx.env);
+  setLogLevel(config.log.level);
+  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  let hardware: HardwareRuntime;
+  try {
+    hardware = await startHardware(config, ctx);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools });
+  setLogRedactor(redact);
+  return {
+    config,
+    db,
+    hardware,
+    registry,
+    close() {
+      hardware.close();
+      db.close();
+    },
+  };
+}

@@ -6,6 +6,8 @@ import type { ChannelAdapter, Conductor } from '../conductor/conductor.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import type { GpioService } from '../hardware/gpio/service.js';
 import { setupHardware } from '../hardware/setup.js';
+import { hardwarePresence, NO_HARDWARE } from '../hardware/presence.js';
+import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import { startTriggers } from '../hardware/triggers/runner.js';
 import { busNumbers } from '../hardware/i2c/buses.js';
@@ -39,6 +41,9 @@ function adapterNameSync(bus: number): string | null {
 }
 
 export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>): Promise<HardwareRuntime> {
+  if (hardwarePresence(config, ctx.paths) === undefined) {
+    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: () => () => {}, close: () => {} };
+  }
   // A trigger or a named line that points nowhere is a config error (exit 78), found before start.
   checkBoardConfig(config, ctx.paths);
   // The I2C code is loaded only when a bus exists: most machines have none.

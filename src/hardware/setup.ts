@@ -7,7 +7,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { Paths } from '../paths.js';
 import type { Tool } from '../tools/types.js';
-import { detectBoards } from './boards/detect.js';
+import { detectWith } from './boards/detect.js';
 import { HOST_ROOTS, type HostRoots } from './boards/host-roots.js';
 import { loadBoardRegistry, userBoardsDir } from './boards/registry.js';
 import { reservationStates, reservedNow } from './boards/reservations.js';
@@ -46,7 +46,7 @@ export interface HardwareOptions {
 export function setupHardware(o: HardwareOptions): Hardware {
   const roots = o.roots ?? HOST_ROOTS;
   const registry = loadBoardRegistry({ userDir: userBoardsDir(o.paths) });
-  const detection = detectBoards(registry.profiles, roots);
+  const detection = detectWith(registry, roots);
   const choice = chooseBoard(registry, o.config.board.profile, detection);
   const board = choice.loaded?.profile.kind === 'sbc' ? choice.loaded.profile : undefined;
   const states = board ? reservationStates(board, roots) : [];

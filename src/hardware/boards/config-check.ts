@@ -7,7 +7,7 @@ import type { PinclawConfig } from '../../config/schema.js';
 import { formatIssues, type ConfigIssue } from '../../config/validate.js';
 import type { Paths } from '../../paths.js';
 import { closest } from '../../suggest.js';
-import { detectBoards } from './detect.js';
+import { detectWith } from './detect.js';
 import { HOST_ROOTS, type HostRoots } from './host-roots.js';
 import { loadBoardRegistry, userBoardsDir, type BoardRegistry } from './registry.js';
 import { lineIndex, type BoardProfile, type Capability } from './schema.js';
@@ -116,7 +116,7 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
  */
 export function checkBoardConfig(config: PinclawConfig, paths: Pick<Paths, 'home' | 'config'>, roots: HostRoots = HOST_ROOTS): void {
   const registry = loadBoardRegistry({ userDir: userBoardsDir(paths) });
-  const choice = chooseBoard(registry, config.board.profile, detectBoards(registry.profiles, roots));
+  const choice = chooseBoard(registry, config.board.profile, detectWith(registry, roots));
   const issues = boardConfigIssues(config, registry, choice.loaded?.profile);
   if (issues.length) throw new ConfigError(formatIssues(issues, paths.config));
 }

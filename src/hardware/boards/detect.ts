@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { gpioChips, type GpioChipInfo } from './gpiochips.js';
 import { HOST_ROOTS, readText, type HostRoots } from './host-roots.js';
-import type { LoadedProfile } from './registry.js';
+import type { BoardRegistry, LoadedProfile } from './registry.js';
 import { usbSerialPorts, type UsbSerialPort } from './usb-serial.js';
 
 export interface ModelMatch {
@@ -104,6 +104,15 @@ function summarize(model: string | null, matches: ModelMatch[]): string {
   }
   if (model === null) return 'no board profile matches this machine (device-tree model: none; this looks like a PC or a container)';
   return `no board profile matches this machine (device-tree model: ${JSON.stringify(model)}); a profile in $PINCLAW_HOME/boards/ can describe it (docs/hardware.md)`;
+}
+
+/**
+ * detectBoards over only the profiles that could match what this machine shows: the same answer,
+ * validating one or two profiles instead of all (for the gateway; the CLI lists them all anyway).
+ */
+export function detectWith(registry: Pick<BoardRegistry, 'candidates'>, roots: HostRoots = HOST_ROOTS): Detection {
+  const usb = usbSerialPorts(roots).flatMap((p) => (p.usb ? [p.usb] : []));
+  return detectBoards(registry.candidates(readDeviceTreeModel(roots), usb), roots);
 }
 
 export function detectBoards(profiles: readonly LoadedProfile[], roots: HostRoots = HOST_ROOTS): Detection {

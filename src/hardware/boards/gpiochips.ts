@@ -5,6 +5,7 @@
 import { readdirSync, realpathSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { readText, type HostRoots } from './host-roots.js';
+import { natural } from './order.js';
 
 export interface GpioChipInfo {
   /** gpiochip0 */
@@ -51,6 +52,6 @@ export function gpioChips(roots: HostRoots): GpioChipInfo[] {
     names.add(name);
   }
   return [...names]
-    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
+    .sort(natural)
     .map((name) => ({ name, label: info.get(name)?.label ?? null, lines: info.get(name)?.lines ?? null }));
 }

@@ -4,7 +4,7 @@
 // byte-identical between turns for the provider's cache, and boards are not hot-plugged often.
 import type { PinclawConfig } from '../../config/schema.js';
 import type { Paths } from '../../paths.js';
-import { detectBoards } from './detect.js';
+import { detectWith } from './detect.js';
 import { HOST_ROOTS, type HostRoots } from './host-roots.js';
 import { loadBoardRegistry, userBoardsDir } from './registry.js';
 import { reservationStates } from './reservations.js';
@@ -14,7 +14,7 @@ import { attachedSummary, boardSummary, type AttachedBoard } from './summary.js'
 /** undefined when there is nothing to say (the prompt then says no board is known). */
 export function boardPromptText(paths: Pick<Paths, 'home'>, config: Pick<PinclawConfig, 'board'>, roots: HostRoots = HOST_ROOTS): string | undefined {
   const registry = loadBoardRegistry({ userDir: userBoardsDir(paths) });
-  const detection = detectBoards(registry.profiles, roots);
+  const detection = detectWith(registry, roots);
   const choice = chooseBoard(registry, config.board.profile, detection);
   const attached: AttachedBoard[] = [];
   for (const s of detection.serial) {

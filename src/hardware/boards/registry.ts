@@ -8,6 +8,7 @@ import type { Paths } from '../../paths.js';
 import { closest } from '../../suggest.js';
 import { builtinFiles, type BuiltinFiles, type ProfileFile } from './builtins.js';
 import { parseProfile, type BoardProfile } from './schema.js';
+import { byText } from './order.js';
 
 export interface LoadedProfile {
   profile: BoardProfile;
@@ -31,38 +32,67 @@ export interface BoardRegistry {
   /** problems with a whole directory (unreadable) or the built-in set */
   problems: string[];
   get(id: string): LoadedProfile | undefined;
+  /**
+   * The valid profiles that could match a device-tree model or one of these USB ids, validating
+   * only those: what detection needs in a long-running process.
+   */
+  candidates(model: string | null, usb: readonly { vid: string; pid: string }[]): LoadedProfile[];
 }
 
 export function userBoardsDir(paths: Pick<Paths, 'home'>): string {
   return join(paths.home, 'boards');
 }
 
-interface Parsed {
-  ok: LoadedProfile[];
-  skipped: SkippedProfile[];
+export interface RegistryOptions {
+  /** the user's profile directory ($PINCLAW_HOME/boards); omitted: built-ins only */
+  userDir?: string;
+  /** the built-in files (tests); omitted: the dev tree's boards/ or the executable's asset */
+  builtins?: BuiltinFiles;
 }
 
-function parseFiles(files: readonly ProfileFile[], source: LoadedProfile['source']): Parsed {
-  const out: Parsed = { ok: [], skipped: [] };
-  for (const f of files) {
-    const r = parseProfile(f.text, f.source, f.id);
-    if (r.profile) out.ok.push({ profile: r.profile, source, file: f.source });
-    else out.skipped.push({ file: f.source, errors: r.errors });
+/**
+ * One file, validated on first use: checking all twelve profiles costs a long-running process
+ * several MiB (measured: about 6.6 MiB of RSS for the twelve, 0.8 MiB for one), and a gateway needs
+ * only the one that describes its board. The raw JSON is kept so detection can find candidates
+ * without validating the rest.
+ */
+interface Entry {
+  file: ProfileFile;
+  source: LoadedProfile['source'];
+  raw: unknown;
+  result?: { loaded?: LoadedProfile; skipped?: SkippedProfile };
+}
+
+function entryOf(file: ProfileFile, source: LoadedProfile['source']): Entry {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(file.text) as unknown;
+  } catch {
+    raw = undefined; // parseProfile reports the syntax error with its line and column
   }
-  return out;
+  return { file, source, raw };
 }
 
-// The built-ins cannot change while the process runs: parsed and checked once.
-let builtinCache: { parsed: Parsed; error?: string } | undefined;
-
-function builtins(given?: BuiltinFiles): { parsed: Parsed; error?: string } {
-  if (given) return { parsed: parseFiles(given.files, 'built-in'), error: given.error };
-  if (!builtinCache) {
-    const b = builtinFiles();
-    builtinCache = { parsed: parseFiles(b.files, 'built-in'), error: b.error };
+function validate(e: Entry, overrides?: string): { loaded?: LoadedProfile; skipped?: SkippedProfile } {
+  if (!e.result) {
+    const r = parseProfile(e.file.text, e.file.source, e.file.id);
+    e.result = r.profile
+      ? { loaded: { profile: r.profile, source: e.source, file: e.file.source, ...(overrides ? { overrides } : {}) } }
+      : { skipped: { file: e.file.source, errors: r.errors } };
   }
-  return builtinCache;
+  return e.result;
 }
+
+/** What a raw profile says it is identified by, read without trusting its shape. */
+function rawIdentify(raw: unknown): { models: string[]; usb: { vid: string; pid: string }[] } {
+  const id = (raw as { identify?: { deviceTreeModel?: unknown; usb?: unknown } } | undefined)?.identify;
+  const models = Array.isArray(id?.deviceTreeModel) ? id.deviceTreeModel.filter((m): m is string => typeof m === 'string') : [];
+  const usb = Array.isArray(id?.usb) ? id.usb.filter((u): u is { vid: string; pid: string } => typeof u === 'object' && u !== null && typeof (u as { vid?: unknown }).vid === 'string' && typeof (u as { pid?: unknown }).pid === 'string') : [];
+  return { models, usb };
+}
+
+// The built-in files cannot change while the process runs: read once.
+let builtinCache: BuiltinFiles | undefined;
 
 function readUserFiles(dir: string, problems: string[], skipped: SkippedProfile[]): ProfileFile[] {
   let names: string[];
@@ -86,28 +116,47 @@ function readUserFiles(dir: string, problems: string[], skipped: SkippedProfile[
   return files;
 }
 
-export interface RegistryOptions {
-  /** the user's profile directory ($PINCLAW_HOME/boards); omitted: built-ins only */
-  userDir?: string;
-  /** the built-in files (tests); omitted: the dev tree's boards/ or the executable's asset */
-  builtins?: BuiltinFiles;
-}
-
 export function loadBoardRegistry(opts: RegistryOptions = {}): BoardRegistry {
-  const b = builtins(opts.builtins);
+  const b = opts.builtins ?? (builtinCache ??= builtinFiles());
   const problems = b.error ? [b.error] : [];
-  const skipped = [...b.parsed.skipped];
-  const byId = new Map<string, LoadedProfile>(b.parsed.ok.map((p) => [p.profile.id, p]));
-  if (opts.userDir) {
-    const user = parseFiles(readUserFiles(opts.userDir, problems, skipped), 'user');
-    skipped.push(...user.skipped);
-    for (const p of user.ok) {
-      const builtin = byId.get(p.profile.id);
-      byId.set(p.profile.id, builtin ? { ...p, overrides: builtin.file } : p);
-    }
-  }
-  const profiles = [...byId.values()].sort((a, b2) => a.profile.id.localeCompare(b2.profile.id));
-  return { profiles, skipped, problems, get: (id) => byId.get(id) };
+  const unreadable: SkippedProfile[] = [];
+  const builtin = b.files.map((f) => entryOf(f, 'built-in'));
+  const user = opts.userDir ? readUserFiles(opts.userDir, problems, unreadable).map((f) => entryOf(f, 'user')) : [];
+  // A valid user profile with a built-in's id replaces it; an invalid one is skipped and the
+  // built-in stays. The id is the file name's (the schema requires them to agree).
+  const builtinById = new Map(builtin.map((e) => [e.file.id, e]));
+  const loadedOf = (e: Entry) => validate(e, e.source === 'user' ? builtinById.get(e.file.id)?.file.source : undefined).loaded;
+  const byId = (id: string): LoadedProfile | undefined => {
+    const mine = user.find((e) => e.file.id === id);
+    const own = mine ? loadedOf(mine) : undefined;
+    if (own) return own;
+    const base = builtinById.get(id);
+    return base ? loadedOf(base) : undefined;
+  };
+  const ids = () => [...new Set([...builtin, ...user].map((e) => e.file.id))].sort();
+  let all: LoadedProfile[] | undefined;
+  const everything = () => (all ??= ids().flatMap((id) => byId(id) ?? []).sort((a, c) => byText(a.profile.id, c.profile.id)));
+  return {
+    get profiles() {
+      return everything();
+    },
+    get skipped() {
+      everything();
+      return [...unreadable, ...[...builtin, ...user].flatMap((e) => (e.result?.skipped ? [e.result.skipped] : []))];
+    },
+    problems,
+    get: byId,
+    candidates(model, usb) {
+      const wanted = ids().filter((id) => {
+        const entries = [...user, ...builtin].filter((e) => e.file.id === id);
+        return entries.some((e) => {
+          const r = rawIdentify(e.raw);
+          return (model !== null && r.models.some((m) => model.startsWith(m))) || r.usb.some((u) => usb.some((x) => x.vid === u.vid && x.pid === u.pid));
+        });
+      });
+      return wanted.flatMap((id) => byId(id) ?? []);
+    },
+  };
 }
 
 /** "unknown board profile 'rpi4' (did you mean 'rpi-4b'?)", with the known ids when none is near. */

@@ -3,6 +3,7 @@
 // stable for a given board and setup, so the prompt cache keeps working.
 import type { ReservationState } from './reservations.js';
 import type { BoardProfile, Capability } from './schema.js';
+import { byText } from './order.js';
 
 export interface SummaryOptions {
   /** how the profile was chosen; shown so the model knows how sure the identification is */
@@ -27,7 +28,7 @@ export function nameRanges(names: readonly string[]): string {
     const m = /^(.*?)(\d+)$/.exec(n);
     return m ? { prefix: m[1]!, n: Number(m[2]), name: n } : { prefix: n, n: NaN, name: n };
   });
-  parsed.sort((a, b) => a.prefix.localeCompare(b.prefix) || a.n - b.n);
+  parsed.sort((a, b) => byText(a.prefix, b.prefix) || a.n - b.n);
   const out: string[] = [];
   for (let i = 0; i < parsed.length; ) {
     let j = i;

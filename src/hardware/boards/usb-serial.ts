@@ -4,6 +4,7 @@
 import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { readText, type HostRoots } from './host-roots.js';
+import { natural } from './order.js';
 
 export interface UsbIdentity {
   vid: string;
@@ -88,7 +89,7 @@ export function usbSerialPorts(roots: HostRoots): UsbSerialPort[] {
   }
   const links = byIdLinks(roots.dev);
   // ttyACM0 before ttyACM10 before ttyUSB0
-  names.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  names.sort(natural);
   return names.map((tty) => {
     let usb: UsbIdentity | null = null;
     try {

@@ -47,7 +47,7 @@ t.test('the decoder: frames split anywhere, garbage, truncation, bad CRC, overlo
   const a = encodeFrame({ version: 1, type: 0x92, id: 7, payload: new Uint8Array() });
   const b = encodeFrame({ version: 1, type: 0x91, id: 8, payload: bytes(1) });
   const corrupted = Uint8Array.from(b);
-  corrupted[5] ^= 0x40; // a data byte (the payload), so COBS still decodes and the CRC catches it
+  corrupted[5] = corrupted[5]! ^ 0x40; // a data byte (the payload), so COBS still decodes and the CRC catches it
   const stream = Buffer.concat([bytes(0x55, 0xaa, 0x13), bytes(0), a, a.subarray(0, 4), bytes(0), corrupted, new Uint8Array(400).fill(9), bytes(0), b, a]);
   for (let i = 0; i < stream.length; i += 3) d.push(stream.subarray(i, i + 3));
   t.same(got.map((m) => [m.type, m.id]), [[0x92, 7], [0x91, 8], [0x92, 7]], 'every valid frame, a duplicate included (the client ignores it)');
@@ -132,7 +132,7 @@ t.test('client: errors name the device, the command and the reason; nothing wait
   await t.rejects(c.gpioWrite(99, 1), { kind: 'firmware', code: 2, message: 'bench: gpio_write: no such pin (pin 99)' });
   await t.rejects(c.adcRead(13), { kind: 'firmware', code: 1, message: /bench: adc_read: unknown command/ });
   c.close();
-  await t.rejects(c.ping(), { kind: 'closed' });
+  await t.rejects(c.ping(), { kind: 'closed', message: 'bench: ping: the connection is closed' });
 
   const old = fakeMcu({ version: 2 });
   const c2 = createMcuClient(old.link, { device: '/dev/ttyACM0', timeoutMs: 20 });

@@ -65,7 +65,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const channels = [httpChannel(confirmations), ...hardware.channels];
     const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText });
     conductor.start();
-    stops.push(hardware.start(conductor, channels.map((c) => c.name)));
+    stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
     const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt), confirmations) });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);

@@ -6,6 +6,10 @@ import type { ChannelAdapter, Conductor } from '../conductor/conductor.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import type { GpioService } from '../hardware/gpio/service.js';
 import { setupHardware } from '../hardware/setup.js';
+import { startMaixcamServer, type MaixcamServer } from '../hardware/maixcam/server.js';
+import { detectionTriggers } from '../hardware/maixcam/triggers.js';
+import { cameraCommandTool } from '../hardware/maixcam/tool.js';
+import { ConfigError } from '../errors.js';
 import { hardwarePresence, NO_HARDWARE } from '../hardware/presence.js';
 import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
@@ -27,7 +31,7 @@ export interface HardwareRuntime {
    * The gateway's start: claims the declared outputs at their initial values and starts the
    * configured triggers; returns their stop.
    */
-  start(conductor: Conductor, knownChannels: readonly string[]): () => void;
+  start(conductor: Conductor, knownChannels: readonly string[]): Promise<() => void>;
   close(): void;
 }
 
@@ -42,7 +46,7 @@ function adapterNameSync(bus: number): string | null {
 
 export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>): Promise<HardwareRuntime> {
   if (hardwarePresence(config, ctx.paths) === undefined) {
-    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: () => () => {}, close: () => {} };
+    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: async () => () => {}, close: () => {} };
   }
   // A trigger or a named line that points nowhere is a config error (exit 78), found before start.
   checkBoardConfig(config, ctx.paths);
@@ -64,15 +68,28 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       });
     },
   });
-  const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length > 0;
+  const cam = config.hardware.maixcam;
+  if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
+  let camServer: MaixcamServer | undefined;
+  if (cam.port !== undefined) hw.tools.push(cameraCommandTool(() => camServer));
+  const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length + cam.triggers.length > 0;
   return {
     tools: hw.tools,
     gpio: hw.gpio,
     promptText: hw.promptText,
     channels: triggersWanted ? [hardwareChannel()] : [],
-    start(conductor, knownChannels) {
+    async start(conductor, knownChannels) {
       for (const p of hw.gpio?.claimOutputs() ?? []) log.warn(p);
-      if (!triggersWanted) return () => {};
+      const stops: (() => unknown)[] = [];
+      if (cam.port !== undefined) {
+        const onDetection = detectionTriggers({ triggers: cam.triggers, submit: (m) => conductor.submit(m), knownChannels });
+        camServer = await startMaixcamServer({ host: cam.host, port: cam.port, token: cam.token!, onDetection });
+        log.info(`maixcam: listening on ${cam.host}:${camServer.port}`);
+        const s = camServer;
+        stops.push(() => s.close());
+      }
+      const stopAll = () => stops.reverse().forEach((f) => f());
+      if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return stopAll;
       const gpio = hw.gpio;
       const runner = startTriggers({
         triggers: config.hardware.triggers,
@@ -96,7 +113,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
           return v;
         },
       });
-      return () => runner.stop();
+      stops.push(() => runner.stop());
+      return stopAll;
     },
     close: () => hw.close(),
   };

@@ -297,6 +297,40 @@ const sections = {
         default: [],
         description: 'I2C readings that start an agent turn when they cross a threshold (above and/or below)',
       },
+      maixcam: {
+        kind: 'object',
+        description: 'the MaixCam channel: cameras connect over TCP, send detections as JSON lines and take commands (docs/hardware.md)',
+        fields: {
+          port: { kind: 'integer', min: 0, max: 65535, description: 'TCP port the gateway listens on for cameras; unset: no MaixCam server' },
+          host: { kind: 'string', default: '0.0.0.0', description: 'address to listen on (the cameras are on the LAN)' },
+          token: { kind: 'string', secret: true, description: 'the shared token each camera sends in its hello (required with port)' },
+          triggers: {
+            kind: 'array',
+            items: {
+              kind: 'object',
+              description: 'detections that start an agent turn',
+              fields: {
+                label: { kind: 'string', description: 'the detected class, e.g. person; unset: any' },
+                camera: { kind: 'string', description: "the camera's name from its hello; unset: any" },
+                minConfidence: { kind: 'number', min: 0, max: 1, default: 0.5, description: 'detections below this confidence are ignored' },
+                debounceMs: { kind: 'integer', min: 0, max: 3600000, default: 10000, description: 'detections closer than this to the previous one are one sighting' },
+                session: { kind: 'string', description: 'the session that gets the message (required)' },
+                message: { kind: 'string', description: 'the system message the agent receives (required)' },
+                rateLimit: {
+                  kind: 'object',
+                  description: 'turns this trigger may start',
+                  fields: {
+                    max: { kind: 'integer', min: 1, default: 6, description: 'turns within perSeconds' },
+                    perSeconds: { kind: 'integer', min: 1, default: 60, description: 'the window of max, in seconds' },
+                  },
+                },
+              },
+            },
+            default: [],
+            description: 'camera detections that start an agent turn ({"label":"person","minConfidence":0.7,"session":"home","message":"someone is at the door"})',
+          },
+        },
+      },
     },
   },
 } as const satisfies Record<string, Field>;

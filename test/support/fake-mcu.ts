@@ -1,0 +1,74 @@
+// A model of the MCU firmware behind the ByteLink interface, for unit tests of the host side (the
+// real firmware runs in emulators in test/firmware.test.ts): it executes requests, caches the last
+// reply per id as the protocol requires, can drop replies, speak another version or stay silent.
+import type { ByteLink } from '../../src/hardware/mcu/client.js';
+import { encodeFrame, FrameDecoder, type Message } from '../../src/hardware/mcu/frame.js';
+import { REPLY, TYPE } from '../../src/hardware/mcu/messages.js';
+
+const bytes = (...b: number[]) => Uint8Array.from(b);
+
+/** A model of the firmware for the client tests: executes, caches the last reply per id, can drop replies. */
+export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: boolean; hello?: number[] } = {}) {
+  const listeners = new Set<(b: Uint8Array) => void>();
+  const pins = new Map<number, number>([[0, 0], [3, 0], [13, 0], [14, 0]]);
+  let executed = 0;
+  let last: { id: number; frame: Uint8Array } | undefined;
+  let drop = o.dropReplies ?? 0;
+  const send = (m: Message) => {
+    const f = encodeFrame(m);
+    queueMicrotask(() => listeners.forEach((l) => l(f)));
+  };
+  const decoder = new FrameDecoder((m) => {
+    if (o.silent) return;
+    if (m.version !== (o.version ?? 1)) return send({ version: o.version ?? 1, type: TYPE.error, id: m.id, payload: bytes(5, o.version ?? 1) });
+    let frame: Uint8Array;
+    if (last && last.id === m.id) frame = last.frame;
+    else {
+      executed++;
+      const reply = (payload: number[]) => encodeFrame({ version: 1, type: m.type | REPLY, id: m.id, payload: Uint8Array.from(payload) });
+      const error = (code: number, detail: number) => encodeFrame({ version: 1, type: TYPE.error, id: m.id, payload: bytes(code, detail) });
+      const pin = m.payload[0] ?? 255;
+      switch (m.type) {
+        case TYPE.hello:
+          frame = reply(o.hello ?? [1, 1, 2, 3, 10, 3, ...Buffer.from('uno'), 2, 13, 0x23, 14, 0x09]);
+          break;
+        case TYPE.gpio_write:
+          if (!pins.has(pin)) frame = error(2, pin);
+          else {
+            // A toggle, not a set: a request executed twice would show.
+            pins.set(pin, pins.get(pin)! ^ 1);
+            frame = reply([]);
+          }
+          break;
+        case TYPE.pwm_write:
+          frame = pins.has(pin) ? reply([]) : error(2, pin);
+          break;
+        case TYPE.gpio_read:
+          frame = pins.has(pin) ? reply([pins.get(pin)!]) : error(2, pin);
+          break;
+        case TYPE.ping:
+          frame = reply([0x10, 0x27, 0, 0, 5, 0, 1, 0]);
+          break;
+        default:
+          frame = error(1, m.type);
+      }
+      last = { id: m.id, frame };
+    }
+    if (drop > 0) {
+      drop--;
+      return;
+    }
+    queueMicrotask(() => listeners.forEach((l) => l(frame)));
+  });
+  const link: ByteLink = {
+    write: (b) => decoder.push(b),
+    onData: (l) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+  };
+  return { link, pins, executed: () => executed, event: (e: Message) => send(e) };
+}
+
+
+

@@ -50,7 +50,7 @@ t.test('channel and chat overrides: the most specific opinion decides, a deny an
     allow: ['exec'],
     overrides: [
       { channel: 'telegram', deny: ['exec'], allow: [] },
-      { channel: 'telegram', chat: '7', allow: ['mcu_call'], deny: [] },
+      { channel: 'telegram', chat: '7', allow: ['spawn'], deny: [] },
       { channel: 'http', profile: 'minimal', allow: [], deny: [] },
       { channel: 'http', chat: 'dash', profile: 'full', allow: [], deny: [] },
     ],
@@ -58,8 +58,8 @@ t.test('channel and chat overrides: the most specific opinion decides, a deny an
   t.same(p.check(tool('exec'), at('cli', 'local')), { allowed: true, rule: 'tools.allow' });
   t.same(p.check(tool('exec'), tg), { allowed: false, rule: 'tools.overrides[0].deny', reason: 'channel telegram override denies exec (tools.overrides[0].deny)' });
   t.same(p.check(tool('exec'), at('telegram', '7')), { allowed: false, rule: 'tools.overrides[0].deny', reason: 'channel telegram override denies exec (tools.overrides[0].deny)' }, 'the channel deny still applies in the chat');
-  t.same(p.check(tool('mcu_call'), at('telegram', '7')), { allowed: true, rule: 'tools.overrides[1].allow' });
-  t.equal(p.check(tool('mcu_call'), tg).allowed, false, 'the chat allow does not leak to other chats');
+  t.same(p.check(tool('spawn'), at('telegram', '7')), { allowed: true, rule: 'tools.overrides[1].allow' });
+  t.equal(p.check(tool('spawn'), tg).allowed, false, 'the chat allow does not leak to other chats');
   t.same(p.check(tool('web_fetch'), at('http', 'x')), {
     allowed: false,
     rule: 'tools.overrides[2].profile minimal',

@@ -6,6 +6,13 @@ import type { ChannelAdapter, Conductor } from '../conductor/conductor.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import type { GpioService } from '../hardware/gpio/service.js';
 import { setupHardware } from '../hardware/setup.js';
+import { startMcuDevices, type ManagedDevice } from '../hardware/mcu/devices.js';
+import { mcuTools } from '../hardware/mcu/tools.js';
+import { serialTools } from '../hardware/mcu/serial-tools.js';
+import { resolvePin } from '../hardware/mcu/pins.js';
+import type { McuEvent } from '../hardware/mcu/messages.js';
+import { loadBoardRegistry, userBoardsDir } from '../hardware/boards/registry.js';
+import type { TriggerEdge } from '../hardware/triggers/runner.js';
 import { startMaixcamServer, type MaixcamServer } from '../hardware/maixcam/server.js';
 import { detectionTriggers } from '../hardware/maixcam/triggers.js';
 import { cameraCommandTool } from '../hardware/maixcam/tool.js';
@@ -68,6 +75,28 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       });
     },
   });
+  // Boards on serial ports: connected now (a CLI tool call needs them too), kept connected.
+  const mcuEvents = new Set<(device: string, e: McuEvent) => void>();
+  const mcuHellos = new Set<(device: string) => void>();
+  const mcu = config.hardware.devices.length
+    ? await startMcuDevices({
+        devices: config.hardware.devices,
+        registry: loadBoardRegistry({ userDir: userBoardsDir(ctx.paths) }),
+        onEvent: (d, e) => mcuEvents.forEach((l) => l(d, e)),
+        onHello: (d) => mcuHellos.forEach((l) => l(d)),
+      })
+    : undefined;
+  if (mcu) {
+    const pinLimit = createWriteLimiter({ ...config.hardware.writeRateLimit, noun: 'pin' });
+    hw.tools.push(...mcuTools({ devices: () => mcu.devices, writeLimiter: pinLimit }), ...serialTools(() => mcu.devices));
+  }
+  /** A hardware.lines entry on a board of hardware.devices ("bench:D2"), as an MCU edge source. */
+  const mcuLine = (lineName: string) => {
+    const target = config.hardware.lines.find((l) => l.name === lineName)?.line;
+    const m = target ? /^([^:]+):(.+)$/.exec(target) : null;
+    const dev = m ? mcu?.devices.find((d) => d.name === m[1]) : undefined;
+    return dev && m ? { dev, pin: m[2]! } : undefined;
+  };
   const cam = config.hardware.maixcam;
   if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
   let camServer: MaixcamServer | undefined;
@@ -97,6 +126,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         submit: (m) => conductor.submit(m),
         knownChannels,
         watchEdges: (line, onEdge, onError) => {
+          const onMcu = mcuLine(line);
+          if (onMcu) return watchMcuPin(onMcu.dev, onMcu.pin, onEdge, onError, mcuEvents, mcuHellos);
           if (!gpio) throw new Error(`trigger on ${line}: ${hw.gpioDetail}`);
           // Both edges from the kernel: the runner's filter picks the kind, and every edge counts
           // for its debounce (a bounce is an edge of the other kind first).
@@ -116,6 +147,51 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       stops.push(() => runner.stop());
       return stopAll;
     },
-    close: () => hw.close(),
+    close: () => {
+      hw.close();
+      void mcu?.close();
+    },
+  };
+}
+
+/**
+ * An MCU pin as a trigger's edge source: the firmware is asked to watch the pin after every hello
+ * (a board that reset forgot it), and its pin events become edges, timed by the board's clock.
+ */
+function watchMcuPin(
+  dev: ManagedDevice,
+  pinSpec: string,
+  onEdge: (e: TriggerEdge) => void,
+  onError: (err: Error) => void,
+  events: Set<(device: string, e: McuEvent) => void>,
+  hellos: Set<(device: string) => void>,
+): { close(): void } {
+  let pin: number | undefined;
+  const arm = () => {
+    const client = dev.client();
+    if (!client) return;
+    try {
+      pin = resolvePin(dev.name, pinSpec, 'watch', dev.profile(), dev.hello()).pin;
+    } catch (err) {
+      return onError(err as Error);
+    }
+    client.watch(pin, 'both').catch((err: unknown) => onError(err as Error));
+  };
+  const onHello = (d: string) => {
+    if (d === dev.name) arm();
+  };
+  const onEvent = (d: string, e: McuEvent) => {
+    if (d !== dev.name || e.kind !== 'pin' || e.pin !== pin) return;
+    onEdge({ edge: e.value ? 'rising' : 'falling', timestampNs: BigInt(e.ms) * 1_000_000n, value: e.value, seqno: e.seq });
+  };
+  hellos.add(onHello);
+  events.add(onEvent);
+  arm();
+  return {
+    close() {
+      hellos.delete(onHello);
+      events.delete(onEvent);
+      if (pin !== undefined) dev.client()?.watch(pin, 'off').catch(() => {});
+    },
   };
 }

@@ -297,6 +297,23 @@ const sections = {
         default: [],
         description: 'I2C readings that start an agent turn when they cross a threshold (above and/or below)',
       },
+      devices: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one board or device on a serial port',
+          fields: {
+            name: { kind: 'string', description: 'the name tools use, e.g. bench (required, unique)' },
+            kind: { kind: 'enum', values: ['mcu', 'raw'], default: 'mcu', description: "mcu: speaks pinclaw's MCU protocol (docs/protocol.md); raw: its own language, through serial_write/serial_read" },
+            port: { kind: 'string', description: 'a device path (/dev/ttyACM0, /dev/serial/by-id/...) or socket://host:port (required)' },
+            baud: { kind: 'integer', min: 50, max: 4000000, default: 115200, description: 'the line speed' },
+            board: { kind: 'string', description: "a board profile id (arduino-uno); default: the one the firmware's hello names" },
+            timeoutMs: { kind: 'integer', min: 10, max: 60000, default: 250, description: 'how long one protocol request waits for its reply before it is sent again (twice)' },
+          },
+        },
+        default: [],
+        description: 'boards and devices on serial ports ({"name":"bench","kind":"mcu","port":"/dev/ttyACM0","baud":115200})',
+      },
       maixcam: {
         kind: 'object',
         description: 'the MaixCam channel: cameras connect over TCP, send detections as JSON lines and take commands (docs/hardware.md)',

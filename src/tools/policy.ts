@@ -24,6 +24,7 @@ const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memor
 const STANDARD = [
   ...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_add',
   'gpio_read', 'gpio_watch', 'gpio_write', 'i2c_scan', 'i2c_read', 'i2c_write', 'camera_command',
+  'mcu_info', 'mcu_call', 'serial_list', 'serial_read', 'serial_write',
 ];
 export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly string[]>> = { minimal: MINIMAL, standard: STANDARD };
 

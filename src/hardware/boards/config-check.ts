@@ -58,6 +58,10 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     // chip:offset (an expander such as an MCP23017, or a chip the profile does not describe) is
     // the user's to get right: the GPIO layer checks it when the line is first used.
     if (/^.+:\d+$/.test(l.line!)) return;
+    // device:pin, a pin of a board on a serial port (hardware.devices): its profile arrives with the
+    // firmware's hello and the pin is checked then.
+    const onDevice = /^([^:]+):./.exec(l.line!);
+    if (onDevice && hw.devices.some((d) => d.name === onDevice[1])) return;
     const target = index.get(l.line!);
     if (!target) {
       const near = closest(l.line!, [...index.keys()]);

@@ -16,6 +16,8 @@ export interface McuDeviceHandle {
   client(): McuClient | undefined;
   hello(): HelloInfo | undefined;
   profile(): BoardProfile | undefined;
+  /** Waits up to ms for the link and the firmware's hello (a CLI call right after the port opened). */
+  whenReady?(ms: number): Promise<void>;
 }
 
 export interface McuToolDeps {
@@ -23,6 +25,9 @@ export interface McuToolDeps {
   /** per-pin write limit: a refusal, or undefined to go ahead (hardware.writeRateLimit) */
   writeLimiter?: (key: string) => string | undefined;
 }
+
+/** An Arduino resets when its port opens and its bootloader runs ~2 s: a call waits that long at most. */
+const READY_WAIT_MS = 4000;
 
 const WRITES: readonly Command[] = ['gpio_mode', 'gpio_write', 'pwm_write'];
 const PIN = { type: 'string', minLength: 1, maxLength: 16, description: 'the board\'s pin name (D13, A0, PA5) or its number as text ("13")' } as const;
@@ -52,6 +57,7 @@ export function mcuTools(d: McuToolDeps): Tool[] {
     async execute(input) {
       const dev = find(d, (input as { device: string }).device);
       if (typeof dev === 'string') return err(dev);
+      await dev.whenReady?.(READY_WAIT_MS);
       const h = dev.hello();
       if (!h) return err(`${dev.name} (${dev.port}): ${dev.state()}; no hello from the firmware yet`);
       const names = dev.profile();
@@ -79,6 +85,7 @@ export function mcuTools(d: McuToolDeps): Tool[] {
       const { device, command, args = {} } = input as { device: string; command: Command; args?: Record<string, unknown> };
       const dev = find(d, device);
       if (typeof dev === 'string') return err(dev);
+      await dev.whenReady?.(READY_WAIT_MS);
       const client = dev.client();
       if (!client) return err(`${dev.name} (${dev.port}) is not connected: ${dev.state()}`);
       try {

@@ -1,0 +1,108 @@
+// Who holds a busy serial port. The serialport addon takes flock(LOCK_EX) on every port it opens, and
+// /proc/locks names the pid of each flock by device and inode, which also works for other users'
+// processes; a port opened exclusively (TIOCEXCL) or by a program that does not lock shows up only as
+// an open descriptor, so /proc/*/fd is scanned next (only our own user's processes are readable
+// unless we are root).
+import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface PortHolder {
+  pid: number;
+  /** /proc/<pid>/comm; null when it could not be read (the process ended meanwhile). */
+  comm: string | null;
+  /** 'lock': it holds the flock; 'open': it has the device open. */
+  via: 'lock' | 'open';
+}
+
+/** Linux's dev_t split, as glibc's major()/minor() do it (st_dev may exceed 32 bits). */
+function majorOf(dev: number): number {
+  const d = BigInt(dev);
+  return Number(((d & 0xfff00n) >> 8n) | ((d & 0xfffff00000000000n) >> 32n));
+}
+function minorOf(dev: number): number {
+  const d = BigInt(dev);
+  return Number((d & 0xffn) | ((d & 0xffffff00000n) >> 12n));
+}
+
+function commOf(proc: string, pid: number): string | null {
+  try {
+    return readFileSync(join(proc, String(pid), 'comm'), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * pids with a flock on the file: lines like "1: FLOCK  ADVISORY  WRITE 4242 00:19:3 0 EOF", the
+ * device printed as hex major:minor. Lines with "->" are processes waiting for a lock, not holding it.
+ */
+export function lockHolders(locksText: string, dev: number, ino: number): number[] {
+  const out: number[] = [];
+  for (const line of locksText.split('\n')) {
+    if (line.includes('->')) continue;
+    const m = /^\d+:\s+FLOCK\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/i.exec(line);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid <= 0) continue;
+    if (parseInt(m[2]!, 16) === majorOf(dev) && parseInt(m[3]!, 16) === minorOf(dev) && Number(m[4]) === ino) out.push(pid);
+  }
+  return [...new Set(out)];
+}
+
+/** pids with a descriptor whose link is `file`; unreadable processes are skipped. */
+function openHolders(proc: string, file: string): number[] {
+  const out: number[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync(proc).filter((n) => /^\d+$/.test(n));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(join(proc, pid, 'fd'));
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(join(proc, pid, 'fd', fd)) === file) {
+          out.push(Number(pid));
+          break;
+        }
+      } catch {
+        // the descriptor closed while we looked
+      }
+    }
+  }
+  return out;
+}
+
+export interface FindHoldersOptions {
+  proc?: string;
+}
+
+/** The processes holding a port, lock holders first; empty when none can be seen. */
+export function findHolders(path: string, options: FindHoldersOptions = {}): PortHolder[] {
+  const proc = options.proc ?? '/proc';
+  let file: string;
+  let dev: number;
+  let ino: number;
+  try {
+    file = realpathSync(path);
+    const st = statSync(file);
+    dev = st.dev;
+    ino = st.ino;
+  } catch {
+    return [];
+  }
+  let locks: number[] = [];
+  try {
+    locks = lockHolders(readFileSync(join(proc, 'locks'), 'utf8'), dev, ino);
+  } catch {
+    locks = [];
+  }
+  if (locks.length) return locks.map((pid) => ({ pid, comm: commOf(proc, pid), via: 'lock' as const }));
+  return openHolders(proc, file).map((pid) => ({ pid, comm: commOf(proc, pid), via: 'open' as const }));
+}

@@ -1,0 +1,54 @@
+// The listener bookkeeping both link kinds share: data listeners, and a close that is reported
+// exactly once, also to a listener that arrives after it (the link may end between being opened
+// and being handed to its user).
+import { log } from '../../log.js';
+
+export class LinkEvents {
+  private readonly dataListeners = new Set<(bytes: Buffer) => void>();
+  private readonly closeListeners: Array<(reason: Error | null) => void> = [];
+  private ended: { reason: Error | null } | null = null;
+
+  constructor(private readonly label: string) {}
+
+  get hasEnded(): boolean {
+    return this.ended !== null;
+  }
+
+  addData(listener: (bytes: Buffer) => void): () => void {
+    this.dataListeners.add(listener);
+    return () => void this.dataListeners.delete(listener);
+  }
+
+  data(bytes: Buffer): void {
+    for (const l of this.dataListeners) {
+      // One listener's bug must not stop the others or the read loop.
+      try {
+        l(bytes);
+      } catch (err) {
+        log.warn(`${this.label}: a data listener threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  addClose(listener: (reason: Error | null) => void): void {
+    const ended = this.ended;
+    if (ended) process.nextTick(() => this.callClose(listener, ended.reason));
+    else this.closeListeners.push(listener);
+  }
+
+  /** Reports the end once; later calls are ignored (a disconnect and our own close can race). */
+  end(reason: Error | null): void {
+    if (this.ended) return;
+    this.ended = { reason };
+    this.dataListeners.clear();
+    for (const l of this.closeListeners.splice(0)) this.callClose(l, reason);
+  }
+
+  private callClose(listener: (reason: Error | null) => void, reason: Error | null): void {
+    try {
+      listener(reason);
+    } catch (err) {
+      log.warn(`${this.label}: a close listener threw: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

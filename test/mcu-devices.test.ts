@@ -1,0 +1,96 @@
+// Boards of hardware.devices through the whole host stack, as a process: `pinclaw __tool-script`
+// opens the port with the real serial layer (the serialport package on a socat pty pair, or a TCP
+// socket://), says hello, and runs mcu_info, mcu_call and serial_list through the registry. The
+// firmware on the other end is the protocol model of test/support/fake-mcu.ts (the real firmware
+// in emulators is test/firmware.test.ts).
+import t, { type Test } from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { openSerialLink } from '../src/hardware/serial/index.js';
+import { fakeMcu } from './support/fake-mcu.js';
+import { bundle, cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
+
+// arduino-uno's hello as the firmware model says it: D0, D3, D13, A0.
+const HELLO = [1, 1, 0, 0, 10, 11, ...Buffer.from('arduino-uno'), 4, 0, 0x03, 3, 0x33, 13, 0x23, 14, 0x09];
+
+interface Step {
+  step: number;
+  tool?: string;
+  content?: string;
+  isError?: boolean;
+}
+
+// Asynchronous: the firmware model lives in this process and must answer while pinclaw runs.
+async function runScript(home: string, steps: unknown[]): Promise<Step[]> {
+  const file = join(home, 'steps.json');
+  writeFileSync(file, JSON.stringify(steps));
+  const r = await runPinclawAsync(['__tool-script', file], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  if (r.code !== 0) throw new Error(`__tool-script exited ${r.code}: ${r.stderr}`);
+  return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Step);
+}
+
+const steps = [
+  { tool: 'mcu_info', input: { device: 'bench' } },
+  { tool: 'mcu_call', input: { device: 'bench', command: 'gpio_write', args: { pin: 'D13', value: 1 } } },
+  { tool: 'mcu_call', input: { device: 'bench', command: 'gpio_read', args: { pin: 'D13' } } },
+  { tool: 'mcu_call', input: { device: 'bench', command: 'gpio_write', args: { pin: 'D0', value: 1 } } },
+  { tool: 'serial_list', input: {} },
+];
+
+function check(t: Test, out: Step[], port: string) {
+  t.equal(out.length, steps.length);
+  t.match(out[0]!.content, new RegExp(`^bench \\(${port.replace(/[/.]/g, '\\$&')}\\): open; arduino-uno, firmware 1\\.0\\.0, protocol 1, ADC 10-bit, profile arduino-uno`));
+  t.equal(out[1]!.content, 'bench D13 (pin 13): 0 -> 1');
+  t.equal(out[2]!.content, 'bench D13 (pin 13): 1');
+  t.match(out[3], { isError: true, content: /refused: reserved on arduino-uno: Serial/ });
+  t.match(out[4]!.content, /devices:\nbench \(mcu, .*\): open/);
+}
+
+const socat = spawnSync('socat', ['-V'], { encoding: 'utf8' }).status === 0;
+t.test('a board on a pty (socat) through the serialport package', { skip: socat ? false : 'socat is not installed' }, async (t) => {
+  const dir = tempDir();
+  const pair = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${join(dir, 'a')}`, `pty,raw,echo=0,link=${join(dir, 'b')}`], { stdio: 'ignore' });
+  t.teardown(() => pair.kill());
+  for (let i = 0; i < 200 && !(existsSync(join(dir, 'a')) && existsSync(join(dir, 'b'))); i++) await new Promise((r) => setTimeout(r, 25));
+  const mcu = fakeMcu({ hello: HELLO });
+  const link = await openSerialLink(join(dir, 'b'), { baud: 115200 });
+  t.teardown(() => link.close());
+  link.onData((b) => void mcu.link.write(b));
+  mcu.link.onData((b) => void link.write(b));
+  const home = tempDir();
+  // resetsOnOpen boards wait readyAfterMs (2 s for the Uno) before hello; this one is a model.
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port: join(dir, 'a'), baud: 115200 }] } }));
+  check(t, await runScript(home, steps), join(dir, 'a'));
+  t.equal(mcu.pins.get(13), 1, 'the firmware model saw one write (a toggle would show two)');
+});
+
+t.test('a board behind socket:// (an emulator, ser2net)', async (t) => {
+  const mcu = fakeMcu({ hello: HELLO });
+  let peer: Socket | undefined;
+  const server = createServer((s) => {
+    peer = s;
+    s.on('data', (b) => void mcu.link.write(b));
+    s.on('error', () => {});
+  });
+  mcu.link.onData((b) => void peer?.write(b));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    peer?.destroy();
+    server.close();
+  });
+  const port = `socket://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port, board: 'arduino-uno' }] } }));
+  check(t, await runScript(home, steps), port);
+  t.ok(bundle);
+});
+
+t.test('a device that is not there: the tools say so, nothing hangs', async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port: '/dev/ttyACM97' }] } }));
+  const out = await runScript(home, [{ tool: 'mcu_call', input: { device: 'bench', command: 'ping' } }, { tool: 'mcu_info', input: { device: 'lab' } }]);
+  t.match(out[0], { isError: true, content: /^bench \(\/dev\/ttyACM97\) is not connected: .*ttyACM97/ });
+  t.match(out[1], { isError: true, content: "no MCU device 'lab' (configured: bench; hardware.devices)" });
+});

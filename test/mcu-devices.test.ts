@@ -10,7 +10,8 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { openSerialLink } from '../src/hardware/serial/index.js';
 import { fakeMcu } from './support/fake-mcu.js';
-import { bundle, cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
+import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
+import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 
 // arduino-uno's hello as the firmware model says it: D0, D3, D13, A0.
 const HELLO = [1, 1, 0, 0, 10, 11, ...Buffer.from('arduino-uno'), 4, 0, 0x03, 3, 0x33, 13, 0x23, 14, 0x09];
@@ -93,4 +94,47 @@ t.test('a device that is not there: the tools say so, nothing hangs', async (t) 
   const out = await runScript(home, [{ tool: 'mcu_call', input: { device: 'bench', command: 'ping' } }, { tool: 'mcu_info', input: { device: 'lab' } }]);
   t.match(out[0], { isError: true, content: /^bench \(\/dev\/ttyACM97\) is not connected: .*ttyACM97/ });
   t.match(out[1], { isError: true, content: "no MCU device 'lab' (configured: bench; hardware.devices)" });
+});
+
+t.test('an MCU pin as a trigger: the gateway asks the firmware to watch it, and its events become one turn per press', async (t) => {
+  const mcu = fakeMcu({ hello: HELLO });
+  let peer: Socket | undefined;
+  const server = createServer((s) => {
+    peer = s;
+    s.on('data', (b) => void mcu.link.write(b));
+    s.on('error', () => {});
+  });
+  mcu.link.onData((b) => void peer?.write(b));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    peer?.destroy();
+    server.close();
+  });
+  const provider = await startAnthropicServer(textReply('Someone pressed the bench button.'));
+  t.teardown(() => provider.close());
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    hardware: {
+      devices: [{ name: 'bench', port: `socket://127.0.0.1:${(server.address() as { port: number }).port}`, board: 'arduino-uno' }],
+      lines: [{ name: 'button', line: 'bench:D3', direction: 'input' }],
+      triggers: [{ line: 'button', edge: 'falling', debounceMs: 50, session: 'bench', message: 'the bench button was pressed' }],
+    },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: provider.url }) });
+  t.teardown(() => gw.child.kill());
+  await gw.waitFor(/gateway listening/);
+  for (let i = 0; i < 200 && mcu.watched.get(3) !== 3; i++) await new Promise((r) => setTimeout(r, 25));
+  t.equal(mcu.watched.get(3), 3, 'the firmware was asked to watch D3 (both edges; the trigger filters)');
+  // A press that bounces: falling, rising, falling within a few ms (board time), then released.
+  const ev = (value: number, seq: number, ms: number) => mcu.event({ version: 1, type: 0x40, id: 0, payload: Uint8Array.from([3, value, seq & 0xff, seq >> 8, ms & 0xff, (ms >> 8) & 0xff, (ms >> 16) & 0xff, ms >>> 24]) });
+  ev(0, 1, 10_000);
+  ev(1, 2, 10_003);
+  ev(0, 3, 10_006);
+  ev(1, 4, 10_400);
+  await gw.waitFor(/Someone pressed the bench button\./);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(provider.requests.length, 1, 'one turn for the bouncing press');
+  t.match(JSON.stringify(provider.requests[0]!.body), /the bench button was pressed\\n\(hardware trigger: line button, falling edge, value 0/);
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
 });

@@ -12,6 +12,8 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
   const listeners = new Set<(b: Uint8Array) => void>();
   const pins = new Map<number, number>([[0, 0], [3, 0], [13, 0], [14, 0]]);
   let executed = 0;
+  /** pin → edges asked for by `watch` (0 off, 1 rising, 2 falling, 3 both) */
+  const watched = new Map<number, number>();
   let last: { id: number; frame: Uint8Array } | undefined;
   let drop = o.dropReplies ?? 0;
   const send = (m: Message) => {
@@ -43,6 +45,13 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
         case TYPE.pwm_write:
           frame = pins.has(pin) ? reply([]) : error(2, pin);
           break;
+        case TYPE.watch:
+          if (!pins.has(pin)) frame = error(2, pin);
+          else {
+            watched.set(pin, m.payload[1] ?? 0);
+            frame = reply([]);
+          }
+          break;
         case TYPE.gpio_read:
           frame = pins.has(pin) ? reply([pins.get(pin)!]) : error(2, pin);
           break;
@@ -67,7 +76,7 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
       return () => listeners.delete(l);
     },
   };
-  return { link, pins, executed: () => executed, event: (e: Message) => send(e) };
+  return { link, pins, watched, executed: () => executed, event: (e: Message) => send(e) };
 }
 
 

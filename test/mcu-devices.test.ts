@@ -138,3 +138,38 @@ t.test('an MCU pin as a trigger: the gateway asks the firmware to watch it, and 
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
 });
+
+t.test('a raw device: serial_write and serial_read (text, hex, until, timeout), and mcu_call refused for it', async (t) => {
+  const server = createServer((s) => {
+    // A device that answers every line with "OK <line>".
+    let buf = '';
+    s.on('data', (b) => {
+      buf += b.toString('latin1');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        s.write(`OK ${buf.slice(0, nl)}\r\n`);
+        buf = buf.slice(nl + 1);
+      }
+    });
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'modem', kind: 'raw', port: `socket://127.0.0.1:${(server.address() as { port: number }).port}` }] } }));
+  const out = await runScript(home, [
+    { tool: 'serial_write', input: { device: 'modem', data: 'AT\n' } },
+    { tool: 'serial_read', input: { device: 'modem', until: '\r\n', timeoutMs: 3000 } },
+    { tool: 'serial_write', input: { device: 'modem', data: '41 54 0a', encoding: 'hex' } },
+    { tool: 'serial_read', input: { device: 'modem', until: '\n', timeoutMs: 3000 } },
+    { tool: 'serial_read', input: { device: 'modem', timeoutMs: 100 } },
+    { tool: 'serial_write', input: { device: 'modem', data: 'zz', encoding: 'hex' } },
+    { tool: 'mcu_call', input: { device: 'modem', command: 'ping' } },
+  ]);
+  t.equal(out[0]!.content, 'modem: wrote 3 bytes');
+  t.equal(out[1]!.content, 'modem: 7 bytes: "OK AT\\r\\n"');
+  t.equal(out[3]!.content, 'modem: 7 bytes: "OK AT\\r\\n"', 'hex in, the same answer');
+  t.equal(out[4]!.content, 'modem: nothing within 100 ms');
+  t.match(out[5], { isError: true, content: 'serial_write: data is not hex (pairs of 0-9a-f, spaces allowed)' });
+  t.match(out[6], { isError: true, content: "modem is a raw device (hardware.devices kind raw): use serial_write and serial_read" });
+});

@@ -9,6 +9,8 @@ import { McuPinError, resolvePin } from './pins.js';
 
 export interface McuDeviceHandle {
   name: string;
+  /** raw devices are listed too, so a call on one can say what to use instead */
+  kind?: 'mcu' | 'raw';
   /** /dev/ttyACM0 or socket://host:port */
   port: string;
   state(): string;
@@ -40,6 +42,7 @@ function find(d: McuToolDeps, name: string): McuDeviceHandle | string {
   const all = d.devices();
   const dev = all.find((x) => x.name === name);
   if (!dev) return `no MCU device '${name}' (configured: ${all.map((x) => x.name).join(', ') || 'none'}; hardware.devices)`;
+  if (dev.kind === 'raw') return `${name} is a raw device (hardware.devices kind raw): use serial_write and serial_read`;
   return dev;
 }
 

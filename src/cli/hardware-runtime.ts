@@ -13,6 +13,7 @@ import { resolvePin } from '../hardware/mcu/pins.js';
 import type { McuEvent } from '../hardware/mcu/messages.js';
 import { loadBoardRegistry, userBoardsDir } from '../hardware/boards/registry.js';
 import type { TriggerEdge } from '../hardware/triggers/runner.js';
+import type { I2cBackend } from '../hardware/i2c/types.js';
 import { startMaixcamServer, type MaixcamServer } from '../hardware/maixcam/server.js';
 import { detectionTriggers } from '../hardware/maixcam/triggers.js';
 import { cameraCommandTool } from '../hardware/maixcam/tool.js';
@@ -55,8 +56,11 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
   if (hardwarePresence(config, ctx.paths) === undefined) {
     return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: async () => () => {}, close: () => {} };
   }
-  // A trigger or a named line that points nowhere is a config error (exit 78), found before start.
+  // A trigger or a named line that points nowhere is a config error (exit 78), found before start
+  // and before any device is opened.
   checkBoardConfig(config, ctx.paths);
+  const cam = config.hardware.maixcam;
+  if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
   // The I2C code is loaded only when a bus exists: most machines have none.
   const i2c = busNumbers().length ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
   const i2cLimit = createWriteLimiter({ ...config.hardware.writeRateLimit, noun: 'device' });
@@ -97,8 +101,6 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
     const dev = m ? mcu?.devices.find((d) => d.name === m[1]) : undefined;
     return dev && m ? { dev, pin: m[2]! } : undefined;
   };
-  const cam = config.hardware.maixcam;
-  if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
   let camServer: MaixcamServer | undefined;
   if (cam.port !== undefined) hw.tools.push(cameraCommandTool(() => camServer));
   const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length + cam.triggers.length > 0;
@@ -120,6 +122,7 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       const stopAll = () => stops.reverse().forEach((f) => f());
       if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return stopAll;
       const gpio = hw.gpio;
+      let sensorBackend: I2cBackend | undefined;
       const runner = startTriggers({
         triggers: config.hardware.triggers,
         sensorTriggers: config.hardware.sensorTriggers,
@@ -138,7 +141,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         },
         readSensor: async (s) => {
           if (!i2c) throw new Error(`no I2C bus on this machine (/dev/i2c-${s.bus} is missing)`);
-          const bytes = await i2c[1].i2cBackend({ env: ctx.env }).read(s.bus, s.address, { register: s.register, length: s.length });
+          sensorBackend ??= i2c[1].i2cBackend({ env: ctx.env });
+          const bytes = await sensorBackend.read(s.bus, s.address, { register: s.register, length: s.length });
           let v = 0;
           for (const b of bytes) v = v * 256 + b;
           return v;

@@ -20,6 +20,16 @@ export interface ArrayField extends FieldBase { kind: 'array'; items: Field; def
 export type Field = StringField | IntegerField | NumberField | BooleanField | EnumField | ObjectField | ArrayField;
 export type FieldKind = Field['kind'];
 
+/** How many turns one hardware trigger (a GPIO line, a camera) may start: its `rateLimit`. */
+const triggerRateLimit = {
+  kind: 'object',
+  description: 'turns this trigger may start',
+  fields: {
+    max: { kind: 'integer', min: 1, default: 6, description: 'turns within perSeconds' },
+    perSeconds: { kind: 'integer', min: 1, default: 60, description: 'the window of max, in seconds' },
+  },
+} as const satisfies Field;
+
 const sections = {
   gateway: {
     kind: 'object',
@@ -263,14 +273,7 @@ const sections = {
             debounceMs: { kind: 'integer', min: 0, max: 60000, default: 50, description: 'edges closer than this to the previous one are ignored' },
             session: { kind: 'string', description: 'the session that gets the message (required)' },
             message: { kind: 'string', description: 'the system message the agent receives (required)' },
-            rateLimit: {
-              kind: 'object',
-              description: 'turns this trigger may start',
-              fields: {
-                max: { kind: 'integer', min: 1, default: 6, description: 'turns within perSeconds' },
-                perSeconds: { kind: 'integer', min: 1, default: 60, description: 'the window of max, in seconds' },
-              },
-            },
+            rateLimit: triggerRateLimit,
           },
         },
         default: [],
@@ -333,14 +336,7 @@ const sections = {
                 debounceMs: { kind: 'integer', min: 0, max: 3600000, default: 10000, description: 'detections closer than this to the previous one are one sighting' },
                 session: { kind: 'string', description: 'the session that gets the message (required)' },
                 message: { kind: 'string', description: 'the system message the agent receives (required)' },
-                rateLimit: {
-                  kind: 'object',
-                  description: 'turns this trigger may start',
-                  fields: {
-                    max: { kind: 'integer', min: 1, default: 6, description: 'turns within perSeconds' },
-                    perSeconds: { kind: 'integer', min: 1, default: 60, description: 'the window of max, in seconds' },
-                  },
-                },
+                rateLimit: triggerRateLimit,
               },
             },
             default: [],

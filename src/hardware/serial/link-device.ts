@@ -50,7 +50,6 @@ class DeviceLink implements SerialLink {
   private closedByUs = false;
   private closing: Promise<void> | undefined;
   private lastError: Error | null = null;
-  private reading = false;
 
   constructor(
     private readonly stream: SerialPortStream<LinuxBindingInterface>,
@@ -82,25 +81,11 @@ class DeviceLink implements SerialLink {
   }
 
   write(bytes: Uint8Array): Promise<void> {
-    if (this.events.hasEnded || this.closedByUs) {
-      // The stream would queue the write until a reopen that never comes.
-      return Promise.reject(new SerialError('closed', `${lead(this.target)}${this.address.text} is closed`, { port: this.address.text, device: this.target.name }));
-    }
-    return new Promise((resolve, reject) => {
-      this.stream.write(Buffer.from(bytes), (err) => {
-        if (!err) return resolve();
-        reject(new SerialError('write', `${lead(this.target)}write to ${this.address.text} failed: ${err.message}`, { port: this.address.text, device: this.target.name }, { cause: err }));
-      });
-    });
+    return this.events.write(this.stream, bytes, this.closedByUs, this.target, this.address.text);
   }
 
   onData(listener: (bytes: Buffer) => void): () => void {
-    const off = this.events.addData(listener);
-    if (!this.reading && !this.events.hasEnded) {
-      this.reading = true;
-      this.stream.on('data', (b: Buffer) => this.events.data(b));
-    }
-    return off;
+    return this.events.listen(this.stream, listener);
   }
 
   onClose(listener: (reason: Error | null) => void): void {

@@ -17,7 +17,6 @@ class SocketLink implements SerialLink {
   private closedByUs = false;
   private closing: Promise<void> | undefined;
   private lastError: Error | null = null;
-  private reading = false;
   readonly opened: string;
 
   constructor(
@@ -42,24 +41,11 @@ class SocketLink implements SerialLink {
   }
 
   write(bytes: Uint8Array): Promise<void> {
-    if (this.events.hasEnded || this.closedByUs || this.socket.destroyed) {
-      return Promise.reject(new SerialError('closed', `${lead(this.target)}${this.address.text} is closed`, { port: this.address.text, device: this.target.name }));
-    }
-    return new Promise((resolve, reject) => {
-      this.socket.write(Buffer.from(bytes), (err) => {
-        if (!err) return resolve();
-        reject(new SerialError('write', `${lead(this.target)}write to ${this.address.text} failed: ${err.message}`, { port: this.address.text, device: this.target.name }, { cause: err }));
-      });
-    });
+    return this.events.write(this.socket, bytes, this.closedByUs || this.socket.destroyed, this.target, this.address.text);
   }
 
   onData(listener: (bytes: Buffer) => void): () => void {
-    const off = this.events.addData(listener);
-    if (!this.reading && !this.events.hasEnded) {
-      this.reading = true;
-      this.socket.on('data', (b: Buffer) => this.events.data(b));
-    }
-    return off;
+    return this.events.listen(this.socket, listener);
   }
 
   onClose(listener: (reason: Error | null) => void): void {

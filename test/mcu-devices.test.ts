@@ -173,3 +173,47 @@ t.test('a raw device: serial_write and serial_read (text, hex, until, timeout), 
   t.match(out[5], { isError: true, content: 'serial_write: data is not hex (pairs of 0-9a-f, spaces allowed)' });
   t.match(out[6], { isError: true, content: "modem is a raw device (hardware.devices kind raw): use serial_write and serial_read" });
 });
+
+t.test('the board vanishes mid-call and comes back: the call fails in words, the next one works after a new hello', async (t) => {
+  const mcu = fakeMcu({ hello: HELLO });
+  let peer: Socket | undefined;
+  let pings = 0;
+  let server = createServer();
+  const serve = (s: Socket) => {
+    peer = s;
+    s.on('data', (b) => {
+      // The second ping is the moment the cable is pulled: no answer, the link drops, and the board
+      // is unreachable for a while.
+      if (b.includes(0x02) && ++pings === 2) {
+        s.destroy();
+        server.close();
+        setTimeout(() => {
+          server = createServer(serve);
+          server.listen(port, '127.0.0.1');
+        }, 800);
+        return;
+      }
+      void mcu.link.write(b);
+    });
+    s.on('error', () => {});
+  };
+  server = createServer(serve);
+  mcu.link.onData((b) => void peer?.write(b));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  t.teardown(() => {
+    peer?.destroy();
+    server.close();
+  });
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port: `socket://127.0.0.1:${port}`, board: 'arduino-uno', timeoutMs: 200 }] } }));
+  const out = await runScript(home, [
+    { tool: 'mcu_call', input: { device: 'bench', command: 'ping' } },
+    { tool: 'mcu_call', input: { device: 'bench', command: 'ping' } },
+    { sh: 'sleep 3' },
+    { tool: 'mcu_call', input: { device: 'bench', command: 'gpio_write', args: { pin: 'D13', value: 1 } } },
+  ]);
+  t.match(JSON.parse(out[0]!.content!) as unknown, { uptimeMs: 10000 }, 'the first ping is answered');
+  t.match(out[1], { isError: true, content: /^bench: ping: / }, `the ping the cable took fails with the device named: ${out[1]!.content}`);
+  t.equal(out[3]!.content, 'bench D13 (pin 13): 0 -> 1', 'after the board came back: a new hello, and calls work again');
+});

@@ -41,7 +41,7 @@ t.test('a full hardware section validates and gets its item defaults', async (t)
   });
   t.same(c.hardware.lines[1], { name: 'doorbell', line: 'GPIO27', activeLow: false, direction: 'input', bias: 'pull-up' });
   t.same(c.hardware.writeRateLimit, { perLine: 4, perSeconds: 60 });
-  t.same(c.hardware.triggers[0], { line: 'doorbell', edge: 'falling', debounceMs: 50, session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 } });
+  t.same(c.hardware.triggers[0], { line: 'doorbell', edge: 'falling', debounceMs: 50, session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 } });
   t.same(c.hardware.sensorTriggers[0], { bus: 1, address: 72, register: 0, length: 2, intervalMs: 5000, above: 7680, hysteresis: 256, session: 'home', message: 'the shed is warm' });
   t.same(boardConfigIssues(c, registry, pi4), [], 'and it fits the Pi 4');
 });

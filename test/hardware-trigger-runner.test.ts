@@ -32,7 +32,7 @@ async function until(what: string, cond: () => boolean, ms = 3000): Promise<void
 }
 
 function gpioTrigger(over: Partial<GpioTriggerConfig> = {}): GpioTriggerConfig {
-  return { line: 'doorbell', edge: 'both', debounceMs: 50, session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, ...over };
+  return { line: 'doorbell', edge: 'both', debounceMs: 50, session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 }, ...over };
 }
 
 function sensorTrigger(over: Partial<SensorTriggerConfig> = {}): SensorTriggerConfig {

@@ -217,3 +217,43 @@ t.test('the board vanishes mid-call and comes back: the call fails in words, the
   t.match(out[1], { isError: true, content: /^bench: ping: / }, `the ping the cable took fails with the device named: ${out[1]!.content}`);
   t.equal(out[3]!.content, 'bench D13 (pin 13): 0 -> 1', 'after the board came back: a new hello, and calls work again');
 });
+
+t.test('an MCU analog pin as a trigger: the firmware watches the band, a crossing above it is one turn', async (t) => {
+  const mcu = fakeMcu({ hello: HELLO });
+  let peer: Socket | undefined;
+  const server = createServer((s) => {
+    peer = s;
+    s.on('data', (b) => void mcu.link.write(b));
+    s.on('error', () => {});
+  });
+  mcu.link.onData((b) => void peer?.write(b));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    peer?.destroy();
+    server.close();
+  });
+  const provider = await startAnthropicServer(textReply('The soil is dry.'));
+  t.teardown(() => provider.close());
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    hardware: {
+      devices: [{ name: 'bench', port: `socket://127.0.0.1:${(server.address() as { port: number }).port}`, board: 'arduino-uno' }],
+      lines: [{ name: 'soil', line: 'bench:A0', direction: 'input' }],
+      triggers: [{ line: 'soil', edge: 'rising', debounceMs: 0, session: 'garden', message: 'the soil is dry', adc: { low: 300, high: 700, intervalMs: 500 } }],
+    },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: provider.url }) });
+  t.teardown(() => gw.child.kill());
+  await gw.waitFor(/gateway listening/);
+  for (let i = 0; i < 200 && !mcu.adcWatched.has(14); i++) await new Promise((r) => setTimeout(r, 25));
+  t.same(mcu.adcWatched.get(14), [300, 700], 'the firmware was asked to watch A0 between 300 and 700');
+  const adcEvent = (above: number, value: number, seq: number, ms: number) =>
+    mcu.event({ version: 1, type: 0x41, id: 0, payload: Uint8Array.from([14, above, value & 0xff, value >> 8, seq & 0xff, seq >> 8, ms & 0xff, (ms >> 8) & 0xff, (ms >> 16) & 0xff, ms >>> 24]) });
+  adcEvent(0, 250, 1, 5000); // below the band: a falling edge, which this trigger ignores
+  adcEvent(1, 812, 2, 9000);
+  await gw.waitFor(/The soil is dry\./);
+  t.equal(provider.requests.length, 1, 'one turn, for the crossing above');
+  t.match(JSON.stringify(provider.requests[0]!.body), /the soil is dry\\n\(hardware trigger: line soil, rising edge/);
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+});

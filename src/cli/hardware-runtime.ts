@@ -130,7 +130,10 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         knownChannels,
         watchEdges: (line, onEdge, onError) => {
           const onMcu = mcuLine(line);
-          if (onMcu) return watchMcuPin(onMcu.dev, onMcu.pin, onEdge, onError, mcuEvents, mcuHellos);
+          // adc is always there (its intervalMs has a default); a band makes it an analog trigger.
+          const band = config.hardware.triggers.find((x) => x.line === line)?.adc;
+          const adc = band && (band.low !== undefined || band.high !== undefined) ? band : undefined;
+          if (onMcu) return watchMcuPin(onMcu.dev, onMcu.pin, adc, onEdge, onError, mcuEvents, mcuHellos);
           if (!gpio) throw new Error(`trigger on ${line}: ${hw.gpioDetail}`);
           // Both edges from the kernel: the runner's filter picks the kind, and every edge counts
           // for its debounce (a bounce is an edge of the other kind first).
@@ -160,11 +163,14 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
 
 /**
  * An MCU pin as a trigger's edge source: the firmware is asked to watch the pin after every hello
- * (a board that reset forgot it), and its pin events become edges, timed by the board's clock.
+ * (a board that reset forgot it), and its pin events become edges, timed by the board's clock. With
+ * `adc`, the firmware watches the pin's readings instead, and a crossing above `high` is a rising
+ * edge, below `low` a falling one: the same filter then judges them.
  */
 function watchMcuPin(
   dev: ManagedDevice,
   pinSpec: string,
+  adc: { low?: number; high?: number; intervalMs: number } | undefined,
   onEdge: (e: TriggerEdge) => void,
   onError: (err: Error) => void,
   events: Set<(device: string, e: McuEvent) => void>,
@@ -175,18 +181,20 @@ function watchMcuPin(
     const client = dev.client();
     if (!client) return;
     try {
-      pin = resolvePin(dev.name, pinSpec, 'watch', dev.profile(), dev.hello()).pin;
+      pin = resolvePin(dev.name, pinSpec, adc ? 'adc_watch' : 'watch', dev.profile(), dev.hello()).pin;
     } catch (err) {
       return onError(err as Error);
     }
-    client.watch(pin, 'both').catch((err: unknown) => onError(err as Error));
+    const armed = adc ? client.adcWatch(pin, adc.low ?? 0, adc.high ?? 65535, adc.intervalMs) : client.watch(pin, 'both');
+    armed.catch((err: unknown) => onError(err as Error));
   };
   const onHello = (d: string) => {
     if (d === dev.name) arm();
   };
   const onEvent = (d: string, e: McuEvent) => {
-    if (d !== dev.name || e.kind !== 'pin' || e.pin !== pin) return;
-    onEdge({ edge: e.value ? 'rising' : 'falling', timestampNs: BigInt(e.ms) * 1_000_000n, value: e.value, seqno: e.seq });
+    if (d !== dev.name || e.pin !== pin || e.kind !== (adc ? 'adc' : 'pin')) return;
+    const up = e.kind === 'adc' ? e.above : e.value === 1;
+    onEdge({ edge: up ? 'rising' : 'falling', timestampNs: BigInt(e.ms) * 1_000_000n, value: up ? 1 : 0, seqno: e.seq });
   };
   hellos.add(onHello);
   events.add(onEvent);
@@ -195,7 +203,7 @@ function watchMcuPin(
     close() {
       hellos.delete(onHello);
       events.delete(onEvent);
-      if (pin !== undefined) dev.client()?.watch(pin, 'off').catch(() => {});
+      if (pin !== undefined) (adc ? dev.client()?.adcWatch(pin, 0, 0, 0) : dev.client()?.watch(pin, 'off'))?.catch(() => {});
     },
   };
 }

@@ -274,6 +274,15 @@ const sections = {
             session: { kind: 'string', description: 'the session that gets the message (required)' },
             message: { kind: 'string', description: 'the system message the agent receives (required)' },
             rateLimit: triggerRateLimit,
+            adc: {
+              kind: 'object',
+              description: 'for an analog pin of a board on a serial port ("bench:A0"): the band whose crossings are the edges (rising: above high, falling: below low), checked by the firmware',
+              fields: {
+                low: { kind: 'integer', min: 0, max: 65535, description: 'a reading below this is a falling edge' },
+                high: { kind: 'integer', min: 0, max: 65535, description: 'a reading above this is a rising edge' },
+                intervalMs: { kind: 'integer', min: 1, max: 65535, default: 100, description: 'how often the firmware reads the pin' },
+              },
+            },
           },
         },
         default: [],

@@ -14,6 +14,8 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
   let executed = 0;
   /** pin → edges asked for by `watch` (0 off, 1 rising, 2 falling, 3 both) */
   const watched = new Map<number, number>();
+  /** pin → [low, high] asked for by `adc_watch` */
+  const adcWatched = new Map<number, [number, number]>();
   let last: { id: number; frame: Uint8Array } | undefined;
   let drop = o.dropReplies ?? 0;
   const send = (m: Message) => {
@@ -44,6 +46,13 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
           break;
         case TYPE.pwm_write:
           frame = pins.has(pin) ? reply([]) : error(2, pin);
+          break;
+        case TYPE.adc_watch:
+          if (!pins.has(pin)) frame = error(2, pin);
+          else {
+            adcWatched.set(pin, [m.payload[1]! | (m.payload[2]! << 8), m.payload[3]! | (m.payload[4]! << 8)]);
+            frame = reply([]);
+          }
           break;
         case TYPE.watch:
           if (!pins.has(pin)) frame = error(2, pin);
@@ -76,7 +85,7 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
       return () => listeners.delete(l);
     },
   };
-  return { link, pins, watched, executed: () => executed, event: (e: Message) => send(e) };
+  return { link, pins, watched, adcWatched, executed: () => executed, event: (e: Message) => send(e) };
 }
 
 

@@ -32,6 +32,24 @@ async function runScript(home: string, steps: unknown[]): Promise<Step[]> {
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Step);
 }
 
+/** The firmware model behind a TCP server, as an emulator or ser2net serves a board: its socket:// URL. */
+async function boardOverTcp(t: Test) {
+  const mcu = fakeMcu({ hello: HELLO });
+  let peer: Socket | undefined;
+  const server = createServer((s) => {
+    peer = s;
+    s.on('data', (b) => void mcu.link.write(b));
+    s.on('error', () => {});
+  });
+  mcu.link.onData((b) => void peer?.write(b));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    peer?.destroy();
+    server.close();
+  });
+  return { mcu, url: `socket://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
 const steps = [
   { tool: 'mcu_info', input: { device: 'bench' } },
   { tool: 'mcu_call', input: { device: 'bench', command: 'gpio_write', args: { pin: 'D13', value: 1 } } },
@@ -68,20 +86,7 @@ t.test('a board on a pty (socat) through the serialport package', { skip: socat 
 });
 
 t.test('a board behind socket:// (an emulator, ser2net)', async (t) => {
-  const mcu = fakeMcu({ hello: HELLO });
-  let peer: Socket | undefined;
-  const server = createServer((s) => {
-    peer = s;
-    s.on('data', (b) => void mcu.link.write(b));
-    s.on('error', () => {});
-  });
-  mcu.link.onData((b) => void peer?.write(b));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    peer?.destroy();
-    server.close();
-  });
-  const port = `socket://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const { url: port } = await boardOverTcp(t);
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port, board: 'arduino-uno' }] } }));
   check(t, await runScript(home, steps), port);
@@ -97,25 +102,13 @@ t.test('a device that is not there: the tools say so, nothing hangs', async (t) 
 });
 
 t.test('an MCU pin as a trigger: the gateway asks the firmware to watch it, and its events become one turn per press', async (t) => {
-  const mcu = fakeMcu({ hello: HELLO });
-  let peer: Socket | undefined;
-  const server = createServer((s) => {
-    peer = s;
-    s.on('data', (b) => void mcu.link.write(b));
-    s.on('error', () => {});
-  });
-  mcu.link.onData((b) => void peer?.write(b));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    peer?.destroy();
-    server.close();
-  });
+  const { mcu, url } = await boardOverTcp(t);
   const provider = await startAnthropicServer(textReply('Someone pressed the bench button.'));
   t.teardown(() => provider.close());
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({
     hardware: {
-      devices: [{ name: 'bench', port: `socket://127.0.0.1:${(server.address() as { port: number }).port}`, board: 'arduino-uno' }],
+      devices: [{ name: 'bench', port: url, board: 'arduino-uno' }],
       lines: [{ name: 'button', line: 'bench:D3', direction: 'input' }],
       triggers: [{ line: 'button', edge: 'falling', debounceMs: 50, session: 'bench', message: 'the bench button was pressed' }],
     },
@@ -219,25 +212,13 @@ t.test('the board vanishes mid-call and comes back: the call fails in words, the
 });
 
 t.test('an MCU analog pin as a trigger: the firmware watches the band, a crossing above it is one turn', async (t) => {
-  const mcu = fakeMcu({ hello: HELLO });
-  let peer: Socket | undefined;
-  const server = createServer((s) => {
-    peer = s;
-    s.on('data', (b) => void mcu.link.write(b));
-    s.on('error', () => {});
-  });
-  mcu.link.onData((b) => void peer?.write(b));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    peer?.destroy();
-    server.close();
-  });
+  const { mcu, url } = await boardOverTcp(t);
   const provider = await startAnthropicServer(textReply('The soil is dry.'));
   t.teardown(() => provider.close());
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({
     hardware: {
-      devices: [{ name: 'bench', port: `socket://127.0.0.1:${(server.address() as { port: number }).port}`, board: 'arduino-uno' }],
+      devices: [{ name: 'bench', port: url, board: 'arduino-uno' }],
       lines: [{ name: 'soil', line: 'bench:A0', direction: 'input' }],
       triggers: [{ line: 'soil', edge: 'rising', debounceMs: 0, session: 'garden', message: 'the soil is dry', adc: { low: 300, high: 700, intervalMs: 500 } }],
     },

@@ -2,8 +2,8 @@
 // user profiles override built-ins, detection on fake /proc, /sys and /dev trees, and the
 // `pinclaw board` command through the bundle.
 import t from 'tap';
-import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { detectBoards, matchDeviceTreeModel, readDeviceTreeModel } from '../src/hardware/boards/detect.js';
 import type { HostRoots } from '../src/hardware/boards/host-roots.js';
@@ -19,6 +19,7 @@ import type { CliContext } from '../src/cli/context.js';
 import { resolvePaths } from '../src/paths.js';
 import { defaults } from '../src/config/index.js';
 import { bundle, cleanEnv, root, runPinclaw, tempDir } from './support/proc.js';
+import { link, write } from './support/fs-tree.js';
 
 const boardsDir = join(root, 'boards');
 const REQUIRED = ['rpi-zero-2-w', 'rpi-3b', 'rpi-3b-plus', 'rpi-4b', 'rpi-5', 'maixcam', 'arduino-uno', 'arduino-nano', 'arduino-mega-2560', 'nucleo-f401re', 'nucleo-f411re', 'qemu-netduinoplus2'];
@@ -27,15 +28,6 @@ function builtin(id: string): BoardProfile {
   return JSON.parse(readFileSync(join(boardsDir, `${id}.json`), 'utf8')) as BoardProfile;
 }
 
-function write(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-}
-
-function link(target: string, at: string): void {
-  mkdirSync(dirname(at), { recursive: true });
-  symlinkSync(target, at);
-}
 
 // ---- fake machines ------------------------------------------------------------------------
 

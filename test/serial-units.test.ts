@@ -2,8 +2,8 @@
 // fake /dev and /sys trees, reading the addon's error texts and /proc/locks, and the wording of
 // errors that a root test process cannot provoke for real (busy with no visible holder).
 import t from 'tap';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { tempDir } from './support/proc.js';
 import type { HostRoots } from '../src/hardware/boards/host-roots.js';
 import { ACCEPTED_FORMS, parseSerialAddress } from '../src/hardware/serial/address.js';
@@ -12,15 +12,8 @@ import { busyError, errnoOf, isRetryable, permissionError, SerialError, socketOp
 import { lockHolders } from '../src/hardware/serial/holders.js';
 import { describePorts, listSerialPorts } from '../src/hardware/serial/list.js';
 import type { SocketAddress } from '../src/hardware/serial/types.js';
+import { link, write } from './support/fs-tree.js';
 
-function write(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-}
-function link(target: string, at: string): void {
-  mkdirSync(dirname(at), { recursive: true });
-  symlinkSync(target, at);
-}
 
 t.test('addresses: device paths and socket:// URLs are accepted as given', async (t) => {
   t.same(parseSerialAddress('/dev/ttyACM0'), { kind: 'device', path: '/dev/ttyACM0', text: '/dev/ttyACM0' });

@@ -394,10 +394,11 @@ t.test('the hardware channel logs the reply of a trigger turn and asks for no co
   t.equal(ch.name, 'hardware');
   t.equal(ch.debounceMs, 0);
   t.equal(ch.confirm, undefined, 'a tool that needs a yes is refused in a trigger turn');
-  const row: OutboundRow = { id: 1, idempotency_key: 'reply:1', inbound_id: 1, session_key: 'home', channel: 'hardware', chat_id: 'home', text: 'Someone is at the door.\nI told Anna.', kind: 'reply', state: 'pending', created_at: 0, sent_at: null };
-  await ch.send(row);
-  await ch.send({ ...row, kind: 'notice', text: "I couldn't get an answer right now (overloaded)." });
-  await ch.send({ ...row, text: 'x'.repeat(5000) });
+  const row: OutboundRow = { id: 1, idempotency_key: 'reply:1', inbound_id: 1, session_key: 'home', channel: 'hardware', chat_id: 'home', text: 'Someone is at the door.\nI told Anna.', kind: 'reply', state: 'pending', created_at: 0, sent_at: null, attempts: 0, next_attempt_at: 0, last_error: null, delivered_parts: null };
+  const delivery = { sentParts: [], partSent: () => {} };
+  await ch.send(row, delivery);
+  await ch.send({ ...row, kind: 'notice', text: "I couldn't get an answer right now (overloaded)." }, delivery);
+  await ch.send({ ...row, text: 'x'.repeat(5000) }, delivery);
   t.same(logs.lines.slice(0, 2), [
     'info: hardware trigger turn in session home replied: Someone is at the door. ⏎ I told Anna.',
     "warn: hardware trigger turn in session home could not be answered: I couldn't get an answer right now (overloaded).",

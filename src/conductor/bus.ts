@@ -1,42 +1,68 @@
-// The in-process event bus: what channels and the dashboard watch. Typed by event name.
+// The in-process event bus: what channels, the dashboard, /api/events and the CLI watch. One
+// vocabulary: an event is the agent loop's own event plus the session it belongs to, or one of the
+// conductor's and channels' events below; every payload carries its `type`, which is also its SSE
+// event name, so every consumer reads the same object.
 import { EventEmitter } from 'node:events';
+import type { LoopEvent } from '../agent/loop.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
 
-export interface BusEvents {
-  message_received: { inboundId: number; sessionKey: string; channel: string; text: string };
-  turn_start: { sessionKey: string; inboundIds: number[] };
-  turn_end: { sessionKey: string; inboundIds: number[]; ok: boolean; iterations: number };
-  text_delta: { sessionKey: string; text: string };
-  /** The provider call is being made again: text streamed since that call began is void. */
-  retry: { sessionKey: string; attempt: number; delayMs: number; reason: string };
-  tool_start: { sessionKey: string; id: string; name: string; input: unknown };
-  tool_end: { sessionKey: string; id: string; name: string; isError: boolean; durationMs: number };
-  /** a running tool's output (exec), redacted; the tool result that follows holds it again, capped */
-  tool_output: { sessionKey: string; id: string; name: string; stream: 'stdout' | 'stderr'; text: string };
-  reply: { sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
-  error: { sessionKey?: string; message: string };
+/** text_delta, retry (text streamed since that provider call began is void), tool_start, tool_output, tool_end */
+type LoopBusEvents = { [E in LoopEvent as E['type']]: E & { sessionKey: string } };
+
+interface OwnEvents {
+  message_received: { type: 'message_received'; inboundId: number; sessionKey: string; channel: string; text: string };
+  turn_start: { type: 'turn_start'; sessionKey: string; inboundIds: number[]; channel: string; chatId: string };
+  turn_end: { type: 'turn_end'; sessionKey: string; inboundIds: number[]; ok: boolean; iterations: number; channel: string; chatId: string };
+  reply: { type: 'reply'; sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
+  error: { type: 'error'; sessionKey?: string; message: string };
   /** a tool waits for the owner's yes in an http chat: answer with POST /api/confirm */
-  confirm_request: { id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string };
-  confirm_answer: { id: string; sessionKey: string; allowed: boolean; by: 'api' | 'timeout' };
+  confirm_request: { type: 'confirm_request'; id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string };
+  confirm_answer: { type: 'confirm_answer'; id: string; sessionKey: string; allowed: boolean; by: 'api' | 'timeout' };
+  /** a channel's connection changed (up, down with the reason) */
+  channel_status: { type: 'channel_status'; channel: string; state: ChannelState; detail: string };
 }
+
+export type ChannelState = 'starting' | 'up' | 'down';
+
+export type BusEvents = LoopBusEvents & OwnEvents;
 export type BusEventName = keyof BusEvents;
+export type BusEvent = BusEvents[BusEventName];
 
 export interface Bus {
   on<K extends BusEventName>(name: K, fn: (e: BusEvents[K]) => void): () => void;
-  emit<K extends BusEventName>(name: K, e: BusEvents[K]): void;
+  /** every event, in order */
+  onAny(fn: (e: BusEvent) => void): () => void;
+  emit(e: BusEvent): void;
 }
 
 export function createBus(): Bus {
   const ee = new EventEmitter();
   ee.setMaxListeners(0);
-  // EventEmitter throws on an 'error' event nobody listens to; on this bus it is an ordinary event.
-  ee.on('error', () => {});
+  const any = new Set<(e: BusEvent) => void>();
+  // A listener that throws is its own failure: it must not reach the emitter (a delivery pass, a
+  // turn) nor keep the other listeners from the event.
+  const call = (fn: (e: BusEvent) => void, e: BusEvent) => {
+    try {
+      fn(e);
+    } catch (err) {
+      log.warn(`a listener of the bus event '${e.type}' failed: ${errorMessage(err)}`);
+    }
+  };
   return {
     on(name, fn) {
-      ee.on(name, fn);
-      return () => ee.off(name, fn);
+      const wrapped = (e: BusEvent) => call(fn as (e: BusEvent) => void, e);
+      ee.on(name, wrapped);
+      return () => ee.off(name, wrapped);
     },
-    emit(name, e) {
-      ee.emit(name, e);
+    onAny(fn) {
+      any.add(fn);
+      return () => any.delete(fn);
+    },
+    emit(e) {
+      // EventEmitter throws on an 'error' event nobody listens to; here it is an ordinary event.
+      if (ee.listenerCount(e.type) > 0) ee.emit(e.type, e);
+      for (const fn of any) call(fn, e);
     },
   };
 }

@@ -8,21 +8,20 @@ import { errorMessage, PinclawError } from '../errors.js';
 import { log } from '../log.js';
 import type { Db } from '../store/db.js';
 import {
-  claimBurst, enqueue, markAttemptFailed, markDone, markSent, nextAvailableAt, pendingOutbound, readySessions, recordOutbound, recoverOrphans, release, burstMembers, deliveredFor,
+  claimBurst, enqueue, markAttemptFailed, markDone, nextAvailableAt, readySessions, recordOutbound, recoverOrphans, release, burstMembers, deliveredFor, retryOutboundNow,
   type InboundRow, type NewInbound, type OutboundRow,
 } from '../store/queue.js';
 import { saveSession } from '../store/sessions.js';
 import type { Bus } from './bus.js';
+import { createDeliverer, defaultDeliveryRetryDelay, type Deliverer, type DeliveryChannel } from './delivery.js';
 import { ownerAlive, selfOwner } from './owner.js';
 import { trimMemory } from '../native/index.js';
 import { runTurn, type TurnDeps } from './turn.js';
 import type { ConfirmRequest } from '../tools/types.js';
 
-export interface ChannelAdapter {
+export interface ChannelAdapter extends DeliveryChannel {
   name: string;
   debounceMs: number;
-  /** Delivers a reply; throwing leaves it pending for the next delivery pass. */
-  send(o: OutboundRow): Promise<void>;
   /** Asks the owner in that chat to confirm a tool call; channels that cannot ask leave it out. */
   confirm?(chatId: string, request: ConfirmRequest): Promise<boolean>;
 }
@@ -34,6 +33,8 @@ export interface ConductorOptions extends TurnDeps {
   sessions?: readonly string[];
   /** delay before retry `attempt` (1-based) of a failed turn */
   retryDelayMs?: (attempt: number) => number;
+  /** delay before retry `attempt` (1-based) of a failed delivery */
+  deliveryRetryDelayMs?: (attempt: number) => number;
 }
 
 /** A message to a chat that is not the reply to an inbound one. */
@@ -61,6 +62,8 @@ export interface Conductor {
   stop(drainMs: number): Promise<void>;
   /** Resolves with the reply or notice recorded for an inbound message once it has been delivered. */
   delivered(inboundId: number): Promise<OutboundRow>;
+  /** Tries the channel's undelivered replies now (it has just come back), not at their retry time. */
+  retryDelivery(channel: string): void;
 }
 
 /** Fault injection for the crash-recovery tests: PINCLAW_CRASH_AT names a point to die at. */
@@ -82,7 +85,6 @@ export function createConductor(opts: ConductorOptions): Conductor {
   let started = false;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
-  let delivering: Promise<void> = Promise.resolve();
   let idleTimer: NodeJS.Timeout | undefined;
   const IDLE_TRIM_MS = 1000;
 
@@ -95,30 +97,19 @@ export function createConductor(opts: ConductorOptions): Conductor {
     if (text.length > limit) throw new PinclawError(`message refused: ${text.length} characters is more than the limit of ${limit} (agent.maxMessageChars)`);
   }
 
-  function deliverPending(): Promise<void> {
-    delivering = delivering.then(async () => {
-      for (const o of pendingOutbound(db, channelNames)) {
-        if (!wanted(o.session_key)) continue;
-        const ch = channels.get(o.channel)!;
-        try {
-          await ch.send(o);
-        } catch (err) {
-          log.warn(`delivery of reply ${o.id} through ${o.channel} failed, will retry: ${errorMessage(err)}`);
-          continue;
-        }
-        crashPoint('after-send');
-        markSent(db, o.id);
-        bus.emit('reply', { sessionKey: o.session_key, outboundId: o.id, inboundId: o.inbound_id, channel: o.channel, text: o.text, kind: o.kind });
-        if (o.inbound_id !== null) {
-          for (const id of burstMembers(db, o.inbound_id)) {
-            for (const w of waiters.get(id) ?? []) w({ ...o, state: 'sent' });
-            waiters.delete(id);
-          }
-        }
-      }
-    });
-    return delivering;
+  function onSent(o: OutboundRow): void {
+    bus.emit({ type: 'reply', sessionKey: o.session_key, outboundId: o.id, inboundId: o.inbound_id, channel: o.channel, text: o.text, kind: o.kind });
+    if (o.inbound_id === null) return;
+    for (const id of burstMembers(db, o.inbound_id)) {
+      for (const w of waiters.get(id) ?? []) w(o);
+      waiters.delete(id);
+    }
   }
+
+  const deliverers = new Map<string, Deliverer>(
+    opts.channels.map((channel) => [channel.name, createDeliverer({ db, channel, wanted, retryDelayMs: opts.deliveryRetryDelayMs ?? defaultDeliveryRetryDelay, onSent, crashPoint })]),
+  );
+  const deliver = (channel: string) => deliverers.get(channel)?.kick();
 
   async function handle(rows: InboundRow[]): Promise<void> {
     const key = rows[0]!.session_key;
@@ -126,22 +117,17 @@ export function createConductor(opts: ConductorOptions): Conductor {
     const ids = rows.map((r) => r.id);
     const ac = new AbortController();
     aborts.set(key, ac);
-    bus.emit('turn_start', { sessionKey: key, inboundIds: ids });
+    const where = { channel: last.channel, chatId: last.chat_id };
+    bus.emit({ type: 'turn_start', sessionKey: key, inboundIds: ids, ...where });
     try {
-      const outcome = await runTurn(opts, rows, (e) => {
-        if (e.type === 'text_delta') bus.emit('text_delta', { sessionKey: key, text: e.text });
-        else if (e.type === 'retry') bus.emit('retry', { sessionKey: key, attempt: e.attempt, delayMs: e.delayMs, reason: e.reason });
-        else if (e.type === 'tool_start') bus.emit('tool_start', { sessionKey: key, id: e.id, name: e.name, input: e.input });
-        else if (e.type === 'tool_output') bus.emit('tool_output', { sessionKey: key, id: e.id, name: e.name, stream: e.stream, text: e.text });
-        else if (e.type === 'tool_end') bus.emit('tool_end', { sessionKey: key, id: e.id, name: e.name, isError: e.isError, durationMs: e.durationMs });
-      }, ac.signal);
+      const outcome = await runTurn(opts, rows, (e) => bus.emit({ ...e, sessionKey: key }), ac.signal);
       db.transaction(() => {
         if (outcome.kind === 'reply' && outcome.session) saveSession(db, outcome.session);
         recordOutbound(db, { idempotencyKey: `reply:${last.id}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text: outcome.text, kind: 'reply' });
         markDone(db, ids);
       })();
       crashPoint('before-send');
-      bus.emit('turn_end', { sessionKey: key, inboundIds: ids, ok: true, iterations: outcome.kind === 'reply' ? outcome.iterations : 0 });
+      bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: true, iterations: outcome.kind === 'reply' ? outcome.iterations : 0, ...where });
     } catch (err) {
       if (stopping && ac.signal.aborted) {
         release(db, ids);
@@ -162,12 +148,12 @@ export function createConductor(opts: ConductorOptions): Conductor {
         return s;
       })();
       log.warn(`session ${key}: turn failed (attempt ${attempt}, now ${state}): ${reason}`);
-      bus.emit('error', { sessionKey: key, message: reason });
-      bus.emit('turn_end', { sessionKey: key, inboundIds: ids, ok: false, iterations: 0 });
+      bus.emit({ type: 'error', sessionKey: key, message: reason });
+      bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: false, iterations: 0, ...where });
     } finally {
       aborts.delete(key);
     }
-    await deliverPending();
+    deliver(last.channel);
   }
 
   function pump(): void {
@@ -207,7 +193,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
       checkLength(msg.text);
       const debounce = channels.get(msg.channel)?.debounceMs ?? 0;
       const row = enqueue(db, msg, debounce);
-      bus.emit('message_received', { inboundId: row.id, sessionKey: row.session_key, channel: row.channel, text: row.text });
+      bus.emit({ type: 'message_received', inboundId: row.id, sessionKey: row.session_key, channel: row.channel, text: row.text });
       queueMicrotask(pump);
       return row;
     },
@@ -227,7 +213,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
         text: msg.text,
         kind: 'reply',
       });
-      deliverPending().catch((err) => log.warn(`delivery pass after message ${row.id} failed: ${errorMessage(err)}`));
+      deliver(row.channel);
       return row;
     },
     start() {
@@ -235,7 +221,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
       started = true;
       const recovered = recoverOrphans(db, ownerAlive);
       if (recovered) log.info(`recovered ${recovered} message(s) left unfinished by a stopped process`);
-      void deliverPending().then(pump);
+      for (const d of deliverers.values()) d.kick();
+      pump();
     },
     async stop(drainMs) {
       stopping = true;
@@ -247,7 +234,9 @@ export function createConductor(opts: ConductorOptions): Conductor {
         for (const ac of aborts.values()) ac.abort(new Error('shutting down'));
         await all;
       }
-      await delivering;
+      // The replies of the turns that just finished go out before the process ends.
+      for (const d of deliverers.values()) await d.idle();
+      for (const d of deliverers.values()) d.stop();
     },
     delivered(inboundId) {
       return new Promise((resolve) => {
@@ -260,6 +249,11 @@ export function createConductor(opts: ConductorOptions): Conductor {
           resolve(done);
         }
       });
+    },
+    retryDelivery(channel) {
+      if (!started || stopping) return;
+      retryOutboundNow(db, channel);
+      deliver(channel);
     },
   };
 }

@@ -35,6 +35,13 @@ export interface OutboundRow {
   state: 'pending' | 'sent';
   created_at: number;
   sent_at: number | null;
+  /** failed delivery attempts so far */
+  attempts: number;
+  /** not tried again before this time (ms epoch) */
+  next_attempt_at: number;
+  last_error: string | null;
+  /** JSON array of the message ids of the parts already delivered, or null */
+  delivered_parts: string | null;
 }
 
 export interface NewInbound {
@@ -166,11 +173,45 @@ export function recordOutbound(
   return sql(db, 'select * from outbound where idempotency_key = ?').get(o.idempotencyKey) as OutboundRow;
 }
 
-export function pendingOutbound(db: Db, channels: readonly string[]): OutboundRow[] {
-  if (channels.length === 0) return [];
-  return sql(db, 
-    `select * from outbound where state = 'pending' and channel in (${channels.map(() => '?').join(',')}) order by id`,
-  ).all(...channels) as OutboundRow[];
+/** Replies not yet delivered through this channel, oldest first. */
+export function pendingOutbound(db: Db, channel: string): OutboundRow[] {
+  return sql(db, `select * from outbound where state = 'pending' and channel = ? order by id`).all(channel) as OutboundRow[];
+}
+
+/** When the next pending reply of this channel may be tried (ms epoch), or null when none waits. */
+export function nextOutboundAt(db: Db, channel: string): number | null {
+  const row = sql(db, `select min(next_attempt_at) as t from outbound where state = 'pending' and channel = ?`).get(channel) as { t: number | null };
+  return row.t;
+}
+
+/** A failed delivery: tried again after `retryInMs`. */
+export function markDeliveryFailed(db: Db, id: number, error: string, retryInMs: number, now = Date.now()): void {
+  sql(db, `update outbound set attempts = attempts + 1, last_error = ?, next_attempt_at = ? where id = ? and state = 'pending'`).run(error, now + retryInMs, id);
+}
+
+/** The channel is back: its waiting replies may be tried at once. */
+export function retryOutboundNow(db: Db, channel: string): void {
+  sql(db, `update outbound set next_attempt_at = 0 where state = 'pending' and channel = ?`).run(channel);
+}
+
+/** The message ids of the parts of a reply delivered so far. */
+export function deliveredParts(o: Pick<OutboundRow, 'delivered_parts'>): string[] {
+  if (!o.delivered_parts) return [];
+  const parts: unknown = JSON.parse(o.delivered_parts);
+  return Array.isArray(parts) ? parts.map(String) : [];
+}
+
+/** Commits one more delivered part of a reply (its message id in the channel). */
+export function recordDeliveredPart(db: Db, id: number, externalId: string): void {
+  sql(db, `update outbound set delivered_parts = json_insert(coalesce(delivered_parts, '[]'), '$[#]', ?) where id = ?`).run(externalId, id);
+}
+
+/** Pending replies per channel and the age of the oldest, for doctor and /metrics. */
+export function outboundBacklog(db: Db, now = Date.now()): { channel: string; pending: number; oldestAgeMs: number; failedAttempts: number }[] {
+  const rows = sql(db,
+    `select channel, count(*) as pending, min(created_at) as oldest, sum(attempts) as failed from outbound where state = 'pending' group by channel order by channel`,
+  ).all() as { channel: string; pending: number; oldest: number; failed: number }[];
+  return rows.map((r) => ({ channel: r.channel, pending: r.pending, oldestAgeMs: now - r.oldest, failedAttempts: r.failed }));
 }
 
 export function markSent(db: Db, id: number, now = Date.now()): void {

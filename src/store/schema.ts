@@ -110,4 +110,41 @@ export const migrations: readonly Migration[] = [
     -- before and after, as JSON, so the audit shows what changed in the world and not only the call.
     alter table audit add column physical text;`,
   },
+  {
+    version: 5,
+    name: 'channels',
+    up: `
+    -- Delivery of one reply is retried per row with backoff (next_attempt_at), so a channel that is
+    -- down waits on its own rows only. A reply sent in several parts records each part's message id
+    -- as it is sent (JSON array): a retry after a failure or a crash sends only the parts not yet sent.
+    alter table outbound add column attempts integer not null default 0;
+    alter table outbound add column next_attempt_at integer not null default 0;
+    alter table outbound add column last_error text;
+    alter table outbound add column delivered_parts text;
+
+    -- Senders the owner has let in (a Telegram user, a dashboard browser), and those who asked.
+    -- A pending request carries the code the owner approves with: pinclaw pairing approve CODE.
+    create table pairing (
+      id integer primary key,
+      channel text not null,
+      subject text not null,
+      label text,
+      code text not null unique,
+      state text not null check (state in ('pending', 'approved')),
+      created_at integer not null,
+      -- when the stranger was last told how to pair (at most once an hour)
+      prompted_at integer,
+      approved_at integer,
+      unique (channel, subject)
+    );
+
+    -- Dashboard logins: the cookie is a random secret; only its SHA-256 is stored.
+    create table web_sessions (
+      id_hash text primary key,
+      label text,
+      created_at integer not null,
+      last_seen_at integer not null,
+      expires_at integer not null
+    );`,
+  },
 ];

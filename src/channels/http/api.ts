@@ -2,7 +2,7 @@
 // text/event-stream), GET /api/events (the bus as server-sent events), and GET/POST /api/confirm
 // (the tool confirmations waiting in http chats).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Bus, BusEventName, BusEvents } from '../../conductor/bus.js';
+import type { Bus, BusEvent } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
 import { errorMessage, PinclawError } from '../../errors.js';
 import { log } from '../../log.js';
@@ -18,8 +18,6 @@ export function httpChannel(confirmations?: Confirmations): ChannelAdapter {
   return { name: 'http', debounceMs: 0, send: async () => {}, ...(confirmations ? { confirm: (chatId, request) => confirmations.ask(chatId, request) } : {}) };
 }
 
-const EVENTS: BusEventName[] = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'error', 'confirm_request', 'confirm_answer'];
-
 function sse(res: ServerResponse, path: string, o: SseOptions): SseStream {
   return openSse(res, {
     ...o,
@@ -27,9 +25,9 @@ function sse(res: ServerResponse, path: string, o: SseOptions): SseStream {
   });
 }
 
-function subscribe(bus: Bus, filter: (name: BusEventName, e: BusEvents[BusEventName]) => boolean, stream: SseStream): () => void {
-  const offs = EVENTS.map((name) => bus.on(name, (e) => void (filter(name, e) && stream.event(name, e))));
-  return () => offs.forEach((off) => off());
+/** The bus as server-sent events: the event's type is the SSE event name, the event itself the data. */
+function subscribe(bus: Bus, filter: (e: BusEvent) => boolean, stream: SseStream): () => void {
+  return bus.onAny((e) => void (filter(e) && stream.event(e.type, e)));
 }
 
 function parseChat(body: unknown): { session: string; text: string } {
@@ -68,7 +66,7 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
         const stream = sse(res, path, sseOptions);
         // The turn's own reply is written below, once; a message send_message sent during the turn
         // (a reply to no inbound message) is passed on as it is delivered.
-        const off = subscribe(bus, (name, e) => 'sessionKey' in e && e.sessionKey === session && (name !== 'reply' || (e as BusEvents['reply']).inboundId === null), stream);
+        const off = subscribe(bus, (e) => 'sessionKey' in e && e.sessionKey === session && (e.type !== 'reply' || e.inboundId === null), stream);
         res.on('close', off);
         const out = await conductor.delivered(row.id);
         off();

@@ -25,13 +25,13 @@ export function createConfirmations(bus: Bus, timeoutMs: number): Confirmations 
         const settle = (allow: boolean | Error) => {
           clearTimeout(timer);
           waiting.delete(id);
-          bus.emit('confirm_answer', { id, sessionKey: chatId, allowed: allow === true, by: allow instanceof Error ? 'timeout' : 'api' });
+          bus.emit({ type: 'confirm_answer', id, sessionKey: chatId, allowed: allow === true, by: allow instanceof Error ? 'timeout' : 'api' });
           if (allow instanceof Error) reject(allow);
           else resolve(allow);
         };
         // For the http channel the chat is the session.
         waiting.set(id, { sessionKey: chatId, tool: request.tool, summary: request.summary, expiresAt, settle });
-        bus.emit('confirm_request', { id, sessionKey: chatId, tool: request.tool, summary: request.summary, input: request.input, expiresAt: new Date(expiresAt).toISOString() });
+        bus.emit({ type: 'confirm_request', id, sessionKey: chatId, tool: request.tool, summary: request.summary, input: request.input, expiresAt: new Date(expiresAt).toISOString() });
       });
     },
     answer(id, allow) {

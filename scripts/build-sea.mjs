@@ -4,12 +4,12 @@
 //   npm run build:sea [-- --arch x64|arm64]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { bundle } from './build.mjs';
+import { bundle, dashboardDir } from './build.mjs';
 import { tokenizerAssets } from './tokenizer-assets.mjs';
 
 export const NODE_VERSION = '24.21.0';
@@ -186,6 +186,8 @@ export async function buildSea(arch) {
   Object.assign(assets, (await import('./boards-assets.mjs')).boardsAssets(root, work));
   // Lazy chunks (src/lazy-chunk.ts): evaluated from these assets on first use.
   for (const c of chunks) assets[`lazy/${c.name}.cjs`] = c.file;
+  // The dashboard's static files (src/channels/http/dashboard.ts reads dashboard/<file>).
+  for (const name of readdirSync(dashboardDir)) assets[`dashboard/${name}`] = join(dashboardDir, name);
 
   const blob = join(work, 'sea-prep.blob');
   const seaConfig = join(work, 'sea-config.json');

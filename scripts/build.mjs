@@ -3,7 +3,7 @@
 // `node-gyp-build`) is replaced by pinclaw's loader, which finds the .node file in a dev tree or
 // extracts it from the executable's assets.
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const loaderPath = join(root, 'src', 'native', 'loader.ts');
 const lazyLoaderPath = join(root, 'src', 'lazy-chunk.ts');
+/** The dashboard's static files (src/channels/http/dashboard.ts serves them), copied as they are. */
+export const dashboardDir = join(root, 'src', 'channels', 'http', 'dashboard');
 
 /**
  * Lazy chunks (see src/lazy-chunk.ts): what the bundle's dynamic import() of `specifier` becomes, and
@@ -21,6 +23,8 @@ export const lazyChunks = [
   { name: 'undici', specifier: 'undici', entry: 'undici' },
   { name: 'anthropic-sdk', specifier: '@anthropic-ai/sdk', entry: '@anthropic-ai/sdk' },
   { name: 'html', specifier: join(root, 'src', 'tools', 'web', 'html.ts'), entry: join(root, 'src', 'tools', 'web', 'html.ts') },
+  // Telegram's Markdown renderer (marked): loaded with the first Telegram reply.
+  { name: 'telegram-format', specifier: join(root, 'src', 'channels', 'telegram', 'format.ts'), entry: join(root, 'src', 'channels', 'telegram', 'format.ts') },
 ];
 
 const lazyShim = {
@@ -133,6 +137,9 @@ export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quie
     plugins: [lazyShim, nativeShim],
   });
   const chunks = await buildChunks(join(dirname(outfile), 'lazy'), version);
+  // Next to the bundle, where dashboard.ts looks; cleared first so a file deleted from the source does not linger.
+  rmSync(join(dirname(outfile), 'dashboard'), { recursive: true, force: true });
+  cpSync(dashboardDir, join(dirname(outfile), 'dashboard'), { recursive: true });
   if (!quiet) {
     const kb = (f) => `${(statSync(f).size / 1024).toFixed(0)} KiB`;
     console.error(`bundle: ${outfile} (${kb(outfile)}) in ${Date.now() - started} ms; lazy chunks: ${chunks.map((c) => `${c.name} ${kb(c.file)}`).join(', ')}`);

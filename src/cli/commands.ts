@@ -81,6 +81,13 @@ export const commands: readonly Command[] = [
     run: async (args, ctx) => (await import('./sessions-command.js')).runSessions(args[0]!, args.slice(1), ctx),
   },
   {
+    name: 'pairing',
+    usage: 'pinclaw pairing list | approve CODE | revoke CHANNEL ID',
+    summary: 'approve a new chat sender or dashboard client',
+    subcommands: ['list', 'approve', 'revoke'],
+    run: async (args, ctx) => (await import('./pairing-command.js')).runPairing(args[0] as 'list' | 'approve' | 'revoke', args.slice(1), ctx),
+  },
+  {
     name: 'audit',
     options: auditOptions,
     usage: 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]',

@@ -1,6 +1,6 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
-import { errorMessage, UsageError } from '../errors.js';
+import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
@@ -8,11 +8,13 @@ import { configureNative } from '../native/loader.js';
 import { nativeInfo, sdNotify } from '../native/index.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
-import { startHttpServer } from '../channels/http/server.js';
+import { startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
 import { createConfirmations } from '../channels/http/confirmations.js';
 import { createBus } from '../conductor/bus.js';
 import { metricsText } from '../ops/metrics.js';
+import { trackChannelStatus } from '../channels/status.js';
+import { isLoopback } from '../channels/http/guard.js';
 import { createRuntime } from '../conductor/runtime.js';
 import { modelRefs } from '../agent/providers/models.js';
 import { pinclawVersion } from '../version.js';
@@ -47,6 +49,12 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
 
+  const host = values.host ?? config.gateway.host;
+  const port = portFlag ?? config.gateway.port;
+  // Beyond this machine the gateway is reachable by anyone on the network: never without a token.
+  if (!isLoopback(host) && !config.gateway.token) {
+    throw new ConfigError(`refusing to listen on ${host} without gateway.token: anyone on the network could use the agent; set one (pinclaw config set --secret gateway.token VALUE) or bind 127.0.0.1`);
+  }
   const signal = nextSignal();
   const startedAt = Date.now();
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
@@ -56,17 +64,46 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     nativeInfo();
     setState(db, 'gateway.started_at', new Date().toISOString());
     setState(db, 'gateway.version', pinclawVersion());
-    const host = values.host ?? config.gateway.host;
-    const port = portFlag ?? config.gateway.port;
     const bus = createBus();
     const confirmations = createConfirmations(bus, config.tools.confirmTimeoutMs);
     const hardware = await startHardware(config, ctx);
     stops.push(() => hardware.close());
-    const channels = [httpChannel(confirmations), ...hardware.channels];
+    // Telegram runs when it has a token; its code is loaded only then.
+    const telegram = config.channels.telegram.token
+      ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace })
+      : undefined;
+    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : [])];
+    const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: c === telegram })));
+    stops.push(channelStatus.stop);
     const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText });
     conductor.start();
     stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
-    const server = await startHttpServer({ host, port, token: config.gateway.token, api: apiRoutes(conductor, bus, () => metricsText(db, startedAt), confirmations) });
+    // A refused token or an unreachable Telegram is logged and shown as the channel's state; the
+    // gateway and the other channels go on.
+    await telegram?.start(conductor);
+    let server: RunningHttpServer | undefined;
+    server = await startHttpServer({
+      host,
+      port,
+      token: config.gateway.token,
+      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus() }), confirmations),
+      guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens },
+      // The dashboard: its login sessions and pairing requests live in the store.
+      web: {
+        db,
+        dashboard: {
+          startedAt,
+          channels: () => channelStatus.list(),
+          board:
+            hardware.gpio || hardware.promptText !== undefined
+              ? async () => ({
+                  info: (await hardware.tools.find((t) => t.name === 'board_info')?.execute({}, { sessionKey: 'dashboard', channel: 'http', chatId: 'dashboard' }))?.content ?? null,
+                  held: hardware.gpio?.held() ?? [],
+                })
+              : undefined,
+        },
+      },
+    });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
 
@@ -74,6 +111,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     log.info(`${sig}: draining`);
     sdNotify('STOPPING=1', ctx.env);
     // Turns finish first, so the requests waiting for them can be answered before the server closes.
+    await telegram?.stop();
     await conductor.stop(DRAIN_MS);
     await server.close(DRAIN_MS);
   } finally {

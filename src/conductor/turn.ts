@@ -8,7 +8,7 @@ import type { Message, Provider } from '../agent/types.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { log } from '../log.js';
 import type { Db } from '../store/db.js';
-import type { InboundRow } from '../store/queue.js';
+import { unfinishedCount, type InboundRow } from '../store/queue.js';
 import { loadSession, resetSession, type Session } from '../store/sessions.js';
 import type { ToolContext, ToolSet } from '../tools/types.js';
 import { pinclawVersion } from '../version.js';
@@ -39,6 +39,19 @@ function stamp(now: Date, tz: string | undefined, text: string): string {
   return `[${clockTime(now, tz)}] ${text}`;
 }
 
+/** /status: the answer comes from pinclaw itself, without a model call. */
+function statusText(deps: TurnDeps, key: string): string {
+  const session = loadSession(deps.db, key);
+  const cfg = deps.config.agent;
+  const waiting = unfinishedCount(deps.db);
+  const context = session.meta.lastInputTokens !== undefined ? `${session.meta.lastInputTokens} of ${cfg.contextWindow} tokens of context` : 'no model call yet';
+  return [
+    `pinclaw ${pinclawVersion()}, up ${Math.round(process.uptime() / 60)} min, model ${cfg.model}`,
+    `this conversation: ${session.messages.length} messages, ${context}, compacted ${session.meta.compactions ?? 0} times`,
+    `messages being handled: ${waiting}`,
+  ].join('\n');
+}
+
 /** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */
 export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal): Promise<TurnOutcome> {
   const first = rows[0]!;
@@ -49,6 +62,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     resetSession(deps.db, key);
     return { kind: 'reset', text: 'Session reset: the conversation starts fresh.' };
   }
+  if (command === '/status') return { kind: 'reply', text: statusText(deps, key), iterations: 0 };
   const resolved = await deps.provider();
   if ('missing' in resolved) return { kind: 'reply', text: resolved.missing, iterations: 0 };
   const provider = resolved;

@@ -37,7 +37,16 @@ const sections = {
     fields: {
       host: { kind: 'string', default: '127.0.0.1', description: 'address the gateway binds' },
       port: { kind: 'integer', min: 0, max: 65535, default: 7420, description: 'TCP port the gateway listens on (0 picks a free port)' },
-      token: { kind: 'string', secret: true, description: 'bearer token for /api routes and /metrics; without one they answer 401' },
+      token: { kind: 'string', secret: true, description: 'bearer token for /api routes, /metrics and the dashboard login; without one they answer 401, and the gateway refuses to bind an address other than loopback' },
+      rateLimit: {
+        kind: 'object',
+        description: 'requests one client (address) may make',
+        fields: {
+          perSecond: { kind: 'integer', min: 1, default: 50, description: 'sustained requests per second per client' },
+          burst: { kind: 'integer', min: 1, default: 100, description: 'requests a client may make at once before the rate applies' },
+          maxBadTokens: { kind: 'integer', min: 1, default: 10, description: 'wrong tokens within a minute before the client is locked out (5 minutes, doubling to an hour)' },
+        },
+      },
     },
   },
   log: {
@@ -166,6 +175,19 @@ const sections = {
         description: 'the command line (pinclaw agent)',
         fields: {
           debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages from one sender within this window are merged' },
+        },
+      },
+      telegram: {
+        kind: 'object',
+        description: 'the Telegram bot (docs/channels.md); runs in the gateway when token is set',
+        fields: {
+          token: { kind: 'string', secret: true, description: 'the bot token from @BotFather; unset: no Telegram channel' },
+          apiBaseUrl: { kind: 'string', default: 'https://api.telegram.org', description: 'the Bot API endpoint (a local Bot API server, or a test stand-in)' },
+          allowFrom: { kind: 'array', items: { kind: 'string', description: 'a Telegram user id, or a username with or without @' }, default: [], description: 'who may talk to the bot; anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE' },
+          pollTimeoutSeconds: { kind: 'integer', min: 1, max: 50, default: 30, description: 'how long one getUpdates long poll waits; a poll silent for this plus 10 s is abandoned and retried (half-open connections)' },
+          debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
+          streaming: { kind: 'boolean', default: true, description: 'show the reply while it is written, by editing a draft message at most once a second' },
+          maxFileBytes: { kind: 'integer', min: 1, max: 20971520, default: 20971520, description: 'largest photo or document accepted from the owner (the Bot API serves files up to 20 MB)' },
         },
       },
     },

@@ -8,7 +8,8 @@ import { ADDONS, addonStatus, configureNative, tryAddon, type AddonName, type Ad
 import { nativeInfo, type NativeInfo } from '../native/index.js';
 import { isSea } from '../native/sea.js';
 import type { Paths } from '../paths.js';
-import { openDatabase, sqliteReport, type SqliteReport } from '../store/db.js';
+import { openDatabase, sqliteReport, type Db, type SqliteReport } from '../store/db.js';
+import { recordedChannelStatus } from '../channels/status.js';
 import { currentVersion } from '../store/migrations.js';
 import { pinclawVersion } from '../version.js';
 
@@ -75,6 +76,29 @@ function providerCheck(config: PinclawConfig, env: NodeJS.ProcessEnv): Check {
   }
 }
 
+/** The channels as the running (or last) gateway recorded them, and the replies each has not delivered. */
+function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undefined {
+  const rec = recordedChannelStatus(db);
+  if (!rec) {
+    return config?.channels.telegram.token ? { name: 'channels', state: 'warn', detail: 'telegram is configured; no gateway has run yet' } : undefined;
+  }
+  const alive = pidAlive(rec.pid);
+  const states = rec.channels.map((c) => `${c.channel} ${c.state}${c.state === 'up' ? '' : ` (${c.detail})`}`);
+  const waiting = rec.backlog.map((b) => `${b.pending} repl${b.pending === 1 ? 'y' : 'ies'} waiting for ${b.channel} (oldest ${Math.round(b.oldestAgeMs / 1000)} s)`);
+  const down = alive && rec.channels.some((c) => c.state !== 'up');
+  const detail = `${alive ? 'gateway running' : `gateway not running (last seen ${rec.at})`}: ${states.join(', ')}${waiting.length ? `; ${waiting.join(', ')}` : ''}`;
+  return { name: 'channels', state: down || waiting.length ? 'warn' : 'ok', detail };
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<DoctorReport> {
   const checks: Check[] = [];
   let config: PinclawConfig | undefined;
@@ -98,11 +122,13 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   if (config) checks.push(providerCheck(config, env));
 
   let sqlite: DoctorReport['sqlite'];
+  let channels: Check | undefined;
   if (homeOk) {
     try {
       const db = openDatabase(paths.database, { busyTimeoutMs: config?.store.busyTimeoutMs ?? 5000 });
       try {
         sqlite = { ...sqliteReport(db), schemaVersion: currentVersion(db) };
+        channels = channelsCheck(db, config);
       } finally {
         db.close();
       }
@@ -115,6 +141,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
       checks.push({ name: 'database', state: 'fail', detail: errorMessage(err) });
     }
   }
+  if (channels) checks.push(channels);
 
   const addons = {} as DoctorReport['native']['addons'];
   for (const name of ADDONS) {

@@ -1,5 +1,8 @@
 // Prometheus text exposition of the runtime: process figures and the queue, read when scraped.
+import type { GuardStatus } from '../channels/http/guard.js';
+import type { ChannelStatus } from '../channels/status.js';
 import type { Db } from '../store/db.js';
+import { outboundBacklog } from '../store/queue.js';
 import { sql } from '../store/statements.js';
 import { pinclawVersion } from '../version.js';
 
@@ -25,7 +28,15 @@ function line(name: string, help: string, type: 'gauge' | 'counter', samples: [l
   return [`# HELP ${name} ${helpText(help)}`, `# TYPE ${name} ${type}`, ...samples.map(([l, v]) => `${name}${l} ${v}`)].join('\n');
 }
 
-export function metricsText(db: Db, startedAt: number): string {
+export interface LiveFigures {
+  channels?: readonly ChannelStatus[];
+  guard?: GuardStatus;
+}
+
+export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): string {
+  const channels = live.channels ?? [];
+  const guard = live.guard;
+  const backlog = outboundBacklog(db);
   const mem = process.memoryUsage();
   const inbound = sql(db, `select state, count(*) as n from inbound group by state`).all() as { state: string; n: number }[];
   const outbound = sql(db, `select state, kind, count(*) as n from outbound group by state, kind`).all() as { state: string; kind: string; n: number }[];
@@ -37,5 +48,13 @@ export function metricsText(db: Db, startedAt: number): string {
     line('pinclaw_heap_used_bytes', 'V8 heap in use', 'gauge', [['', mem.heapUsed]]),
     line('pinclaw_inbound_messages', 'inbound messages by state', 'gauge', ['pending', 'processing', 'done', 'failed'].map((s) => [labels({ state: s }), byState.get(s) ?? 0])),
     line('pinclaw_outbound_messages', 'replies and notices by state', 'gauge', outbound.map((r) => [labels({ state: r.state, kind: r.kind }), r.n])),
+    line('pinclaw_channel_up', 'whether the channel is connected (1) or not (0)', 'gauge', channels.map((c) => [labels({ channel: c.channel }), c.state === 'up' ? 1 : 0])),
+    line('pinclaw_channel_undelivered', 'replies recorded but not yet delivered, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.pending])),
+    line('pinclaw_channel_oldest_undelivered_seconds', 'age of the oldest undelivered reply, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), Math.round(b.oldestAgeMs / 1000)])),
+    line('pinclaw_channel_failed_deliveries', 'failed delivery attempts of the undelivered replies, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.failedAttempts])),
+    ...(guard ? [
+      line('pinclaw_gateway_refused_requests', 'requests the gateway refused since it started: over the rate, or from a client locked out after wrong tokens', 'counter', (['rate', 'lockout'] as const).map((r) => [labels({ reason: r }), guard.refused[r]])),
+      line('pinclaw_gateway_locked_clients', 'clients locked out now after wrong tokens', 'gauge', [['', guard.lockedClients]]),
+    ] : []),
   ].join('\n') + '\n';
 }

@@ -218,6 +218,11 @@ export function markSent(db: Db, id: number, now = Date.now()): void {
   sql(db, `update outbound set state = 'sent', sent_at = ? where id = ? and state = 'pending'`).run(now, id);
 }
 
+/** Messages waiting or being handled, in every session. */
+export function unfinishedCount(db: Db): number {
+  return (sql(db, `select count(*) as n from inbound where state in ('pending', 'processing')`).get() as { n: number }).n;
+}
+
 export function inboundById(db: Db, id: number): InboundRow | undefined {
   return sql(db, 'select * from inbound where id = ?').get(id) as InboundRow | undefined;
 }

@@ -34,7 +34,9 @@ export type AnthropicStep =
    */
   | { kind: 'malformed'; how?: 'truncated' | 'garbage' | 'ended' }
   /** a 200 stream that fails part way with an `event: error`, as the API does when it overloads mid-answer */
-  | { kind: 'stream-error'; type: string; message: string; afterText?: string };
+  | { kind: 'stream-error'; type: string; message: string; afterText?: string }
+  /** a text answer written slowly: one chunk every gapMs (what a channel's live view sees) */
+  | { kind: 'slow-text'; chunks: string[]; gapMs: number };
 
 export const textReply = (text: string, inputTokens = 50): AnthropicStep => ({ kind: 'reply', content: [{ type: 'text', text }], inputTokens });
 
@@ -93,6 +95,7 @@ export const stallMidStream = (text = 'I am thinking'): AnthropicStep => ({ kind
 export const malformed: AnthropicStep = { kind: 'malformed', how: 'truncated' };
 export const garbage: AnthropicStep = { kind: 'malformed', how: 'garbage' };
 export const endedEarly: AnthropicStep = { kind: 'malformed', how: 'ended' };
+export const slowText = (chunks: string[], gapMs: number): AnthropicStep => ({ kind: 'slow-text', chunks, gapMs });
 export const streamError = (type = 'overloaded_error', message = 'Overloaded', afterText?: string): AnthropicStep => ({ kind: 'stream-error', type, message, afterText });
 
 let ids = 0;
@@ -116,15 +119,28 @@ function textBlock(res: ServerResponse, index: number, text: string): void {
   for (const p of pieces(text, 3)) sseWrite(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: p } });
 }
 
-function respond(res: ServerResponse, step: AnthropicStep, req: Recorded): void {
+async function respond(res: ServerResponse, step: AnthropicStep, req: Recorded): Promise<void> {
   if (step.kind === 'stall') return; // the client's timeout, or close(), ends it
+  const model: string = req.body?.model ?? 'unknown';
+  const startUsage = { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 };
+  if (step.kind === 'slow-text') {
+    startStream(res, model, startUsage);
+    sseWrite(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    for (const text of step.chunks) {
+      sseWrite(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+      await new Promise((r) => setTimeout(r, step.gapMs));
+    }
+    sseWrite(res, 'content_block_stop', { type: 'content_block_stop', index: 0 });
+    sseWrite(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: step.chunks.length } });
+    sseWrite(res, 'message_stop', { type: 'message_stop' });
+    res.end();
+    return;
+  }
   if (step.kind === 'error') {
     const headers: Record<string, string> = { ...(step.retryAfter ? { 'retry-after': step.retryAfter } : {}), ...(step.retryAfterMs ? { 'retry-after-ms': step.retryAfterMs } : {}) };
     json(res, step.status, { type: 'error', error: { type: step.type, message: step.message } }, headers);
     return;
   }
-  const model: string = req.body?.model ?? 'unknown';
-  const startUsage = { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 };
   if (step.kind === 'malformed') {
     if (step.how === 'garbage') {
       startStream(res, model, startUsage);
@@ -205,6 +221,6 @@ export function startAnthropicServer(defaultStep: Step<AnthropicStep> = textRepl
       json(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
       return;
     }
-    respond(res, step, req);
+    return respond(res, step, req);
   }, defaultStep);
 }

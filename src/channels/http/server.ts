@@ -1,9 +1,14 @@
-// The gateway's HTTP server: health, bearer-token auth for /api/*, and a graceful drain on close.
-// Routes for chat, events, metrics and the dashboard are added by the channels that own them.
+// The gateway's HTTP server: health, the dashboard's files and login, auth for /api/* (the bearer
+// token, or the dashboard's session cookie), and a graceful drain on close. Routes for chat, events
+// and metrics are added by the channels that own them.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { PinclawError, errorMessage } from '../../errors.js';
+import type { Db } from '../../store/db.js';
+import { isDashboardPath, serveDashboard } from './dashboard.js';
+import { dashboardApi, type DashboardSources } from './dashboard-api.js';
+import { handleWebAuth, hasWebSession, sameOrigin } from './web-auth.js';
+import { constantTimeEqual, GatewayGuard, type GuardOptions, type GuardStatus } from './guard.js';
 
 /** Handles an authorized /api/* or /metrics request; returns false when it has no such route. */
 export type ApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -14,6 +19,19 @@ export interface HttpServerOptions {
   /** Bearer token for /api/* and /metrics; without one those routes answer 401. */
   token?: string;
   api?: ApiHandler;
+  /** The dashboard's login (/auth/*) and its session cookie on /api/* and /metrics; without it only the bearer token opens them. */
+  web?: WebOptions;
+  /** per-client rate limit and the lockout after wrong tokens (defaults in guard.ts) */
+  guard?: GuardOptions;
+}
+
+export interface WebOptions {
+  /** holds the login sessions (web_sessions) and the pairing requests */
+  db: Db;
+  /** told of every wrong token given to POST /auth/login (a lockout guard plugs in here) */
+  onBadCredential?(req: IncomingMessage): void;
+  /** the dashboard's read routes (sessions, audit, status, board, memory), tried after `api` */
+  dashboard?: DashboardSources;
 }
 
 export interface RunningHttpServer {
@@ -21,6 +39,8 @@ export interface RunningHttpServer {
   port: number;
   /** Stops accepting, lets in-flight requests finish for up to `drainMs`, then cuts what is left. */
   close(drainMs: number): Promise<void>;
+  /** the guard's counts, for /metrics */
+  guardStatus(): GuardStatus;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -55,31 +75,52 @@ export function authorized(req: IncomingMessage, token: string | undefined): boo
   if (!token) return false;
   const header = req.headers.authorization ?? '';
   const m = /^Bearer\s+(.+)$/i.exec(header);
-  if (!m) return false;
-  const given = Buffer.from(m[1]!.trim());
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
+  return m !== null && constantTimeEqual(m[1]!.trim(), token);
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions, dashboardRoutes: ApiHandler | undefined, guard: GatewayGuard): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
+  const client = req.socket.remoteAddress;
+  const verdict = guard.check(client);
+  if (!verdict.ok) {
+    res.setHeader('retry-after', String(verdict.retryAfterSeconds));
+    return sendJson(res, 429, { error: verdict.reason === 'lockout' ? `too many wrong tokens from this address; locked out for ${verdict.retryAfterSeconds} s` : 'too many requests from this address' });
+  }
   if (path === '/healthz') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' });
     return sendJson(res, 200, { status: 'ok' });
   }
+  if (isDashboardPath(path)) return serveDashboard(req, res, path);
+  if (opts.web && path.startsWith('/auth/') && (await handleWebAuth(req, res, path, { ...opts.web, token: opts.token }))) return;
   if (path.startsWith('/api/') || path === '/metrics') {
-    if (!authorized(req, opts.token)) {
+    // A request that names a bearer token is judged by it alone; the cookie is the browser's way.
+    const bearer = req.headers.authorization !== undefined;
+    const cookie = !bearer && opts.web !== undefined && hasWebSession(req, opts.web.db);
+    if (!cookie && !authorized(req, opts.token)) {
+      // A wrong token is a guess; a request with none is not (a browser before its login).
+      if (bearer) guard.badCredential(client);
       res.setHeader('www-authenticate', 'Bearer');
-      return sendJson(res, 401, { error: opts.token ? 'missing or wrong bearer token' : 'no gateway.token configured; /api is closed' });
+      const why = opts.token ? 'missing or wrong bearer token' : opts.web ? 'no gateway.token configured' : 'no gateway.token configured; /api is closed';
+      return sendJson(res, 401, { error: opts.web ? `${why}, and no dashboard login` : why });
     }
+    // SameSite=Strict already keeps the cookie off other sites' requests; the origin check holds
+    // should a browser or a same-site page get that wrong.
+    if (cookie && req.method !== 'GET' && req.method !== 'HEAD' && !sameOrigin(req)) return sendJson(res, 403, { error: 'cross-origin request refused' });
+    if (bearer) guard.goodCredential(client);
     if (opts.api && (await opts.api(req, res, path))) return;
+    if (dashboardRoutes && (await dashboardRoutes(req, res, path))) return;
   }
   sendJson(res, 404, { error: `no route for ${req.method} ${path}` });
 }
 
 export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpServer> {
+  const dashboardRoutes = opts.web?.dashboard ? dashboardApi(opts.web.db, opts.web.dashboard) : undefined;
+  const guard = new GatewayGuard(opts.guard);
+  // The dashboard's wrong logins count like wrong bearer tokens.
+  const web = opts.web ? { ...opts.web, onBadCredential: (req: IncomingMessage) => (guard.badCredential(req.socket.remoteAddress), opts.web!.onBadCredential?.(req)) } : undefined;
+  const withGuard = { ...opts, web };
   const server = createServer((req, res) => {
-    handle(req, res, opts).catch((err: unknown) => {
+    handle(req, res, withGuard, dashboardRoutes, guard).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
       if (!res.headersSent) sendJson(res, status, { error: errorMessage(err) });
       else res.destroy();
@@ -97,6 +138,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpSer
       resolve({
         url: `http://${host}:${addr.port}`,
         port: addr.port,
+        guardStatus: () => guard.status(),
         close: (drainMs) =>
           new Promise<void>((done) => {
             const timer = setTimeout(() => server.closeAllConnections(), drainMs);

@@ -1,0 +1,121 @@
+// One Telegram update becomes a queued message: the sender is checked (allow-list, pairing), a group
+// message must be addressed to the bot, files are saved into the workspace first, and the commit (the
+// inbound row) is returned to the poller, which stores it together with the new offset.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallbackQuery, Message, Update } from '@grammyjs/types';
+import type { Conductor } from '../../conductor/conductor.js';
+import { errorMessage } from '../../errors.js';
+import { log } from '../../log.js';
+import type { Db } from '../../store/db.js';
+import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
+import { addressedText, isAllowed, type BotIdentity } from './access.js';
+import type { TelegramApi } from './api.js';
+
+export interface InboundOptions {
+  api: TelegramApi;
+  db: Db;
+  conductor: Conductor;
+  bot: BotIdentity;
+  allowFrom: readonly string[];
+  maxFileBytes: number;
+  maxMessageChars: number;
+  workspace: string;
+  /** a button press under a confirmation message */
+  onCallback(update: CallbackQuery, allowed: boolean): void;
+}
+
+// Documents the agent can read or pass on; an executable or an archive is refused with this list.
+const ACCEPTED_TYPES = /^(image\/|text\/|application\/(pdf|json|xml|x-yaml|yaml|csv))/;
+
+export const sessionKeyFor = (chatId: number | string) => `telegram:${chatId}`;
+
+const nothing = () => {};
+
+export function createInbound(o: InboundOptions): (update: Update) => Promise<() => void> {
+  const reply = (chatId: number, text: string, key: string) =>
+    // Durable like every reply: recorded now, delivered (and retried) by the conductor.
+    o.conductor.send({ channel: 'telegram', chatId: String(chatId), text, idempotencyKey: key });
+
+  const allowed = (user: { id: number; username?: string }) => isAllowed(o.allowFrom, user) || isPaired(o.db, 'telegram', String(user.id));
+
+  async function saveFile(m: Message): Promise<{ note?: string; refusal?: string }> {
+    let fileId: string | undefined;
+    let size: number | undefined;
+    let name: string;
+    if ('photo' in m && m.photo?.length) {
+      // Telegram sends each photo in several sizes: the largest the limit allows.
+      const fits = m.photo.filter((p) => (p.file_size ?? 0) <= o.maxFileBytes);
+      const best = fits.at(-1);
+      if (!best) return { refusal: `That photo is larger than the ${o.maxFileBytes} bytes I accept (channels.telegram.maxFileBytes).` };
+      ({ file_id: fileId, file_size: size } = best);
+      name = `photo-${best.file_unique_id}.jpg`;
+    } else if ('document' in m && m.document) {
+      const d = m.document;
+      const type = d.mime_type ?? 'application/octet-stream';
+      if (!ACCEPTED_TYPES.test(type)) return { refusal: `I don't accept ${type} files; I take images, text, PDF, JSON, XML, YAML and CSV up to ${o.maxFileBytes} bytes.` };
+      if ((d.file_size ?? 0) > o.maxFileBytes) return { refusal: `That file is ${d.file_size} bytes, more than the ${o.maxFileBytes} bytes I accept (channels.telegram.maxFileBytes).` };
+      ({ file_id: fileId, file_size: size } = d);
+      name = (d.file_name ?? `document-${d.file_unique_id}`).replace(/[^\w.\-]+/g, '_').replace(/^\.+/, '_').slice(-100);
+    } else {
+      return {};
+    }
+    const file = await o.api.getFile(fileId);
+    if (!file.file_path) throw new Error(`getFile gave no file_path for a file of ${size ?? '?'} bytes`);
+    const bytes = await o.api.download(file.file_path, o.maxFileBytes);
+    const day = new Date((m.date ?? Date.now() / 1000) * 1000).toISOString().slice(0, 10);
+    const rel = join('inbox', 'telegram', day, `${m.message_id}-${name}`);
+    mkdirSync(join(o.workspace, 'inbox', 'telegram', day), { recursive: true });
+    // Same name for the same message: a redelivered update (after a crash) rewrites the same file.
+    writeFileSync(join(o.workspace, rel), bytes);
+    return { note: `[the sender attached a file, saved in the workspace as ${rel} (${bytes.length} bytes)]` };
+  }
+
+  return async (update) => {
+    if ('callback_query' in update && update.callback_query) {
+      const q = update.callback_query;
+      o.onCallback(q, allowed(q.from));
+      return nothing;
+    }
+    const m = 'message' in update ? update.message : undefined;
+    if (!m || !m.from || m.from.is_bot) return nothing;
+    const chatId = m.chat.id;
+    const key = sessionKeyFor(chatId);
+    const text = addressedText(m, o.bot);
+    if (text === null) return nothing;
+    if (!allowed(m.from)) {
+      // A stranger starts no turn. In a private chat they learn how to ask, at most once an hour;
+      // in a group the bot stays quiet.
+      if (m.chat.type !== 'private') return nothing;
+      const label = m.from.username ? `@${m.from.username}` : [m.from.first_name, m.from.last_name].filter(Boolean).join(' ');
+      const pairing = requestPairing(o.db, 'telegram', String(m.from.id), label);
+      if (!claimPrompt(o.db, pairing.id)) return nothing;
+      log.info(`telegram: ${label} (${m.from.id}) asked to talk to the bot; pairing code ${pairing.code}`);
+      return () => void reply(chatId, `I only talk to my owner. To let you in, my owner runs this on my machine:\n\npinclaw pairing approve ${pairing.code}\n\n(The code is good for an hour.)`, `pairing:${pairing.id}:${pairing.code}`);
+    }
+    let file: { note?: string; refusal?: string };
+    try {
+      file = await saveFile(m);
+    } catch (err) {
+      log.warn(`telegram: a file from chat ${chatId} could not be fetched: ${errorMessage(err)}`);
+      file = { refusal: `I could not fetch your file (${errorMessage(err)}). Please send it again.` };
+    }
+    const body = [text, file.note].filter(Boolean).join('\n\n');
+    return () => {
+      if (file.refusal) reply(chatId, file.refusal, `refused:${chatId}:${m.message_id}`);
+      if (!body) return;
+      if (body === '/start') {
+        reply(chatId, 'Hello! Write to me any time. /status shows how I am, /reset starts a fresh conversation, /compact summarizes a long one.', `start:${chatId}:${m.message_id}`);
+        return;
+      }
+      if (body.length > o.maxMessageChars) {
+        reply(chatId, `Your message has ${body.length} characters, more than the ${o.maxMessageChars} I accept (agent.maxMessageChars); please send it in smaller parts.`, `too-long:${chatId}:${m.message_id}`);
+        return;
+      }
+      o.conductor.submit({
+        sessionKey: key, channel: 'telegram', chatId: String(chatId), sender: String(m.from!.id), text: body,
+        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type },
+      });
+    };
+  };
+}

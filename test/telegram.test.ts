@@ -1,0 +1,294 @@
+// The Telegram channel end to end: the gateway as a real process (the bundle), a real SQLite file,
+// the real Anthropic SDK against its stand-in, and the stand-in Bot API (test/support/telegram-api.ts)
+// with its faults: allow-list and pairing, groups, splitting and formatting with the plain fallback,
+// streaming drafts, typing, confirmations as buttons, files, commands, 429/409/5xx/hanging polls, a
+// refused token, and SIGKILL while polling and while sending.
+import t, { type Test } from 'tap';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../src/store/db.js';
+import { slowText, startAnthropicServer, textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';
+import { bundle, cleanEnv, runPinclawAsync, start, tempDir, type Started } from './support/proc.js';
+import { startTelegramApi, type TelegramApi } from './support/telegram-api.js';
+import type { Step } from './support/stand-in.js';
+
+const OWNER = { id: 42, username: 'ada', first_name: 'Ada' };
+
+interface Fixture {
+  tg: TelegramApi;
+  llm: Awaited<ReturnType<typeof startAnthropicServer>>;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  gw: Started & { url: string };
+  restart(extra?: Record<string, string>): Promise<void>;
+}
+
+/** the user's text as the provider received it in the last message */
+const lastUser = (body: { messages: { content: unknown }[] }) => JSON.stringify(body.messages.at(-1)!.content);
+
+async function fixture(t: Test, o: { telegram?: Record<string, unknown>; tools?: Record<string, unknown>; llm?: Step<AnthropicStep>; env?: Record<string, string> } = {}): Promise<Fixture> {
+  const tg = await startTelegramApi();
+  const llm = await startAnthropicServer(o.llm ?? ((req) => textReply(`echo: ${/\] ([^"\\]*)/.exec(lastUser(req.body))?.[1] ?? '?'}`)));
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0, ...o.telegram } },
+    ...(o.tools ? { tools: o.tools } : {}),
+  }));
+  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_AGENT_RETRY_BASE_MS: '10', ...o.env });
+  const f = { tg, llm, home, env } as Fixture;
+  f.restart = async (extra = {}) => {
+    const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: { ...env, ...extra } });
+    const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
+    f.gw = { ...gw, url: m[1]! };
+  };
+  await f.restart();
+  t.teardown(async () => {
+    f.gw.child.kill('SIGKILL');
+    await f.gw.exited;
+    await Promise.all([tg.close(), llm.close()]);
+  });
+  return f;
+}
+
+function rows<T>(home: string, q: string, ...args: unknown[]): T[] {
+  const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
+  try {
+    return db.prepare(q).all(...args) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const textsTo = (tg: TelegramApi, chatId: number) => tg.sent.filter((m) => m.chatId === chatId).map((m) => tg.message(chatId, m.messageId)?.text ?? m.text);
+
+t.test('the owner writes, the agent answers; offset confirmed, typing shown, session per chat', async (t) => {
+  const { tg, llm, home } = await fixture(t, { telegram: { streaming: false } });
+  const u = tg.userMessage({ from: OWNER, text: 'hello there' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  t.equal(tg.sent[0]!.text, 'echo: hello there');
+  t.equal(tg.sent[0]!.parseMode, 'HTML');
+  t.equal(tg.sent[0]!.chatId, 42);
+  t.ok(tg.chatActions.some((a) => a.chatId === 42 && a.action === 'typing'), 'typing was shown');
+  await tg.waitFor(() => tg.confirmedOffset > u.update_id);
+  t.equal(tg.deliveries(u.update_id), 1, 'the update was fetched once');
+  t.equal(llm.requests.length, 1);
+  t.match(rows(home, 'select session_key, sender from inbound'), [{ session_key: 'telegram:42', sender: '42' }]);
+  t.match(rows(home, 'select delivered_parts from outbound'), [{ delivered_parts: JSON.stringify([String(tg.sent[0]!.messageId)]) }], 'the Telegram message id is on the outbound row');
+  t.ok(tg.commands.some((c) => c.command === 'status'), 'the commands are registered');
+});
+
+t.test('a stranger gets a pairing code once an hour and no turn; approved, they are answered', async (t) => {
+  const { tg, llm, env } = await fixture(t, { telegram: { streaming: false } });
+  const stranger = { id: 77, username: 'bob' };
+  tg.userMessage({ from: stranger, text: 'hi, who are you?' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  const code = /pinclaw pairing approve ([A-Z0-9]+)/.exec(tg.sent[0]!.text)?.[1];
+  t.ok(code, 'the prompt carries the code');
+  const second = tg.userMessage({ from: stranger, text: 'hello??' });
+  await tg.waitFor(() => tg.confirmedOffset > second.update_id);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(tg.sent.length, 1, 'no second prompt within the hour');
+  t.equal(llm.requests.length, 0, 'a stranger starts no agent turn');
+  const list = await runPinclawAsync(['pairing', 'list'], { env });
+  t.match(list.stdout, new RegExp(`telegram\\t77\\t@bob\\tpending: pinclaw pairing approve ${code}`));
+  const wrong = await runPinclawAsync(['pairing', 'approve', 'NOPE2345'], { env });
+  t.equal(wrong.code, 1);
+  t.match(wrong.stderr, /no pairing request has the code NOPE2345/);
+  const ok = await runPinclawAsync(['pairing', 'approve', code!.toLowerCase()], { env });
+  t.equal(ok.code, 0, ok.stderr);
+  t.match(ok.stdout, /approved telegram @bob \(77\)/);
+  tg.userMessage({ from: stranger, text: 'now?' });
+  await tg.waitFor(() => tg.sent.length === 2, 20_000);
+  t.equal(tg.sent[1]!.text, 'echo: now?');
+});
+
+t.test('groups: answered on a mention or a reply to the bot, quoting the message; other talk ignored', async (t) => {
+  const { tg, llm } = await fixture(t, { telegram: { streaming: false } });
+  const chat = { chatId: -1001, chatType: 'supergroup' as const, chatTitle: 'home', from: OWNER };
+  const quiet = tg.userMessage({ ...chat, text: 'dinner at 8?' });
+  const mention = tg.userMessage({ ...chat, text: 'is the door locked?', mentionBot: true });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  t.equal(tg.sent[0]!.text, 'echo: is the door locked?', 'the mention is cut from the text');
+  t.equal(tg.sent[0]!.replyToMessageId, (mention.message as { message_id: number }).message_id, 'the answer quotes the question');
+  t.equal(llm.requests.length, 1);
+  if (quiet.update_id !== -1) t.notMatch(lastUser(llm.requests[0]!.body), /dinner/, 'talk not for the bot started no turn');
+  tg.userMessage({ ...chat, text: 'and the garage?', replyToBotMessageId: tg.sent[0]!.messageId });
+  await tg.waitFor(() => tg.sent.length === 2, 20_000);
+  t.equal(tg.sent[1]!.text, 'echo: and the garage?');
+});
+
+t.test('a long reply with code is split at 4096 on block boundaries, fences reopened, every part accepted', async (t) => {
+  const para = (i: number) => `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(12)}`;
+  const code = Array.from({ length: 300 }, (_, i) => `print(${i})  # line ${i}`).join('\n');
+  const reply = [...Array.from({ length: 8 }, (_, i) => para(i)), '```python\n' + code + '\n```', '| a | b |\n|---|---|\n| 1 | 2 |', '**done**'].join('\n\n');
+  const { tg } = await fixture(t, { llm: textReply(reply), telegram: { streaming: false } });
+  tg.userMessage({ from: OWNER, text: 'write a lot' });
+  await tg.waitFor(() => tg.sent.length >= 3 && tg.sent.at(-1)!.text.includes('done'), 30_000);
+  t.ok(tg.sent.every((m) => m.text.length <= 4096), 'every part within the limit (counted after parsing)');
+  t.ok(tg.sent.every((m) => m.parseMode === 'HTML'), 'all formatted');
+  const withCode = tg.sent.filter((m) => m.text.includes('print('));
+  t.ok(withCode.length >= 2, 'the code block spans parts');
+  for (const m of withCode) t.ok(m.entities?.some((e) => e.type === 'pre'), `part ${m.messageId} shows its code as a block`);
+  const all = tg.sent.map((m) => m.text).join('\n');
+  for (let i = 0; i < 300; i++) t.ok(all.includes(`print(${i})`), `line ${i} arrived`);
+  t.ok(tg.sent.at(-1)!.entities?.some((e) => e.type === 'bold'), 'the bold survived');
+});
+
+t.test('formatting refused by Telegram: the same part goes out as plain text', async (t) => {
+  const { tg } = await fixture(t, { llm: textReply('**important**: <check> the _valve_'), telegram: { streaming: false } });
+  tg.fail('sendMessage', { kind: 'parse-error' }, 1);
+  tg.userMessage({ from: OWNER, text: 'status?' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  t.equal(tg.sent[0]!.parseMode, undefined, 'sent without parse_mode');
+  t.equal(tg.sent[0]!.text, '**important**: <check> the _valve_', 'the reply text itself, nothing lost');
+});
+
+t.test('streaming: one draft message edited at most once a second, then replaced by the formatted reply', async (t) => {
+  const chunks = ['The ', 'garden ', 'is ', 'dry; ', 'I ', 'will ', 'water ', 'it ', '**now**.'];
+  const { tg } = await fixture(t, { llm: slowText(chunks, 350) });
+  tg.userMessage({ from: OWNER, text: 'garden?' });
+  await tg.waitFor(() => tg.edits.some((e) => e.parseMode === 'HTML'), 30_000);
+  t.equal(tg.sent.length, 1, 'one message: the draft');
+  const draft = tg.sent[0]!;
+  t.equal(draft.parseMode, undefined, 'the draft is plain text');
+  const edits = tg.edits.filter((e) => e.messageId === draft.messageId);
+  const times = [draft.at, ...edits.map((e) => e.at)];
+  for (let i = 1; i < times.length - 1; i++) t.ok(times[i]! - times[i - 1]! >= 950, `draft update ${i} came ≥ 1 s after the one before`);
+  const final = tg.message(42, draft.messageId)!;
+  t.equal((final as { text: string }).text, 'The garden is dry; I will water it now.');
+  t.ok(edits.length >= 2, 'the draft grew before the end');
+});
+
+t.test('a tool that needs a yes asks with buttons; the owner taps Allow', async (t) => {
+  let step = 0;
+  const { tg, llm, home } = await fixture(t, {
+    tools: { confirm: ['current_time'] },
+    telegram: { streaming: false },
+    llm: () => (step++ === 0 ? toolUseReply([{ name: 'current_time', input: {} }]) : textReply('It is time.')),
+  });
+  tg.userMessage({ from: OWNER, text: 'what time is it?' });
+  await tg.waitFor(() => tg.sent.some((m) => m.replyMarkup), 20_000);
+  const ask = tg.sent.find((m) => m.replyMarkup)!;
+  t.match(ask.text, /Allow current_time\?/);
+  const allow = ask.replyMarkup!.inline_keyboard[0]!.find((b) => b.text === 'Allow') as { callback_data: string };
+  // Someone else in no position to answer presses first: refused.
+  tg.callbackQuery({ chatId: 42, from: { id: 77 }, messageId: ask.messageId, data: allow.callback_data });
+  tg.callbackQuery({ chatId: 42, from: OWNER, messageId: ask.messageId, data: allow.callback_data });
+  await tg.waitFor(() => tg.sent.some((m) => m.text === 'It is time.'), 20_000);
+  t.match(tg.callbackAnswers.map((a) => a.text), ['Only the owner can answer this.', 'Allowed']);
+  t.match((tg.message(42, ask.messageId) as { text: string }).text, /current_time: allowed/);
+  t.match(rows(home, `select tool, outcome from audit`), [{ tool: 'current_time', outcome: 'ok' }]);
+  t.equal(llm.requests.length, 2);
+});
+
+t.test('photos and documents are saved into the workspace and named in the turn; binary and oversized refused', async (t) => {
+  const { tg, llm, home } = await fixture(t, { telegram: { streaming: false, maxFileBytes: 1000 } });
+  const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+  tg.userMessage({ from: OWNER, caption: 'what is this?', photo: { bytes: png } });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  const prompt = lastUser(llm.requests[0]!.body);
+  const saved = /saved in the workspace as (inbox\/telegram\/[^ ]+) \((\d+) bytes\)/.exec(prompt);
+  t.ok(saved, 'the turn names the file');
+  t.match(prompt, /what is this\?/, 'and carries the caption');
+  t.same(readFileSync(join(home, 'workspace', saved![1]!)), png, 'the bytes are in the workspace');
+  tg.userMessage({ from: OWNER, document: { bytes: Buffer.from('\x7fELF...'), fileName: 'tool.bin', mimeType: 'application/octet-stream' } });
+  await tg.waitFor(() => tg.sent.length === 2, 20_000);
+  t.match(tg.sent[1]!.text, /I don't accept application\/octet-stream files/);
+  tg.userMessage({ from: OWNER, document: { bytes: Buffer.alloc(5000, 97), fileName: 'big.txt', mimeType: 'text/plain' } });
+  await tg.waitFor(() => tg.sent.length === 3, 20_000);
+  t.match(tg.sent[2]!.text, /5000 bytes, more than the 1000 bytes I accept \(channels\.telegram\.maxFileBytes\)/);
+  t.equal(llm.requests.length, 1, 'refused files start no turn');
+  t.notOk(existsSync(join(home, 'workspace', 'inbox', 'telegram', 'big.txt')));
+});
+
+t.test('/status, /reset and /compact are answered by pinclaw', async (t) => {
+  const { tg, llm } = await fixture(t, { telegram: { streaming: false } });
+  tg.userMessage({ from: OWNER, text: 'remember 7' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  tg.userMessage({ from: OWNER, text: '/status' });
+  await tg.waitFor(() => tg.sent.length === 2, 20_000);
+  t.match(tg.sent[1]!.text, /this conversation: 2 messages/);
+  tg.userMessage({ from: OWNER, text: '/reset' });
+  await tg.waitFor(() => tg.sent.length === 3, 20_000);
+  t.match(tg.sent[2]!.text, /Session reset/);
+  tg.userMessage({ from: OWNER, text: '/compact' });
+  await tg.waitFor(() => tg.sent.length === 4, 20_000);
+  t.match(tg.sent[3]!.text, /Nothing to compact/);
+  t.equal(llm.requests.length, 1, 'the commands cost no model call');
+});
+
+t.test('polling survives 429 (waits retry_after), 409, 5xx and a hanging connection', async (t) => {
+  const { tg, gw } = await fixture(t, { telegram: { streaming: false } });
+  await tg.waitFor(() => tg.polling, 20_000);
+  for (const fault of [{ status: 429 as const, retryAfter: 1 }, { status: 409 as const }, { status: 502 as const }, { kind: 'hang' as const }]) {
+    const before = tg.calls.filter((c) => c.method === 'getUpdates').length;
+    tg.fail('getUpdates', fault, 1);
+    // The held poll answers [] after its timeout (2 s); the next poll meets the fault.
+    await tg.waitFor(() => tg.calls.filter((c) => c.method === 'getUpdates').length > before + 1, 20_000);
+    const faulted = tg.calls.filter((c) => c.method === 'getUpdates' && c.fault).at(-1)!;
+    const n = tg.sent.length;
+    const u = tg.userMessage({ from: OWNER, text: `after ${JSON.stringify(fault)}` });
+    await tg.waitFor(() => tg.sent.length === n + 1, 30_000);
+    const fetched = tg.calls.find((c) => c.method === 'getUpdates' && c.at > faulted.at && !c.fault)!;
+    if ('retryAfter' in fault) t.ok(fetched.at - faulted.at >= 950, '429: the next poll waited retry_after');
+    if ('kind' in fault) t.ok(fetched.at - faulted.at <= 2000 + 2000 + 1500, 'hang: recovered within one poll timeout plus the grace');
+    t.equal(tg.deliveries(u.update_id), 1, `after ${JSON.stringify(fault)}: the update arrived once`);
+  }
+  t.match(gw.stderr(), /polling failed .*409 Conflict/);
+});
+
+t.test('a reply Telegram cannot take now (5xx) is retried and arrives once', async (t) => {
+  const { tg } = await fixture(t, { telegram: { streaming: false } });
+  tg.fail('sendMessage', { status: 502 }, 2);
+  tg.userMessage({ from: OWNER, text: 'ping' });
+  await tg.waitFor(() => tg.sent.length === 1, 30_000);
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(tg.sent.length, 1, 'once');
+  t.equal(tg.sent[0]!.text, 'echo: ping');
+  t.equal(tg.calls.filter((c) => c.method === 'sendMessage' && c.fault).length, 2);
+});
+
+t.test('a refused token: a clear error at start, the gateway serves on, the channel shows down', async (t) => {
+  const { tg, gw, env } = await fixture(t);
+  await tg.waitFor(() => tg.polling, 20_000);
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+  tg.revokeToken();
+  const f2 = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: { ...env, PINCLAW_GATEWAY_TOKEN: 'tok' } });
+  t.teardown(() => void f2.child.kill('SIGKILL'));
+  const url = (await f2.waitFor(/gateway listening on (http:\/\/[^\s]+)/))[1]!;
+  await f2.waitFor(/Telegram refused the bot token \(401 Unauthorized\): check channels\.telegram\.token/);
+  t.equal((await fetch(`${url}/healthz`)).status, 200, 'the gateway still serves');
+  const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer tok' } })).text();
+  t.match(metrics, /pinclaw_channel_up\{channel="telegram"\} 0/);
+  t.match(metrics, /pinclaw_channel_up\{channel="http"\} 1/);
+  const doctor = await runPinclawAsync(['doctor'], { env });
+  t.match(doctor.stdout, /channels.*telegram down \(Telegram refused the bot token/);
+});
+
+t.test('SIGKILL while polling: restarted, every update handled exactly once', async (t) => {
+  const { tg, llm, home, gw, restart } = await fixture(t, { telegram: { streaming: false } });
+  await tg.waitFor(() => tg.polling, 20_000);
+  gw.child.kill('SIGKILL');
+  await gw.exited;
+  const ids = [1, 2, 3].map((i) => tg.userMessage({ from: OWNER, chatId: 42, text: `m${i}` }).update_id);
+  await restart();
+  await tg.waitFor(() => tg.sent.length === 3, 30_000);
+  t.same(tg.sent.map((m) => m.text).sort(), ['echo: m1', 'echo: m2', 'echo: m3']);
+  t.equal(rows(home, 'select id from inbound').length, 3, 'three messages stored, no duplicate');
+  t.equal(llm.requests.length >= 1 && llm.requests.length <= 3, true);
+  for (const id of ids) t.ok(tg.deliveries(id) >= 1);
+  t.ok(tg.confirmedOffset > ids.at(-1)!, 'all confirmed');
+});
+
+t.test('SIGKILL right after a reply was sent, before it was marked: not sent twice', async (t) => {
+  const { tg, home, gw, restart } = await fixture(t, { telegram: { streaming: false }, env: { PINCLAW_CRASH_AT: 'after-send' } });
+  tg.userMessage({ from: OWNER, text: 'once please' });
+  await gw.exited;
+  t.equal(tg.sent.length, 1, 'the reply went out, then the process died');
+  t.match(rows(home, `select state from outbound`), [{ state: 'pending' }], 'not marked');
+  await restart({ PINCLAW_CRASH_AT: '' });
+  await tg.waitFor(() => rows<{ state: string }>(home, 'select state from outbound')[0]!.state === 'sent', 20_000);
+  t.equal(tg.sent.length, 1, 'the restart saw the recorded message id and sent nothing again');
+  t.equal(textsTo(tg, 42).length, 1);
+});

@@ -51,7 +51,14 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   // The owner at the device can use its hardware from the CLI as from any chat (no triggers here:
   // those belong to the gateway, which owns the lines they watch).
   const hardware = await startHardware(config, ctx);
-  const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session], extraTools: hardware.tools, board: hardware.promptText });
+  const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session], extraTools: hardware.tools, board: hardware.promptText });
+  // At a terminal the owner sees what the turn is doing, read off the same bus events the dashboard
+  // and /api/events show; piped output stays the reply alone.
+  if (process.stderr.isTTY) {
+    bus.on('tool_start', (e) => ctx.err(`… ${e.name}`));
+    bus.on('tool_end', (e) => e.isError && ctx.err(`… ${e.name} failed`));
+    bus.on('retry', (e) => ctx.err(`… the model did not answer (${e.reason}); trying again in ${Math.round(e.delayMs / 1000)} s`));
+  }
   const ask = async (text: string): Promise<OutboundRow> => {
     const row = conductor.submit({ sessionKey: session, channel: 'cli', chatId: 'local', sender: 'owner', text });
     mine.add(row.id);

@@ -184,7 +184,7 @@ const sections = {
           token: { kind: 'string', secret: true, description: 'the bot token from @BotFather; unset: no Telegram channel' },
           apiBaseUrl: { kind: 'string', default: 'https://api.telegram.org', description: 'the Bot API endpoint (a local Bot API server, or a test stand-in)' },
           allowFrom: { kind: 'array', items: { kind: 'string', description: 'a Telegram user id, or a username with or without @' }, default: [], description: 'who may talk to the bot; anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE' },
-          pollTimeoutSeconds: { kind: 'integer', min: 1, max: 50, default: 30, description: 'how long one getUpdates long poll waits; a poll silent for this plus 10 s is abandoned and retried (half-open connections)' },
+          pollTimeoutSeconds: { kind: 'integer', min: 1, max: 50, default: 30, description: 'how long one getUpdates long poll waits; a poll silent past this plus a grace (a fifth of it, 2-10 s) is abandoned and retried (half-open connections)' },
           debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
           streaming: { kind: 'boolean', default: true, description: 'show the reply while it is written, by editing a draft message at most once a second' },
           maxFileBytes: { kind: 'integer', min: 1, max: 20971520, default: 20971520, description: 'largest photo or document accepted from the owner (the Bot API serves files up to 20 MB)' },

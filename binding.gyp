@@ -27,7 +27,9 @@
         "native/i2c_dev.cc",
         "native/i2c_error.cc",
         "native/gpio.cc",
-        "native/gpio_dev.cc"
+        "native/gpio_dev.cc",
+        "native/embed.cc",
+        "native/embed_model.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "<(SHARED_INTERMEDIATE_DIR)", "<!(node -p \"require('path').resolve(require.resolve('usearch'), '../../../../include')\")"],
       "actions": [

@@ -7,12 +7,13 @@
 // It never asserts: it prints numbers and whether the one target is met.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cleanupOnExit } from './support/lib.mjs';
 import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 
@@ -56,23 +57,7 @@ function fail(msg) {
 }
 
 // --- cleanup -------------------------------------------------------------------------------------
-// A listening gateway or a temp home left behind by an exception or Ctrl-C would outlive the run;
-// 'exit' handlers must be synchronous, which kill() and rmSync() are.
-const children = new Set();
-const tempDirs = new Set();
-function cleanup() {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => {
-    cleanup();
-    process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 })[sig]);
-  });
-}
+const { children, tempDirs } = cleanupOnExit();
 
 // --- the bundle ----------------------------------------------------------------------------------
 if (values.build || !existsSync(bundle)) {

@@ -12,6 +12,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cleanupOnExit } from './support/lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -50,24 +51,7 @@ function fail(msg) {
 }
 
 // --- cleanup -------------------------------------------------------------------------------------
-// Every child and temp dir is registered so that an exception, Ctrl-C or a hung gateway cannot
-// leave a listening process or extracted addons behind. 'exit' handlers must be synchronous, which
-// kill() and rmSync() are.
-const children = new Set();
-const tempDirs = new Set();
-function cleanup() {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.clear();
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => {
-    cleanup();
-    process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 })[sig]);
-  });
-}
+const { children, tempDirs } = cleanupOnExit();
 
 function tempDir(prefix) {
   const dir = mkdtempSync(join(tmpdir(), prefix));

@@ -9,6 +9,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitSandbox(env, exports);
   pinclaw::InitI2c(env, exports);
   pinclaw::InitGpio(env, exports);
+  pinclaw::InitEmbed(env, exports);
   return exports;
 }
 

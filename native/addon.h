@@ -11,4 +11,5 @@ void InitTokenizer(Napi::Env env, Napi::Object exports);
 void InitSandbox(Napi::Env env, Napi::Object exports);
 void InitI2c(Napi::Env env, Napi::Object exports);
 void InitGpio(Napi::Env env, Napi::Object exports);
+void InitEmbed(Napi::Env env, Napi::Object exports);
 }  // namespace pinclaw

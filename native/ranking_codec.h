@@ -1,5 +1,6 @@
-// Little-endian byte writer and bounds-checked reader for the serialized ranking index, and the
-// CRC-32 (IEEE, as zlib computes it) that guards it. The format is in docs/ranking.md.
+// Little-endian byte writer and bounds-checked reader for the serialized ranking index, the
+// CRC-32 (IEEE, as zlib computes it) that guards it, and the posting encoding that the index uses
+// both in memory and in the serialized form. The format is in docs/ranking.md.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -14,6 +15,56 @@ namespace ranking {
 
 uint32_t Crc32(const uint8_t* data, size_t len);
 
+// LEB128: seven bits a byte, low bits first, the high bit set on every byte but the last.
+inline size_t PutVarint(uint8_t* out, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = uint8_t(v) | 0x80;
+    v >>= 7;
+  }
+  out[n++] = uint8_t(v);
+  return n;
+}
+
+// Unchecked: only for bytes the index wrote itself or validated on load.
+inline uint64_t GetVarint(const uint8_t*& p) {
+  uint64_t b = *p++;
+  if (b < 0x80) return b;
+  uint64_t v = b & 0x7F;
+  for (unsigned shift = 7;; shift += 7) {
+    b = *p++;
+    v |= (b & 0x7F) << shift;
+    if (b < 0x80) return v;
+  }
+}
+
+// One posting of a term's list, which is sorted by document number: varint((gap << 1) | (tf > 1)),
+// then varint(tf) when tf > 1. gap is the distance from the previous document, the first one
+// counted from -1, so it is at least 1 and no posting starts with a zero byte (zero pads the end
+// of a block). Most postings (tf 1, gap < 64) take one byte.
+constexpr size_t kMaxPostingBytes = 10;
+
+inline size_t PutPosting(uint8_t* out, int64_t prev, uint32_t doc, uint32_t tf) {
+  uint64_t gap = uint64_t(int64_t(doc) - prev);
+  size_t n = PutVarint(out, (gap << 1) | (tf > 1 ? 1 : 0));
+  if (tf > 1) n += PutVarint(out + n, tf);
+  return n;
+}
+
+// Calls f(doc, tf) for each posting in [p, end), stopping early at a zero byte; `prev` is the
+// document before the first (-1 at the start of a list) and the last one is returned, to carry on
+// over the blocks of a chain. By value, so that it stays in a register in the hot loop.
+template <typename F>
+inline int64_t DecodePostings(const uint8_t* p, const uint8_t* end, int64_t prev, F&& f) {
+  while (p < end && *p) {
+    uint64_t v = GetVarint(p);
+    prev += int64_t(v >> 1);
+    uint32_t tf = (v & 1) ? uint32_t(GetVarint(p)) : 1;
+    f(uint32_t(prev), tf);
+  }
+  return prev;
+}
+
 class Writer {
  public:
   explicit Writer(std::vector<uint8_t>& out) : out_(out) {}
@@ -26,6 +77,9 @@ class Writer {
     U32(uint32_t(s.size()));
     Put(s.data(), s.size());
   }
+  size_t size() const { return out_.size(); }
+  // Fills in a u32 written earlier as a placeholder (a count or length known only afterwards).
+  void PatchU32(size_t at, uint32_t v) { std::memcpy(out_.data() + at, &v, 4); }
 
  private:
   // The targets this builds for (x64, arm64) are little-endian, as the format is.
@@ -68,6 +122,20 @@ class Reader {
     std::string_view s(reinterpret_cast<const char*>(p_ + pos_), n);
     pos_ += n;
     return s;
+  }
+  // A canonical varint of at most 64 bits: an encoding with a redundant high zero byte is corrupt,
+  // so that every value has one encoding and load → serialize gives back the same bytes.
+  uint64_t Varint(const char* what) {
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      uint8_t b = U8(what);
+      if (shift == 63 && b > 1) Fail(what);
+      v |= uint64_t(b & 0x7F) << shift;
+      if (b < 0x80) {
+        if (b == 0 && shift != 0) Fail(what);
+        return v;
+      }
+    }
   }
   const uint8_t* Skip(size_t n, const char* what) {
     Need(n, what);

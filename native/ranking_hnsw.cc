@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
+#include <utility>
 #include <thread>
 
 #include <usearch/index.hpp>
@@ -15,9 +18,63 @@ namespace pinclaw {
 namespace ranking {
 
 namespace uu = unum::usearch;
-using GraphIndex = uu::index_gt<float, uint64_t, uint32_t>;
 
 namespace {
+
+// The tape allocator of the graph: usearch allocates one block per node (its key, level and
+// neighbour lists, ~140 bytes at connectivity 16) and frees them only all at once. Through malloc
+// each carries a header and rounding (~20 bytes); bump allocation from 1 MiB chunks does not.
+// Allocation happens under usearch's global lock, so this needs no lock of its own.
+class NodeArena {
+ public:
+  using value_type = uu::byte_t;
+  static constexpr size_t kChunk = 1 << 20;
+
+  NodeArena() = default;
+  // usearch copies allocators only to fork an empty index: a copy starts empty.
+  NodeArena(const NodeArena&) noexcept {}
+  NodeArena& operator=(const NodeArena&) noexcept { return *this; }
+  NodeArena(NodeArena&& other) noexcept : chunks_(std::move(other.chunks_)), used_(other.used_) { other.used_ = kChunk; }
+  NodeArena& operator=(NodeArena&& other) noexcept {
+    chunks_.swap(other.chunks_);
+    std::swap(used_, other.used_);
+    return *this;
+  }
+
+  value_type* allocate(size_t n) noexcept {
+    if (n > kChunk) return nullptr;
+    if (chunks_.empty() || used_ + n > kChunk) {
+      value_type* chunk = new (std::nothrow) value_type[kChunk];
+      if (!chunk) return nullptr;
+      try {
+        chunks_.emplace_back(chunk);
+      } catch (...) {
+        delete[] chunk;
+        return nullptr;
+      }
+      used_ = 0;
+    }
+    value_type* p = chunks_.back().get() + used_;
+    used_ += n;
+    return p;
+  }
+  // A null pointer is usearch's way of saying "free everything" (clear / reset).
+  void deallocate(value_type* p, size_t) noexcept {
+    if (!p) reset();
+  }
+  void reset() noexcept {
+    chunks_.clear();
+    used_ = kChunk;
+  }
+  size_t bytes() const { return chunks_.size() * kChunk; }
+
+ private:
+  std::vector<std::unique_ptr<value_type[]>> chunks_;
+  size_t used_ = kChunk;
+};
+
+// Keys are our u32 vector slots: a u64 key would cost 4 more bytes in every node.
+using GraphIndex = uu::index_gt<float, uint32_t, uint32_t, std::allocator<uu::byte_t>, NodeArena>;
 
 constexpr size_t kMaxThreads = 4;
 // Below this many insertions threads cost more than they save.
@@ -120,14 +177,19 @@ void Graph::Search(const PreparedVector& q, size_t wanted, size_t expansion, Acc
 }
 
 size_t Graph::size() const { return impl_->index.size(); }
-size_t Graph::MemoryBytes() const { return impl_->index.memory_usage(); }
+// usearch's estimate without its per-node allocator overhead (the arena has none), plus the arena
+// chunks instead of the node bytes they hold.
+size_t Graph::MemoryBytes() const {
+  const GraphIndex& index = impl_->index;
+  return index.memory_usage(0) - index.stats().allocated_bytes + index.tape_allocator().bytes();
+}
 
 uint32_t Graph::KeyAt(size_t node) const {
   return uint32_t(get_key(*(const_cast<GraphIndex&>(impl_->index).begin() + std::ptrdiff_t(node))));
 }
 
 void Graph::SetKeyAt(size_t node, uint32_t slot) {
-  (*(impl_->index.begin() + std::ptrdiff_t(node))).key = uint64_t(slot);
+  (*(impl_->index.begin() + std::ptrdiff_t(node))).key = slot;
 }
 
 void Graph::Save(std::vector<uint8_t>& out) const {

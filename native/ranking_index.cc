@@ -77,6 +77,24 @@ int64_t Index::Names::Find(const std::string& s) const {
   return it == ids.end() ? -1 : int64_t(it->second);
 }
 
+namespace {
+
+// Removed documents keep their postings and id bytes, and chained postings cost block links and
+// padding, until the next compaction; both are held to a fraction of the live index (with a floor,
+// so that small indexes are not rebuilt all the time), which also amortizes the rebuild.
+constexpr size_t kMinRemoved = 256;
+constexpr size_t kMinChainBytes = 64 << 10;
+
+// Grows a vector for `more` elements: exactly when it is empty (a first large batch), else at
+// least doubling, so that a series of small batches stays amortized.
+template <typename T>
+void Grow(std::vector<T>& v, size_t more) {
+  size_t want = v.size() + more;
+  if (want > v.capacity()) v.reserve(v.empty() ? want : std::max(want, v.capacity() * 2));
+}
+
+}  // namespace
+
 Index::Index(const Options& options) : options_(options), store_(options.dimensions, options.quantization) {
   ValidateOptions(options_, "");
 }
@@ -94,10 +112,19 @@ void Index::CheckVector(const std::vector<float>& v, uint32_t dims, const std::s
   if (sum == 0) throw Error(what + " has zero length", Error::kRange);
 }
 
+uint32_t Index::FindDoc(std::string_view id) const {
+  return idTable_.Find(id, HashBytes(id), [this](uint32_t d) { return Id(d); });
+}
+
+uint32_t Index::FindTerm(std::string_view text) const {
+  return termTable_.Find(text, HashBytes(text), [this](uint32_t t) { return TermText(t); });
+}
+
 void Index::Put(std::vector<DocInput>& docs, PutMode mode) {
   // Validate the whole batch first.
   uint32_t dims = options_.dimensions;
   std::unordered_set<std::string_view> batch;
+  size_t vectors = 0, idBytes = 0;
   for (const DocInput& d : docs) {
     if (d.id.empty()) throw Error("document id must not be empty", Error::kType);
     std::string who = "document '" + d.id + "'";
@@ -113,62 +140,117 @@ void Index::Put(std::vector<DocInput>& docs, PutMode mode) {
         dims = uint32_t(d.vector.size());
       }
       CheckVector(d.vector, dims, who + ": vector");
+      vectors++;
     }
+    idBytes += d.id.size();
   }
   if (dims != options_.dimensions) {
     options_.dimensions = dims;
     store_.Reset(dims, options_.quantization);
   }
+  store_.Reserve(vectors);
+  Grow(docs_, docs.size());
+  Grow(idEnd_, docs.size());
+  Grow(idBytes_, idBytes);
+  idTable_.Reserve(Size() + docs.size());
   for (DocInput& d : docs) {
-    auto it = docById_.find(d.id);
-    if (it != docById_.end()) Erase(it->second);
+    uint32_t old = FindDoc(d.id);
+    if (old != kNone) Erase(old);
     Insert(d);
+    // Within a batch only removed documents (an upsert removes one) count: compacting chains
+    // over and over would make a large batch rebuild its postings a dozen times. Its chains cost
+    // under twice what their compact form does, for the length of the batch.
+    MaybeCompact(0);
   }
+  MaybeCompact(8);
   MaintainGraph();
 }
 
 bool Index::Remove(std::string_view id) {
-  auto it = docById_.find(std::string(id));
-  if (it == docById_.end()) return false;
-  Erase(it->second);
+  uint32_t doc = FindDoc(id);
+  if (doc == kNone) return false;
+  Erase(doc);
+  MaybeCompact(8);
   MaintainGraph();
   return true;
 }
 
 uint32_t Index::InternTerm(std::string_view text) {
-  std::string key(text);
-  auto it = termIds_.find(key);
-  if (it != termIds_.end()) return it->second;
-  uint32_t id;
-  if (!freeTerms_.empty()) {
-    id = freeTerms_.back();
-    freeTerms_.pop_back();
-  } else {
-    id = uint32_t(terms_.size());
-    terms_.emplace_back();
+  uint32_t hash = HashBytes(text);
+  uint32_t t = termTable_.Find(text, hash, [this](uint32_t id) { return TermText(id); });
+  if (t != kNone) return t;
+  if (terms_.size() >= kNone) throw Error("too many terms");
+  t = uint32_t(terms_.size());
+  termText_.insert(termText_.end(), text.begin(), text.end());
+  termEnd_.push_back(Offset32(termText_.size()));
+  terms_.emplace_back();
+  termTable_.Insert(t, hash);
+  return t;
+}
+
+uint32_t Index::AppendDoc(std::string_view id, uint32_t kind, uint32_t session, double time) {
+  if (docs_.size() >= kNone) throw Error("too many documents");
+  uint32_t doc = uint32_t(docs_.size());
+  idBytes_.insert(idBytes_.end(), id.begin(), id.end());
+  idEnd_.push_back(Offset32(idBytes_.size()));
+  Doc d;
+  d.kind = kind;
+  d.session = session;
+  d.time = time;
+  docs_.push_back(d);
+  idTable_.Insert(doc, HashBytes(id));
+  return doc;
+}
+
+// Zero-filled: the unused end of a block reads as its end.
+uint32_t Index::AllocateChainBytes(size_t bytes) {
+  uint32_t at = Offset32(chain_.size() + bytes) - uint32_t(bytes);
+  chain_.resize(chain_.size() + bytes, 0);
+  return at;
+}
+
+void Index::AppendPosting(uint32_t t, uint32_t doc, uint32_t tf) {
+  if (terms_[t].chain == kNone) {
+    uint32_t at = AllocateChainBytes(sizeof(Chain));
+    StoreChain(at, Chain{kNone, kNone, 0, 0, 0});
+    terms_[t].chain = at;
   }
-  auto inserted = termIds_.emplace(std::move(key), id).first;
-  terms_[id].text = &inserted->first;
-  return id;
+  const uint32_t header = terms_[t].chain;
+  Chain c = LoadChain(header);
+  uint8_t buf[kMaxPostingBytes];
+  size_t n = PutPosting(buf, c.head == kNone ? -1 : int64_t(c.last), doc, tf);
+  if (c.head == kNone || c.used + n > BlockBytes(c.blocks - 1u)) {
+    uint32_t at = AllocateChainBytes(BlockBytes(c.blocks));
+    std::memcpy(&chain_[at], &kNone, 4);
+    if (c.head == kNone) c.head = at;
+    else std::memcpy(&chain_[c.tail], &at, 4);
+    c.tail = at;
+    c.used = 4;
+    if (c.blocks < 0xFFFF) c.blocks++;
+  }
+  std::memcpy(&chain_[c.tail + c.used], buf, n);
+  c.used = uint16_t(c.used + n);
+  c.last = doc;
+  StoreChain(header, c);
+  terms_[t].count++;
 }
 
 void Index::Insert(DocInput& in) {
   views_.clear();
   SplitTerms(in.text, views_);
-  std::vector<DocTerm> terms;
-  if (termSlot_.size() < terms_.size() + views_.size()) termSlot_.resize(terms_.size() + views_.size(), 0);
-  for (std::string_view v : views_) {
-    uint32_t t = InternTerm(v);
-    if (termSlot_.size() <= t) termSlot_.resize(t + 1, 0);
-    if (termSlot_[t] == 0) {
-      terms.push_back({t, 1});
-      termSlot_[t] = uint32_t(terms.size());
-    } else {
-      terms[termSlot_[t] - 1].tf++;
-    }
+  termScratch_.clear();
+  for (std::string_view v : views_) termScratch_.push_back(InternTerm(v));
+  // Sorted term ids give each distinct term and its frequency; their order carries no meaning.
+  std::sort(termScratch_.begin(), termScratch_.end());
+  uint32_t doc = AppendDoc(in.id, kinds_.Intern(in.kind), sessions_.Intern(in.session), in.time);
+  docs_[doc].length = uint32_t(views_.size());
+  totalLength_ += views_.size();
+  for (size_t i = 0, n = termScratch_.size(); i < n;) {
+    size_t j = i + 1;
+    while (j < n && termScratch_[j] == termScratch_[i]) j++;
+    AppendPosting(termScratch_[i], doc, uint32_t(j - i));
+    i = j;
   }
-  for (const DocTerm& dt : terms) termSlot_[dt.term] = 0;
-  uint32_t doc = InsertSplit(std::move(in.id), terms, kinds_.Intern(in.kind), sessions_.Intern(in.session), in.time);
   if (in.hasVector) {
     uint32_t slot = store_.Allocate(in.vector.data(), doc);
     docs_[doc].vector = slot;
@@ -177,33 +259,11 @@ void Index::Insert(DocInput& in) {
   }
 }
 
-uint32_t Index::InsertSplit(std::string id, const std::vector<DocTerm>& terms, uint32_t kind, uint32_t session, double time) {
-  uint32_t doc;
-  if (!freeDocs_.empty()) {
-    doc = freeDocs_.back();
-    freeDocs_.pop_back();
-  } else {
-    doc = uint32_t(docs_.size());
-    docs_.emplace_back();
-  }
-  Doc& d = docs_[doc];
-  d.id = std::move(id);
-  d.terms = terms;
-  d.kind = kind;
-  d.session = session;
-  d.time = time;
-  d.vector = kNoOwner;
-  d.live = true;
-  d.length = 0;
-  for (const DocTerm& dt : terms) d.length += dt.tf;
-  totalLength_ += d.length;
-  docById_.emplace(d.id, doc);
-  IndexTerms(doc);
-  return doc;
-}
-
-void Index::IndexTerms(uint32_t doc) {
-  for (const DocTerm& dt : docs_[doc].terms) terms_[dt.term].postings.push_back({doc, dt.tf});
+uint32_t Index::LiveCount(uint32_t t) const {
+  if (removed_ == 0) return terms_[t].count;
+  uint32_t n = 0;
+  ForEachPosting(t, [&](uint32_t doc, uint32_t) { n += docs_[doc].kind != kRemoved; });
+  return n;
 }
 
 void Index::ReleaseVector(uint32_t slot) {
@@ -217,36 +277,117 @@ void Index::ReleaseVector(uint32_t slot) {
   }
 }
 
+// Removal is O(1) and leaves the postings in place: the index keeps no per-document term list
+// (it would cost as much as the postings), so the postings of removed documents are skipped when
+// read and dropped by the next compaction.
 void Index::Erase(uint32_t doc) {
   Doc& d = docs_[doc];
-  for (const DocTerm& dt : d.terms) {
-    Term& term = terms_[dt.term];
-    auto& p = term.postings;
-    for (size_t i = 0; i < p.size(); i++) {
-      if (p[i].doc == doc) {
-        // Posting order carries no meaning (scores are summed per document), so swap-remove.
-        p[i] = p.back();
-        p.pop_back();
-        break;
-      }
-    }
-    if (p.empty()) {
-      std::vector<Posting>().swap(p);
-      termIds_.erase(termIds_.find(*term.text));
-      term.text = nullptr;
-      freeTerms_.push_back(dt.term);
-    }
-  }
+  idTable_.Erase(doc, HashBytes(Id(doc)));
   totalLength_ -= d.length;
   kinds_.Release(d.kind);
   sessions_.Release(d.session);
   if (d.vector != kNoOwner) ReleaseVector(d.vector);
-  docById_.erase(d.id);
-  std::string().swap(d.id);
-  std::vector<DocTerm>().swap(d.terms);
   d.vector = kNoOwner;
-  d.live = false;
-  freeDocs_.push_back(doc);
+  d.kind = kRemoved;
+  removed_++;
+}
+
+void Index::MaybeCompact(size_t chainShare) {
+  bool stale = removed_ > std::max<size_t>(kMinRemoved, Size() / 4);
+  bool chained = chainShare && chain_.size() > std::max<size_t>(kMinChainBytes, compact_.size() / chainShare);
+  if (stale || chained) Compact();
+}
+
+// Rewrites the index without removed documents: documents renumbered in their order (so posting
+// lists stay sorted), every term's postings in one compact run, terms without live postings
+// dropped. Everything new is built before anything old is touched, so running out of memory
+// here leaves the index as it was.
+void Index::Compact() {
+  const size_t n = docs_.size();
+  std::vector<uint32_t> number(n, kNone);
+  uint32_t live = 0;
+  size_t liveIdBytes = 0;
+  for (uint32_t d = 0; d < n; d++) {
+    if (docs_[d].kind == kRemoved) continue;
+    number[d] = live++;
+    liveIdBytes += Id(d).size();
+  }
+
+  // Renumbering and merging only shorten gaps, so the old sizes bound the new one; the slack is
+  // given back below. Written through a pointer: this loop is most of a compaction's time.
+  std::vector<uint8_t> compact(compact_.size() + chain_.size());
+  uint8_t* out = compact.data();
+  std::vector<uint32_t> compactEnd, termEnd, termNumber(terms_.size(), kNone), dropped;
+  std::vector<Term> terms;
+  std::vector<char> termText;
+  compactEnd.reserve(terms_.size());
+  termEnd.reserve(terms_.size());
+  terms.reserve(terms_.size());
+  termText.reserve(termText_.size());
+  for (uint32_t t = 0; t < terms_.size(); t++) {
+    int64_t prev = -1;
+    uint32_t count = 0;
+    ForEachPosting(t, [&](uint32_t doc, uint32_t tf) {
+      uint32_t to = number[doc];
+      if (to == kNone) return;
+      out += PutPosting(out, prev, to, tf);
+      prev = to;
+      count++;
+    });
+    if (count == 0) {
+      dropped.push_back(t);
+      continue;
+    }
+    termNumber[t] = uint32_t(terms.size());
+    terms.push_back(Term{count, kNone});
+    compactEnd.push_back(Offset32(size_t(out - compact.data())));
+    std::string_view text = TermText(t);
+    termText.insert(termText.end(), text.begin(), text.end());
+    termEnd.push_back(uint32_t(termText.size()));
+  }
+  compact.resize(size_t(out - compact.data()));
+
+  std::vector<Doc> docs;
+  std::vector<char> idBytes;
+  std::vector<uint32_t> idEnd;
+  docs.reserve(live + (docs_.capacity() - docs_.size()));
+  idEnd.reserve(live + (idEnd_.capacity() - idEnd_.size()));
+  idBytes.reserve(liveIdBytes + (idBytes_.capacity() - idBytes_.size()));
+  for (uint32_t d = 0; d < n; d++) {
+    if (number[d] == kNone) continue;
+    docs.push_back(docs_[d]);
+    std::string_view id = Id(d);
+    idBytes.insert(idBytes.end(), id.begin(), id.end());
+    idEnd.push_back(uint32_t(idBytes.size()));
+  }
+
+  // Commit: nothing below allocates.
+  for (uint32_t t : dropped) termTable_.Erase(t, HashBytes(TermText(t)));
+  termTable_.Remap([&](uint32_t t) { return termNumber[t]; });
+  idTable_.Remap([&](uint32_t d) { return number[d]; });
+  for (const Doc& d : docs)
+    if (d.vector != kNoOwner) store_.set_owner(d.vector, number[store_.owner(d.vector)]);
+  docs_.swap(docs);
+  idBytes_.swap(idBytes);
+  idEnd_.swap(idEnd);
+  terms_.swap(terms);
+  termText_.swap(termText);
+  termEnd_.swap(termEnd);
+  compact_.swap(compact);
+  compactEnd_.swap(compactEnd);
+  std::vector<uint8_t>().swap(chain_);
+  removed_ = 0;
+  if (acc_.size() > docs_.size() * 2) std::vector<double>().swap(acc_);
+  // The bound above can be loose (removed documents, chain links and padding).
+  compact_.shrink_to_fit();
+
+  // Vector slots freed by removals are reused by later adds; when many stay free, close the gaps.
+  // Slots are the HNSW graph's keys, so only without a graph (which removals rebuild or drop).
+  if (!graph_ && store_.free_slots() > std::max<size_t>(kMinRemoved, store_.slots() / 4)) {
+    std::vector<uint32_t> moved = store_.Compact();
+    for (Doc& d : docs_)
+      if (d.vector != kNoOwner) d.vector = moved[d.vector];
+  }
 }
 
 void Index::DropGraph() {
@@ -305,7 +446,7 @@ bool Index::Passes(const PreparedFilter& f, uint32_t doc) const {
 // Higher score first; equal scores by id, in code point order (UTF-8 byte order is code point order).
 bool Index::Better(const Candidate& a, const Candidate& b) const {
   if (a.score != b.score) return a.score > b.score;
-  return docs_[a.doc].id < docs_[b.doc].id;
+  return Id(a.doc) < Id(b.doc);
 }
 
 // Keeps the `cap` best candidates in a heap whose top is the worst of them.
@@ -326,16 +467,36 @@ void Index::KeywordSide(const std::vector<uint32_t>& terms, const PreparedFilter
   const double avgdl = double(totalLength_) / n;
   const double k1 = options_.k1, b = options_.b;
   if (acc_.size() < docs_.size()) acc_.resize(docs_.size(), 0);
+  // lenNorm depends on the document's length alone: each short length is computed once per query
+  // (the same expression, so the same bits) instead of a division per posting.
+  lenNorm_.assign(kLenNormCache, NAN);
+  // The loop works on local copies of pointers and constants: node-gyp compiles with
+  // -fno-strict-aliasing, so through `this` every store to acc would reload them.
+  const Doc* docs = docs_.data();
+  double* acc = acc_.data();
+  double* lenNorms = lenNorm_.data();
+  std::vector<uint32_t>* touched = &touched_;
+  auto score = [=](double idf, auto skipRemoved) {
+    return [=](uint32_t doc, uint32_t tfCount) {
+      const Doc& d = docs[doc];
+      if (skipRemoved && d.kind == kRemoved) return;
+      double lenNorm;
+      if (d.length < kLenNormCache) {
+        lenNorm = lenNorms[d.length];
+        if (std::isnan(lenNorm)) lenNorm = lenNorms[d.length] = k1 * (1 - b + (b * double(d.length)) / avgdl);
+      } else {
+        lenNorm = k1 * (1 - b + (b * double(d.length)) / avgdl);
+      }
+      const double tf = double(tfCount);
+      if (acc[doc] == 0) touched->push_back(doc);
+      acc[doc] += idf * ((tf * (k1 + 1)) / (tf + lenNorm));
+    };
+  };
   for (uint32_t t : terms) {
-    const auto& postings = terms_[t].postings;
-    const double df = double(postings.size());
+    const double df = double(LiveCount(t));
     const double idf = std::log(1 + (n - df + 0.5) / (df + 0.5));
-    for (const Posting& p : postings) {
-      const double tf = double(p.tf);
-      const double lenNorm = k1 * (1 - b + (b * double(docs_[p.doc].length)) / avgdl);
-      if (acc_[p.doc] == 0) touched_.push_back(p.doc);
-      acc_[p.doc] += idf * ((tf * (k1 + 1)) / (tf + lenNorm));
-    }
+    if (removed_) ForEachPosting(t, score(idf, std::true_type()));
+    else ForEachPosting(t, score(idf, std::false_type()));
   }
   for (uint32_t doc : touched_)
     if (Passes(f, doc)) TopInto(out, cap, {acc_[doc], doc});
@@ -369,28 +530,31 @@ void Index::VectorSide(const PreparedVector& q, const PreparedFilter& f, size_t 
     graph_->Search(q, cap, expansion, accept, &ctx, slots);
     for (uint32_t s : slots) TopInto(out, cap, {store_.Cosine(q, s), store_.owner(s)});
   } else {
-    // Scores are computed on several cores (read-only work); selecting the best stays on this
-    // thread, so the result does not depend on how the slots were split.
+    // Each thread keeps the best `cap` of its share of the slots. Candidates are totally ordered
+    // (score, then the unique id), so the best `cap` of the union is the same however the slots
+    // were split. A NaN cosine (float32 overflow in the dot product) is not a candidate.
     const size_t slots = store_.slots();
-    if (scores_.size() < slots) scores_.resize(slots);
-    auto score = [&](size_t from, size_t to) {
+    auto scan = [&](size_t from, size_t to, std::vector<Candidate>* heap) {
       for (size_t s = from; s < to; s++) {
         uint32_t doc = store_.owner(uint32_t(s));
-        scores_[s] = doc != kNoOwner && Passes(f, doc) ? store_.Cosine(q, uint32_t(s)) : NAN;
+        if (doc == kNoOwner || !Passes(f, doc)) continue;
+        double c = store_.Cosine(q, uint32_t(s));
+        if (!std::isnan(c)) TopInto(*heap, cap, {c, doc});
       }
     };
     size_t threads = std::min<size_t>(ScanThreads(), slots / kScanSlotsPerThread);
     if (threads <= 1) {
-      score(0, slots);
+      scan(0, slots, &out);
     } else {
+      std::vector<std::vector<Candidate>> heaps(threads);
       std::vector<std::thread> pool;
       size_t per = (slots + threads - 1) / threads;
-      for (size_t t = 1; t < threads; t++) pool.emplace_back(score, t * per, std::min(slots, (t + 1) * per));
-      score(0, per);
+      for (size_t t = 1; t < threads; t++) pool.emplace_back(scan, t * per, std::min(slots, (t + 1) * per), &heaps[t]);
+      scan(0, per, &heaps[0]);
       for (auto& th : pool) th.join();
+      for (const auto& heap : heaps)
+        for (const Candidate& c : heap) TopInto(out, cap, c);
     }
-    for (size_t s = 0; s < slots; s++)
-      if (!std::isnan(scores_[s])) TopInto(out, cap, {scores_[s], store_.owner(uint32_t(s))});
   }
   std::sort(out.begin(), out.end(), [this](const Candidate& a, const Candidate& c) { return Better(a, c); });
 }
@@ -403,8 +567,8 @@ std::vector<Hit> Index::Search(const Query& q) {
   const bool hasText = !views_.empty();
   std::vector<uint32_t> terms;
   for (std::string_view v : views_) {
-    auto it = termIds_.find(std::string(v));
-    if (it != termIds_.end() && std::find(terms.begin(), terms.end(), it->second) == terms.end()) terms.push_back(it->second);
+    uint32_t t = FindTerm(v);
+    if (t != kNone && std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
   }
   const bool hasVector = q.hasVector;
   if (hasVector && options_.dimensions != 0) CheckVector(q.vector, options_.dimensions, "query vector");
@@ -440,35 +604,33 @@ std::vector<Hit> Index::Search(const Query& q) {
     VectorSide(pq, f, cap, vector);
   }
 
-  // The union of both candidate lists, each document once, with both raw scores.
-  if (seen_.size() < docs_.size()) {
-    seen_.resize(docs_.size(), 0);
-    rowOf_.resize(docs_.size(), 0);
-  }
-  if (++stamp_ == 0) {
-    std::fill(seen_.begin(), seen_.end(), 0);
-    stamp_ = 1;
-  }
+  // The union of both candidate lists, each document once, with both raw scores. Sorting by
+  // document number pairs them up without a per-document table; the order of the rows does not
+  // matter (min, max and the final ordering do not depend on it).
   struct Row {
     uint32_t doc;
     double keyword, vector;            // vector NaN: no vector to compare
     uint32_t rankKeyword, rankVector;  // 1-based; 0: not in that list
   };
   std::vector<Row> rows;
-  auto rowFor = [&](uint32_t doc) -> Row& {
-    if (seen_[doc] == stamp_) return rows[rowOf_[doc]];
-    seen_[doc] = stamp_;
-    rowOf_[doc] = uint32_t(rows.size());
-    rows.push_back({doc, hasText ? acc_[doc] : NAN, NAN, 0, 0});
-    return rows.back();
-  };
-  for (size_t i = 0; i < vector.size(); i++) {
-    Row& r = rowFor(vector[i].doc);
-    r.vector = vector[i].score;
-    r.rankVector = uint32_t(i + 1);
+  rows.reserve(vector.size() + keyword.size());
+  for (size_t i = 0; i < vector.size(); i++)
+    rows.push_back({vector[i].doc, NAN, vector[i].score, 0, uint32_t(i + 1)});
+  for (size_t i = 0; i < keyword.size(); i++) rows.push_back({keyword[i].doc, NAN, NAN, uint32_t(i + 1), 0});
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.doc < b.doc; });
+  size_t w = 0;
+  for (size_t i = 0; i < rows.size(); i++) {
+    if (w > 0 && rows[w - 1].doc == rows[i].doc) {
+      Row& r = rows[w - 1];
+      if (rows[i].rankVector) r.vector = rows[i].vector, r.rankVector = rows[i].rankVector;
+      if (rows[i].rankKeyword) r.rankKeyword = rows[i].rankKeyword;
+    } else {
+      rows[w++] = rows[i];
+    }
   }
-  for (size_t i = 0; i < keyword.size(); i++) rowFor(keyword[i].doc).rankKeyword = uint32_t(i + 1);
+  rows.resize(w);
   for (Row& r : rows) {
+    r.keyword = hasText ? acc_[r.doc] : NAN;
     uint32_t slot = docs_[r.doc].vector;
     if (r.rankVector == 0 && vectorsComparable && slot != kNoOwner) r.vector = store_.Cosine(pq, slot);
   }
@@ -522,17 +684,30 @@ Stats Index::GetStats() const {
   Stats s{};
   s.documents = Size();
   s.vectors = liveVectors_;
-  s.terms = termIds_.size();
+  // A term whose every posting belongs to a removed document no longer counts.
+  if (removed_ == 0) {
+    s.terms = termTable_.size();
+  } else {
+    for (uint32_t t = 0; t < terms_.size(); t++) {
+      bool any = false;
+      ForEachPosting(t, [&](uint32_t doc, uint32_t) { any = any || docs_[doc].kind != kRemoved; });
+      s.terms += any;
+    }
+  }
   s.graphNodes = graph_ ? graph_->size() : 0;
   s.graphTombstones = tombstones_.size();
   s.dimensions = options_.dimensions;
-  size_t bytes = docs_.capacity() * sizeof(Doc) + terms_.capacity() * sizeof(Term) + acc_.capacity() * sizeof(double) +
-                 seen_.capacity() * sizeof(uint32_t);
-  for (const Doc& d : docs_) bytes += d.terms.capacity() * sizeof(DocTerm) + (d.id.size() > 15 ? d.id.capacity() : 0);
-  for (const Term& t : terms_) bytes += t.postings.capacity() * sizeof(Posting);
-  // Hash nodes: key string, value, next pointer and cached hash, roughly.
-  for (const auto& kv : termIds_) bytes += 48 + (kv.first.size() > 15 ? kv.first.capacity() : 0);
-  bytes += docById_.size() * 48 + (termIds_.bucket_count() + docById_.bucket_count()) * sizeof(void*);
+  size_t bytes = docs_.capacity() * sizeof(Doc) + idBytes_.capacity() + idEnd_.capacity() * sizeof(uint32_t) +
+                 idTable_.MemoryBytes();
+  bytes += terms_.capacity() * sizeof(Term) + termText_.capacity() + termEnd_.capacity() * sizeof(uint32_t) +
+           termTable_.MemoryBytes();
+  bytes += compact_.capacity() + compactEnd_.capacity() * sizeof(uint32_t) + chain_.capacity();
+  bytes += acc_.capacity() * sizeof(double) + touched_.capacity() * sizeof(uint32_t);
+  // Kinds and sessions: hash nodes (key string, value, link, cached hash) and the side tables.
+  for (const Names* names : {&kinds_, &sessions_}) {
+    for (const auto& kv : names->ids) bytes += 64 + (kv.first.size() > 15 ? kv.first.capacity() : 0);
+    bytes += names->ids.bucket_count() * sizeof(void*) + names->names.capacity() * 12;
+  }
   bytes += store_.MemoryBytes();
   if (graph_) bytes += graph_->MemoryBytes();
   s.memoryBytes = bytes;

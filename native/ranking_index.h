@@ -2,8 +2,17 @@
 // exact or with HNSW candidates), metadata filters, weighted or reciprocal-rank fusion, and a
 // canonical serialized form. Plain C++: ranking.cc is the N-API layer. The behaviour is specified in
 // docs/ranking.md and mirrored by src/native/ranking-reference.ts.
+//
+// Memory (docs/ranking.md, "Memory layout"): the index holds what search, update and remove need,
+// not the documents (their text lives in SQLite). Ids and terms are stored once, in byte arenas
+// behind open-addressing tables; postings are varint lists per term; vectors are rows of one
+// array (VectorStore). Removing a document only marks it: without per-document term lists (which
+// would cost as much as the postings) its postings cannot be found cheaply, so they are skipped
+// when read and dropped by the next compaction, which removals and appends trigger in proportion.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -11,7 +20,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ranking_codec.h"
+#include "ranking_error.h"
 #include "ranking_hnsw.h"
+#include "ranking_table.h"
 #include "ranking_vectors.h"
 
 namespace pinclaw {
@@ -78,6 +90,13 @@ struct Stats {
   uint32_t dimensions;
 };
 
+// Arena offsets are u32 (half the size of pointers); 4 GiB of ids, terms or postings is far beyond
+// what this index is for, so it is an error rather than a wider type everywhere.
+inline uint32_t Offset32(size_t n) {
+  if (n > 0xFFFFFFFFu) throw Error("the index is too large (4 GiB in one arena)");
+  return uint32_t(n);
+}
+
 class Index {
  public:
   explicit Index(const Options& options);
@@ -89,34 +108,48 @@ class Index {
   // All documents are validated before any is applied: a batch goes in whole or not at all.
   void Put(std::vector<DocInput>& docs, PutMode mode);
   bool Remove(std::string_view id);
-  bool Has(std::string_view id) const { return docById_.count(std::string(id)) != 0; }
-  size_t Size() const { return docById_.size(); }
+  bool Has(std::string_view id) const { return FindDoc(id) != kNone; }
+  size_t Size() const { return idTable_.size(); }
   std::vector<Hit> Search(const Query& q);
-  const std::string& Id(uint32_t doc) const { return docs_[doc].id; }
+  std::string_view Id(uint32_t doc) const {
+    uint32_t from = doc ? idEnd_[doc - 1] : 0;
+    return std::string_view(idBytes_.data() + from, idEnd_[doc] - from);
+  }
   Stats GetStats() const;
 
   std::vector<uint8_t> Serialize() const;
   static std::unique_ptr<Index> Load(const uint8_t* data, size_t len);
 
  private:
-  struct Posting {
-    uint32_t doc, tf;
-  };
-  struct DocTerm {
-    uint32_t term, tf;
-  };
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  // Doc::kind of a removed document: its postings stay until the next compaction.
+  static constexpr uint32_t kRemoved = 0xFFFFFFFFu;
+
+  // Documents are numbered in order of insertion and never renumbered except by Compact(), so
+  // every posting list is sorted by document number and an insertion only appends.
   struct Doc {
-    std::string id;
-    std::vector<DocTerm> terms;  // in order of first occurrence
-    uint32_t kind = 0, session = 0, length = 0;
-    uint32_t vector = kNoOwner;  // vector slot
+    uint32_t kind = 0, session = 0;  // name ids; kind kRemoved: removed
+    uint32_t length = 0;             // number of terms, with repetitions
+    uint32_t vector = kNoOwner;      // vector slot
     double time = 0;
-    bool live = false;
   };
+  // A term's postings are a compact part (in compact_, for terms that existed at the last
+  // compaction or load) followed by a chain in chain_ for documents added since.
   struct Term {
-    const std::string* text = nullptr;  // the key in termIds_
-    std::vector<Posting> postings;
+    uint32_t count = 0;     // postings, including those of removed documents
+    uint32_t chain = kNone;  // offset of its Chain in chain_
   };
+  // A chain is this header and blocks in chain_, each a multiple of 16 bytes. A block is a u32
+  // link to the next block (kNone in the last) and postings; the k-th block of a chain has
+  // BlockBytes(k), so a rare term wastes little and a frequent one links rarely. The chain is a
+  // posting list of its own: its first posting counts from -1, not from the end of the compact part.
+  struct Chain {
+    uint32_t head, tail;  // offsets of the first and last block
+    uint32_t last;        // the newest document in the chain
+    uint16_t used;        // bytes used in the tail block, its link included
+    uint16_t blocks;      // saturates; block sizes stop growing long before
+  };
+  static size_t BlockBytes(uint32_t k) { return size_t(16) << std::min<uint32_t>(k, 5); }
   // Interned strings (kinds, sessions) with reference counts, so unused names are released.
   struct Names {
     std::unordered_map<std::string, uint32_t> ids;
@@ -134,13 +167,33 @@ class Index {
     uint32_t doc;
   };
 
+  std::string_view TermText(uint32_t t) const {
+    uint32_t from = t ? termEnd_[t - 1] : 0;
+    return std::string_view(termText_.data() + from, termEnd_[t] - from);
+  }
+  uint32_t FindDoc(std::string_view id) const;
+  uint32_t FindTerm(std::string_view text) const;
   void CheckVector(const std::vector<float>& v, uint32_t dims, const std::string& what) const;
   uint32_t InternTerm(std::string_view text);
   void Insert(DocInput& in);
-  // Inserts an already split document (from a serialized index).
-  uint32_t InsertSplit(std::string id, const std::vector<DocTerm>& terms, uint32_t kind, uint32_t session, double time);
+  uint32_t AppendDoc(std::string_view id, uint32_t kind, uint32_t session, double time);
+  void AppendPosting(uint32_t term, uint32_t doc, uint32_t tf);
+  uint32_t AllocateChainBytes(size_t bytes);
+  // Copies, not references: chain_ holds bytes, and appending may move it.
+  Chain LoadChain(uint32_t at) const {
+    Chain c;
+    std::memcpy(&c, chain_.data() + at, sizeof c);
+    return c;
+  }
+  void StoreChain(uint32_t at, const Chain& c) { std::memcpy(chain_.data() + at, &c, sizeof c); }
+  template <typename F>
+  void ForEachPosting(uint32_t term, F&& f) const;
+  uint32_t LiveCount(uint32_t term) const;
   void Erase(uint32_t doc);
-  void IndexTerms(uint32_t doc);
+  // Compacts when removed documents or chained postings (more than 1/chainShare of the compact
+  // ones; 0: chains do not count) have piled up.
+  void MaybeCompact(size_t chainShare);
+  void Compact();
   void ReleaseVector(uint32_t slot);
   void MaintainGraph();
   void DropGraph();
@@ -151,14 +204,24 @@ class Index {
   void VectorSide(const PreparedVector& q, const PreparedFilter& f, size_t cap, std::vector<Candidate>& out);
 
   Options options_;
+
+  // Documents: metadata by number, ids in one byte arena (idEnd_[d] is where id d ends).
   std::vector<Doc> docs_;
-  std::vector<uint32_t> freeDocs_;
-  std::unordered_map<std::string, uint32_t> docById_;
-  std::unordered_map<std::string, uint32_t> termIds_;
-  std::vector<Term> terms_;
-  std::vector<uint32_t> freeTerms_;
+  std::vector<char> idBytes_;
+  std::vector<uint32_t> idEnd_;
+  HashIndex idTable_;  // live documents only
+  size_t removed_ = 0;  // removed documents still numbered, until the next compaction
   Names kinds_, sessions_;
   uint64_t totalLength_ = 0;
+
+  // Terms: text in one arena (termEnd_[t] is where term t ends), postings compact or chained.
+  std::vector<Term> terms_;
+  std::vector<char> termText_;
+  std::vector<uint32_t> termEnd_;
+  HashIndex termTable_;
+  std::vector<uint8_t> compact_;
+  std::vector<uint32_t> compactEnd_;  // per term that has a compact part: where it ends in compact_
+  std::vector<uint8_t> chain_;        // empty right after a compaction
 
   VectorStore store_;
   size_t liveVectors_ = 0;
@@ -167,15 +230,32 @@ class Index {
   std::vector<uint32_t> tombstones_;    // vector slots still referenced by the graph
 
   // Scratch space reused across calls.
-  std::vector<uint32_t> termSlot_;
   std::vector<std::string_view> views_;
+  std::vector<uint32_t> termScratch_;
   std::vector<double> acc_;
-  std::vector<double> scores_;
   std::vector<uint32_t> touched_;
-  std::vector<uint32_t> seen_;
-  std::vector<uint32_t> rowOf_;
-  uint32_t stamp_ = 0;
+  static constexpr uint32_t kLenNormCache = 1024;
+  std::vector<double> lenNorm_;  // by document length, this query's BM25 length normalization
 };
+
+// Calls f(doc, tf) for every posting of term t, removed documents included, in document order.
+template <typename F>
+void Index::ForEachPosting(uint32_t t, F&& f) const {
+  if (t < compactEnd_.size()) {
+    const uint8_t* base = compact_.data();
+    DecodePostings(base + (t ? compactEnd_[t - 1] : 0), base + compactEnd_[t], -1, f);
+  }
+  if (terms_[t].chain != kNone) {
+    int64_t prev = -1;
+    uint32_t k = 0;
+    for (uint32_t b = LoadChain(terms_[t].chain).head; b != kNone; k++) {
+      const uint8_t* block = chain_.data() + b;
+      // Zero bytes end the postings of a block, the tail's included, so no used count is needed.
+      prev = DecodePostings(block + 4, block + BlockBytes(k), prev, f);
+      std::memcpy(&b, block, 4);
+    }
+  }
+}
 
 }  // namespace ranking
 }  // namespace pinclaw

@@ -1,8 +1,10 @@
 // The serialized form of the ranking index (docs/ranking.md, "Serialized form"). It is canonical:
-// documents sorted by id, names and terms numbered in order of first use, so the same documents
-// give the same bytes whatever their history, and the TypeScript reference writes the same bytes.
-// Terms are stored already split, so loading never re-tokenizes; the HNSW graph, when there is
-// one, follows in an optional section that the reference skips.
+// documents sorted by id, names numbered in order of first use, terms in byte order, so the same
+// documents give the same bytes whatever their history, and the TypeScript reference writes the
+// same bytes. Postings are stored as the index holds them in memory (varints by document ordinal),
+// so a load numbers documents by ordinal and copies each validated list as it is: no
+// re-tokenizing, no re-encoding. The HNSW graph, when there is one, follows in an optional section
+// that the reference skips.
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
@@ -16,7 +18,8 @@ namespace ranking {
 
 namespace {
 constexpr char kMagic[4] = {'P', 'C', 'R', 'I'};
-constexpr uint32_t kVersion = 1;
+// 2: terms in byte order with postings (varints) instead of per-document term lists.
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderBytes = 24;
 }  // namespace
 
@@ -24,22 +27,20 @@ std::vector<uint8_t> Index::Serialize() const {
   std::vector<uint32_t> order;
   order.reserve(Size());
   for (uint32_t d = 0; d < docs_.size(); d++)
-    if (docs_[d].live) order.push_back(d);
-  std::sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) { return docs_[a].id < docs_[b].id; });
+    if (docs_[d].kind != kRemoved) order.push_back(d);
+  std::sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) { return Id(a) < Id(b); });
 
-  // Canonical numbering: names and terms in order of first use over the sorted documents.
+  // Canonical numbering: kinds and sessions in order of first use over the sorted documents.
   constexpr uint32_t kUnset = 0xFFFFFFFFu;
   std::vector<uint32_t> kindMap(kinds_.names.size(), kUnset), sessionMap(sessions_.names.size(), kUnset),
-      termMap(terms_.size(), kUnset), docOrdinal(docs_.size(), kUnset);
-  std::vector<const std::string*> kindList, sessionList, termList;
+      docOrdinal(docs_.size(), kUnset);
+  std::vector<const std::string*> kindList, sessionList;
   for (uint32_t i = 0; i < order.size(); i++) {
     const Doc& d = docs_[order[i]];
     docOrdinal[order[i]] = i;
     if (kindMap[d.kind] == kUnset) kindMap[d.kind] = uint32_t(kindList.size()), kindList.push_back(kinds_.names[d.kind]);
     if (sessionMap[d.session] == kUnset)
       sessionMap[d.session] = uint32_t(sessionList.size()), sessionList.push_back(sessions_.names[d.session]);
-    for (const DocTerm& dt : d.terms)
-      if (termMap[dt.term] == kUnset) termMap[dt.term] = uint32_t(termList.size()), termList.push_back(terms_[dt.term].text);
   }
 
   std::vector<uint8_t> out(kHeaderBytes, 0);
@@ -55,25 +56,58 @@ std::vector<uint8_t> Index::Serialize() const {
   w.U32(options_.connectivity);
   w.U32(options_.expansionAdd);
   w.U32(options_.expansionSearch);
-  for (const auto* list : {&kindList, &sessionList, &termList}) {
+  for (const auto* list : {&kindList, &sessionList}) {
     w.U32(uint32_t(list->size()));
     for (const std::string* s : *list) w.Str(*s);
   }
   w.U32(uint32_t(order.size()));
   for (uint32_t doc : order) {
     const Doc& d = docs_[doc];
-    w.Str(d.id);
+    w.Str(Id(doc));
     w.U32(kindMap[d.kind]);
     w.U32(sessionMap[d.session]);
     w.F64(d.time);
-    w.U32(uint32_t(d.terms.size()));
-    for (const DocTerm& dt : d.terms) {
-      w.U32(termMap[dt.term]);
-      w.U32(dt.tf);
-    }
     w.U8(d.vector != kNoOwner ? 1 : 0);
     if (d.vector != kNoOwner) w.Bytes(store_.Raw(d.vector), store_.RawBytes());
   }
+
+  // Terms in byte order, each with its postings by document ordinal. Internal numbers follow
+  // insertion, not ids, so a list is re-sorted unless it already is (after a load it is).
+  std::vector<uint32_t> termOrder(terms_.size());
+  for (uint32_t t = 0; t < terms_.size(); t++) termOrder[t] = t;
+  std::sort(termOrder.begin(), termOrder.end(), [this](uint32_t a, uint32_t b) { return TermText(a) < TermText(b); });
+  const size_t countAt = w.size();
+  w.U32(0);
+  uint32_t written = 0;
+  std::vector<uint64_t> list;  // ordinal << 32 | tf
+  for (uint32_t t : termOrder) {
+    list.clear();
+    bool sorted = true;
+    ForEachPosting(t, [&](uint32_t doc, uint32_t tf) {
+      uint32_t ordinal = docOrdinal[doc];
+      if (ordinal == kUnset) return;  // a removed document
+      uint64_t entry = uint64_t(ordinal) << 32 | tf;
+      if (!list.empty() && entry < list.back()) sorted = false;
+      list.push_back(entry);
+    });
+    if (list.empty()) continue;
+    if (!sorted) std::sort(list.begin(), list.end());
+    w.Str(TermText(t));
+    w.U32(uint32_t(list.size()));
+    const size_t bytesAt = w.size();
+    w.U32(0);
+    int64_t prev = -1;
+    for (uint64_t entry : list) {
+      uint8_t buf[kMaxPostingBytes];
+      uint32_t ordinal = uint32_t(entry >> 32);
+      w.Bytes(buf, PutPosting(buf, prev, ordinal, uint32_t(entry)));
+      prev = ordinal;
+    }
+    w.PatchU32(bytesAt, uint32_t(w.size() - bytesAt - 4));
+    written++;
+  }
+  w.PatchU32(countAt, written);
+
   w.U8(graph_ ? 1 : 0);
   if (graph_) {
     // Graph keys are vector slots; they are written as references to documents (their ordinal)
@@ -181,16 +215,17 @@ std::unique_ptr<Index> Index::Load(const uint8_t* data, size_t len) {
 
   auto kinds = ReadNames(r, "kind", true);
   auto sessions = ReadNames(r, "session", true);
-  auto terms = ReadNames(r, "term", false);
 
   std::unique_ptr<Index> index(new Index(o));
   Index& x = *index;
   const size_t rawBytes = x.store_.RawBytes();
-  uint32_t docCount = r.Count(4 + 4 + 4 + 8 + 4 + 1, "document count");
-  std::vector<uint32_t> termIds(terms.size(), kNoOwner), kindIds(kinds.size(), kNoOwner),
-      sessionIds(sessions.size(), kNoOwner), stampOf(terms.size(), 0);
-  std::vector<uint32_t> ordinalDoc(docCount);
-  std::vector<DocTerm> docTerms;
+  uint32_t docCount = r.Count(4 + 4 + 4 + 8 + 1, "document count");
+  std::vector<uint32_t> kindIds(kinds.size(), kNoOwner), sessionIds(sessions.size(), kNoOwner);
+  x.docs_.reserve(docCount);
+  x.idEnd_.reserve(docCount);
+  x.idTable_.Reserve(docCount);
+  x.store_.Reserve(rawBytes ? std::min<size_t>(docCount, r.left() / rawBytes) : 0);
+  // Document numbers are ordinals, which is what the postings below refer to.
   for (uint32_t i = 0; i < docCount; i++) {
     std::string_view id = r.Str("document id");
     if (id.empty() || !ValidUtf8(id)) throw Error("cannot load: invalid document id");
@@ -199,21 +234,11 @@ std::unique_ptr<Index> Index::Load(const uint8_t* data, size_t len) {
     if (kind >= kinds.size() || session >= sessions.size()) r.Fail("document kind or session");
     double time = r.F64("document time");
     if (!std::isfinite(time)) throw Error("cannot load: non-finite document time");
-    uint32_t n = r.Count(8, "document terms");
-    docTerms.clear();
-    for (uint32_t j = 0; j < n; j++) {
-      uint32_t t = r.U32("document term"), tf = r.U32("document term");
-      if (t >= terms.size() || tf == 0 || stampOf[t] == i + 1) r.Fail("document term");
-      stampOf[t] = i + 1;
-      if (termIds[t] == kNoOwner) termIds[t] = x.InternTerm(terms[t]);
-      docTerms.push_back({termIds[t], tf});
-    }
     if (kindIds[kind] == kNoOwner) kindIds[kind] = x.kinds_.Intern(std::string(kinds[kind]));
     else x.kinds_.refs[kindIds[kind]]++;
     if (sessionIds[session] == kNoOwner) sessionIds[session] = x.sessions_.Intern(std::string(sessions[session]));
     else x.sessions_.refs[sessionIds[session]]++;
-    uint32_t doc = x.InsertSplit(std::string(id), docTerms, kindIds[kind], sessionIds[session], time);
-    ordinalDoc[i] = doc;
+    uint32_t doc = x.AppendDoc(id, kindIds[kind], sessionIds[session], time);
     uint8_t hasVector = r.U8("document vector flag");
     if (hasVector > 1) r.Fail("document vector flag");
     if (hasVector) {
@@ -224,7 +249,58 @@ std::unique_ptr<Index> Index::Load(const uint8_t* data, size_t len) {
       x.liveVectors_++;
     }
   }
-  // A term in the dictionary that no document uses is dropped, not an error.
+
+  x.idBytes_.shrink_to_fit();
+
+  // Terms, each with its postings: validated entry by entry (a damaged list must not reach the
+  // decoder, which trusts its input), then copied as they are into one exactly sized arena.
+  uint32_t termCount = r.Count(4 + 1 + 4 + 4 + 1, "term count");
+  std::vector<uint64_t> lengths(docCount, 0);
+  std::vector<std::pair<const uint8_t*, uint32_t>> lists(termCount);
+  size_t listBytes = 0;
+  x.terms_.reserve(termCount);
+  x.termEnd_.reserve(termCount);
+  x.termTable_.Reserve(termCount);
+  for (uint32_t i = 0; i < termCount; i++) {
+    std::string_view text = r.Str("term");
+    if (!ValidUtf8(text)) throw Error("cannot load: invalid UTF-8 in term");
+    if (text.empty()) throw Error("cannot load: empty term");
+    if (x.FindTerm(text) != kNone) throw Error("cannot load: duplicate term");
+    uint32_t df = r.Count(1, "term postings");
+    uint32_t bytes = r.U32("term postings");
+    if (df == 0 || bytes > r.left()) r.Fail("term postings");
+    const uint8_t* start = r.here();
+    int64_t prev = -1;
+    for (uint32_t j = 0; j < df; j++) {
+      uint64_t v = r.Varint("term postings");
+      uint64_t doc = uint64_t(prev + 1) + (v >> 1) - 1;
+      if ((v >> 1) == 0 || doc >= docCount) r.Fail("term postings");
+      uint64_t tf = 1;
+      if (v & 1) {
+        tf = r.Varint("term postings");
+        if (tf < 2 || tf > 0xFFFFFFFFu) r.Fail("term postings");
+      }
+      lengths[doc] += tf;
+      if (lengths[doc] > 0xFFFFFFFFu) r.Fail("term postings");
+      prev = int64_t(doc);
+    }
+    if (size_t(r.here() - start) != bytes) r.Fail("term postings");
+    uint32_t t = x.InternTerm(text);
+    x.terms_[t].count = df;
+    lists[t] = {start, bytes};
+    listBytes += bytes;
+  }
+  x.compact_.reserve(listBytes);
+  x.compactEnd_.reserve(termCount);
+  for (const auto& list : lists) {
+    x.compact_.insert(x.compact_.end(), list.first, list.first + list.second);
+    x.compactEnd_.push_back(Offset32(x.compact_.size()));
+  }
+  for (uint32_t d = 0; d < docCount; d++) {
+    x.docs_[d].length = uint32_t(lengths[d]);
+    x.totalLength_ += lengths[d];
+  }
+
   uint8_t hasGraph = r.U8("graph flag");
   if (hasGraph > 1) r.Fail("graph flag");
   if (hasGraph) {
@@ -249,7 +325,7 @@ std::unique_ptr<Index> Index::Load(const uint8_t* data, size_t len) {
     std::vector<uint8_t> used(size_t(docCount) + tombCount, 0);
     for (uint32_t g = 0; g < nodes; g++) {
       uint32_t ref = refs[g];
-      uint32_t slot = ref < docCount ? x.docs_[ordinalDoc[ref]].vector : ref - docCount < tombCount ? tombSlots[ref - docCount] : kNoOwner;
+      uint32_t slot = ref < docCount ? x.docs_[ref].vector : ref - docCount < tombCount ? tombSlots[ref - docCount] : kNoOwner;
       if (slot == kNoOwner || used[ref]) throw Error("cannot load: HNSW graph is corrupt (node references)");
       used[ref] = 1;
       slotOf[g] = slot;

@@ -4,6 +4,7 @@
 // identical to the TypeScript reference.
 #include "ranking_vectors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -152,6 +153,7 @@ void VectorStore::Reset(uint32_t dims, Quantization q) {
   norm_.clear();
   owner_.clear();
   free_.clear();
+  quantized_.clear();
 }
 
 void VectorStore::ComputeNorm(uint32_t slot) {
@@ -187,16 +189,53 @@ uint32_t VectorStore::AllocateRaw(const void* raw, uint32_t doc) {
   return slot;
 }
 
+void VectorStore::Reserve(size_t more) {
+  if (more <= free_.size()) return;
+  size_t slots = owner_.size() + more - free_.size();
+  if (slots <= owner_.capacity()) return;
+  slots = std::max(slots, owner_.capacity() * 2);  // small batches still grow geometrically
+  owner_.reserve(slots);
+  norm_.reserve(slots);
+  if (q_ == Quantization::F32) f32_.reserve(slots * stride_);
+  else i8_.reserve(slots * stride_);
+}
+
 uint32_t VectorStore::Allocate(const float* v, uint32_t doc) {
   if (q_ == Quantization::F32) return AllocateRaw(v, doc);
-  std::vector<int8_t> q(dims_);
-  QuantizeI8(v, dims_, q.data());
-  return AllocateRaw(q.data(), doc);
+  quantized_.resize(dims_);
+  QuantizeI8(v, dims_, quantized_.data());
+  return AllocateRaw(quantized_.data(), doc);
 }
 
 void VectorStore::Free(uint32_t slot) {
   owner_[slot] = kNoOwner;
   free_.push_back(slot);
+}
+
+std::vector<uint32_t> VectorStore::Compact() {
+  std::vector<uint32_t> moved(owner_.size(), kNoOwner);
+  uint32_t to = 0;
+  for (uint32_t from = 0; from < owner_.size(); from++) {
+    if (owner_[from] == kNoOwner) continue;
+    if (to != from) {
+      owner_[to] = owner_[from];
+      norm_[to] = norm_[from];
+      if (q_ == Quantization::F32) std::memmove(&f32_[to * stride_], &f32_[from * stride_], stride_ * sizeof(float));
+      else std::memmove(&i8_[to * stride_], &i8_[from * stride_], stride_);
+    }
+    moved[from] = to++;
+  }
+  owner_.resize(to);
+  norm_.resize(to);
+  free_.clear();
+  if (q_ == Quantization::F32) f32_.resize(to * stride_);
+  else i8_.resize(to * stride_);
+  owner_.shrink_to_fit();
+  norm_.shrink_to_fit();
+  f32_.shrink_to_fit();
+  i8_.shrink_to_fit();
+  free_.shrink_to_fit();
+  return moved;
 }
 
 void VectorStore::Prepare(const float* v, PreparedVector& out) const {

@@ -37,9 +37,16 @@ class VectorStore {
   uint32_t owner(uint32_t slot) const { return owner_[slot]; }
   void set_owner(uint32_t slot, uint32_t doc) { owner_[slot] = doc; }
 
+  // Room for `more` vectors, so that a large batch grows the rows once, to the size it needs,
+  // instead of doubling (a doubling copies the rows and may leave half the capacity unused).
+  void Reserve(size_t more);
   // Copies (or quantizes) v; reuses a free slot when there is one.
   uint32_t Allocate(const float* v, uint32_t doc);
   void Free(uint32_t slot);
+  size_t free_slots() const { return free_.size(); }
+  // Moves the vectors down over the free slots and gives the memory back; returns each old
+  // slot's new slot (kNoOwner for a free one). Slots are HNSW keys: only without a graph.
+  std::vector<uint32_t> Compact();
   void Prepare(const float* v, PreparedVector& out) const;
   double Cosine(const PreparedVector& q, uint32_t slot) const;
   double Cosine(uint32_t a, uint32_t b) const;
@@ -61,6 +68,7 @@ class VectorStore {
   std::vector<double> norm_;
   std::vector<uint32_t> owner_;
   std::vector<uint32_t> free_;
+  std::vector<int8_t> quantized_;  // scratch for Allocate
 };
 
 }  // namespace ranking

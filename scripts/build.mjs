@@ -5,7 +5,7 @@
 import { build } from 'esbuild';
 import { cpSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -14,45 +14,126 @@ const lazyLoaderPath = join(root, 'src', 'lazy-chunk.ts');
 /** The dashboard's static files (src/channels/http/dashboard.ts serves them), copied as they are. */
 export const dashboardDir = join(root, 'src', 'channels', 'http', 'dashboard');
 
+const srcDir = join(root, 'src');
+const srcFile = (p) => join(srcDir, ...p.split('/'));
+/** How the bundle, the chunks and src/lazy-chunk.ts name a module of src/: 'src/log.ts'. */
+const srcKey = (abs) => relative(root, abs).split(sep).join('/');
+/** A chunk's require() of a module the main bundle holds (src/lazy-chunk.ts answers it). */
+const HOST_PREFIX = 'pinclaw-host:';
+/** The generated module that hands the bundle's modules to src/lazy-chunk.ts. */
+const REGISTRY = 'pinclaw:host-modules';
+
 /**
- * Lazy chunks (see src/lazy-chunk.ts): what the bundle's dynamic import() of `specifier` becomes, and
- * the entry each chunk is built from. Code an idle gateway never runs belongs here: every KiB in the
- * main bundle costs idle memory. A chunk must be a leaf (no src/ module besides its entry).
+ * Lazy chunks (see src/lazy-chunk.ts). Code an idle gateway never runs belongs here: every KiB in the
+ * main bundle costs idle memory. A dynamic import() of one of a chunk's `entries` (a package name or
+ * a file of src/), in the bundle or in another chunk, becomes loadLazyChunk(name)[entry]; a static
+ * import of an entry is a build error. A chunk holds its entries and whatever they import, except:
+ * - a module of src/ that the main bundle holds: taken from the bundle at run time (one instance per
+ *   process, so the logger, the errors, the store and the native loader are shared); the bundle
+ *   registers exactly those, as the chunks' builds ask for them;
+ * - another chunk's entry: reached through that chunk.
+ * A module of src/ that the main bundle does not hold may be in one chunk only: two chunks would each
+ * have their own copy with its own state, so that is a build error (import it from the bundle, or
+ * keep it to one chunk). A module of src/ that only a chunk uses must not be imported by the bundle
+ * just to share it: that makes it part of what an idle gateway holds. Likewise what a chunk takes
+ * from the bundle must be code the bundle has anyway: a module whose exports the bundle mostly
+ * tree-shakes would grow by what the chunk uses, and the build refuses more than a little of that
+ * (REGISTRY_GROWTH_LIMIT). Such a module may be listed in the chunk's `copies` (as 'src/...'): the
+ * chunk then holds its own copy, which is right only for a module that keeps no state.
  */
 export const lazyChunks = [
-  { name: 'undici', specifier: 'undici', entry: 'undici' },
-  { name: 'anthropic-sdk', specifier: '@anthropic-ai/sdk', entry: '@anthropic-ai/sdk' },
-  { name: 'html', specifier: join(root, 'src', 'tools', 'web', 'html.ts'), entry: join(root, 'src', 'tools', 'web', 'html.ts') },
+  { name: 'undici', entries: ['undici'] },
+  { name: 'anthropic-sdk', entries: ['@anthropic-ai/sdk'] },
+  { name: 'html', entries: [srcFile('tools/web/html.ts')] },
   // Telegram's Markdown renderer (marked): loaded with the first Telegram reply.
-  { name: 'telegram-format', specifier: join(root, 'src', 'channels', 'telegram', 'format.ts'), entry: join(root, 'src', 'channels', 'telegram', 'format.ts') },
+  { name: 'telegram-format', entries: [srcFile('channels/telegram/format.ts')] },
+  // The Telegram channel: loaded by a gateway that has a token.
+  { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts')] },
+  // The memory's implementation (src/memory/holder.ts opens it on first use) and its export/import.
+  {
+    name: 'memory',
+    entries: [srcFile('memory/memory.ts'), srcFile('memory/embedders/index.ts'), srcFile('memory/transfer.ts')],
+    // The ranking index: the bundle holds a sliver of these (the doctor's self-test of the addon),
+    // the memory all of them. They keep no state but a CRC table cache (the addon itself is loaded
+    // once, by the bundle's loader); taken from the bundle they would add ~20 KB to it.
+    copies: ['ranking.ts', 'ranking-reference.ts', 'ranking-reference-codec.ts', 'ranking-input.ts', 'ranking-codec.ts', 'ranking-vectors.ts', 'ranking-text.ts'].map((f) => `src/native/${f}`),
+  },
+  // `pinclaw memory ...`
+  { name: 'memory-cli', entries: [srcFile('cli/memory-command.ts')] },
 ];
 
-const lazyShim = {
-  name: 'pinclaw-lazy-chunks',
-  setup(b) {
-    const bySpecifier = new Map(lazyChunks.filter((c) => !c.specifier.startsWith('/')).map((c) => [c.specifier, c]));
-    const byPath = new Map(lazyChunks.filter((c) => c.specifier.startsWith('/')).map((c) => [c.specifier, c]));
-    b.onResolve({ filter: /.*/ }, (args) => {
-      if (args.namespace !== 'file' || args.importer === '' || args.path.startsWith('node:')) return undefined;
-      let chunk = bySpecifier.get(args.path);
-      if (!chunk && args.path.startsWith('.')) {
-        const abs = join(args.resolveDir, args.path).replace(/\.js$/, '.ts');
-        chunk = byPath.get(abs);
-      }
-      if (!chunk) return undefined;
-      // A static import would evaluate the chunk when the importing module starts, which defeats it.
-      if (args.kind !== 'dynamic-import') {
-        return { errors: [{ text: `${args.importer} imports ${args.path} statically; it is the lazy chunk '${chunk.name}': use await import() (a type-only import is fine)` }] };
-      }
-      return { path: chunk.name, namespace: 'pinclaw-lazy' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy' }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(lazyLoaderPath)}).loadLazyChunk(${JSON.stringify(args.path)});`,
-      loader: 'js',
-      resolveDir: root,
-    }));
-  },
-};
+/** The name of an entry in its chunk's exports and in the import that stands for it. */
+const entryKey = (entry) => (entry.startsWith('/') ? srcKey(entry) : entry);
+
+/**
+ * Turns a dynamic import() of another chunk's entry into a load of that chunk. `registry`: in the
+ * main bundle, the modules to register before the first chunk runs (null in a chunk's build, where
+ * src/lazy-chunk.ts is itself taken from the bundle).
+ */
+function lazyShim(self, registry) {
+  const byEntry = new Map(lazyChunks.filter((c) => c !== self).flatMap((c) => c.entries.map((e) => [e, c])));
+  return {
+    name: 'pinclaw-lazy-chunks',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, (args) => {
+        if (args.namespace !== 'file' || args.importer === '' || args.path.startsWith('node:')) return undefined;
+        const entry = args.path.startsWith('.') ? join(args.resolveDir, args.path).replace(/\.js$/, '.ts') : args.path;
+        const chunk = byEntry.get(entry);
+        if (!chunk) return undefined;
+        // A static import would evaluate the chunk when the importing module starts, which defeats it.
+        if (args.kind !== 'dynamic-import') {
+          return { errors: [{ text: `${args.importer} imports ${args.path} statically; it is in the lazy chunk '${chunk.name}': use await import() (a type-only import is fine)` }] };
+        }
+        return { path: entryKey(entry), namespace: 'pinclaw-lazy', pluginData: chunk.name };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy' }, (args) => ({
+        // The registration first: the chunk's require() of a bundle module is answered from it.
+        contents: `${registry ? `require(${JSON.stringify(REGISTRY)});\n` : ''}module.exports = require(${JSON.stringify(lazyLoaderPath)}).loadLazyChunk(${JSON.stringify(args.pluginData)})[${JSON.stringify(args.path)}];`,
+        loader: 'js',
+        resolveDir: root,
+      }));
+      if (!registry) return;
+      b.onResolve({ filter: /^pinclaw:host-modules$/ }, () => ({ path: REGISTRY, namespace: 'pinclaw-registry' }));
+      // Evaluated with the first chunk, not at start: `import * as` of modules the bundle holds
+      // anyway adds no module to it (the build checks), only their namespace objects and exports
+      // the bundle itself does not use (the build limits those, see REGISTRY_GROWTH_LIMIT).
+      b.onLoad({ filter: /.*/, namespace: 'pinclaw-registry' }, () => {
+        const lines = [
+          `import { registerHostModules } from ${JSON.stringify(lazyLoaderPath)};`,
+          ...registry.map((key, i) => `import * as m${i} from ${JSON.stringify(join(root, key))};`),
+          `registerHostModules({\n${registry.map((key, i) => `  ${JSON.stringify(key)}: m${i},`).join('\n')}\n});`,
+        ];
+        return { contents: lines.join('\n'), loader: 'js', resolveDir: root };
+      });
+    },
+  };
+}
+
+/**
+ * In a chunk's build: a module of src/ that the bundle holds (`host`) is required from it, and `used`
+ * collects it.
+ */
+function hostShim(host, used) {
+  const again = Symbol('resolving');
+  return {
+    name: 'pinclaw-host-modules',
+    setup(b) {
+      // Modules of src/ are imported by relative paths from src/, or by absolute paths from the
+      // build's generated modules; a package's own imports are left alone (and resolved faster).
+      b.onResolve({ filter: /^[./]/ }, async (args) => {
+        if (args.pluginData === again || !args.resolveDir || (args.namespace === 'file' && !args.importer.startsWith(srcDir + sep))) return undefined;
+        const r = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: again });
+        if (r.errors.length || r.external || r.namespace !== 'file' || !host.has(srcKey(r.path))) return undefined;
+        used.add(srcKey(r.path));
+        return { path: srcKey(r.path), namespace: 'pinclaw-host' };
+      });
+      // A module, not a bare external, so that a static import, a require() and an import() of a
+      // bundle module all come out as a require() that src/lazy-chunk.ts answers.
+      b.onLoad({ filter: /.*/, namespace: 'pinclaw-host' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(HOST_PREFIX + args.path)});`, loader: 'js' }));
+      b.onResolve({ filter: /^pinclaw-host:/ }, (args) => ({ path: args.path, external: true }));
+    },
+  };
+}
 
 const common = (version) => ({
   bundle: true,
@@ -62,31 +143,80 @@ const common = (version) => ({
   minify: true,
   legalComments: 'none',
   logLevel: 'warning',
+  // The metafile's input paths (src/...) are relative to it, whatever the caller's directory.
+  absWorkingDir: root,
   // usearch's never-taken `require(__dirname + ...)` hints for other bundlers are harmless here.
   logOverride: { 'unsupported-require-call': 'silent' },
   define: { __PINCLAW_VERSION__: JSON.stringify(version) },
 });
 
-/** Builds the chunks next to the bundle; refuses a chunk that is not a leaf. */
-async function buildChunks(dir, version) {
+/** The modules of src/ in a build, by srcKey. */
+const srcInputs = (metafile) => Object.keys(metafile.inputs).filter((f) => f.startsWith('src/'));
+/** Bytes each input contributes to a build's one output. */
+const outputBytes = (metafile) => Object.fromEntries(Object.entries(Object.values(metafile.outputs)[0].inputs).map(([f, i]) => [f, i.bytesInOutput]));
+
+/**
+ * Builds the chunks next to the bundle, each taking the modules of src/ in `host` (the main bundle's)
+ * from the bundle. Returns the chunks and the bundle modules they use, which the bundle must register.
+ * Refuses a module of src/ outside the bundle that two chunks would each hold.
+ */
+async function buildChunks(dir, version, host) {
   mkdirSync(dir, { recursive: true });
-  const out = [];
+  const resolveFrom = createRequire(join(root, 'package.json'));
   for (const c of lazyChunks) {
+    const stray = (c.copies ?? []).filter((f) => !host.has(f));
+    if (stray.length) throw new Error(`the lazy chunk '${c.name}' lists ${stray.join(', ')} in copies, but the main bundle does not hold it: remove it from copies (it is the chunk's own module anyway)`);
+  }
+  const built = await Promise.all(lazyChunks.map(async (c) => {
     const file = join(dir, `${c.name}.cjs`);
+    const copies = new Set(c.copies ?? []);
+    const shared = new Set([...host].filter((f) => !copies.has(f)));
+    const used = new Set();
+    // Each entry is evaluated when first asked for, so a chunk of several runs only what is used;
+    // kept, so that every import() of an entry sees one module object.
+    const stdin = {
+      contents: [
+        ...c.entries.map((_, i) => `let e${i};`),
+        `module.exports = {`,
+        ...c.entries.map((e, i) => `  get ${JSON.stringify(entryKey(e))}() { return (e${i} ??= require(${JSON.stringify(e.startsWith('/') ? e : resolveFrom.resolve(e))})); },`),
+        `};`,
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: root,
+      sourcefile: `lazy-chunk:${c.name}`,
+    };
     const r = await build({
       ...common(version),
-      entryPoints: [c.entry.startsWith('/') ? c.entry : createRequire(join(root, 'package.json')).resolve(c.entry)],
+      stdin,
       outfile: file,
       metafile: true,
       banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
       define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
+      plugins: [lazyShim(c, null), hostShim(shared, used), nativeShim],
     });
-    const own = Object.keys(r.metafile.inputs).filter((f) => f.startsWith('src/') && join(root, f) !== c.entry);
-    if (own.length) throw new Error(`the lazy chunk '${c.name}' is not a leaf: it holds ${own.join(', ')}, which the main bundle may hold too`);
-    out.push({ name: c.name, file });
+    const own = srcInputs(r.metafile).filter((f) => !c.entries.includes(join(root, f)) && !copies.has(f));
+    const doubled = own.filter((f) => host.has(f));
+    if (doubled.length) throw new Error(`the lazy chunk '${c.name}' holds ${doubled.join(', ')}, which the main bundle holds too (imported in a way the build did not map)`);
+    return { name: c.name, file, own, used };
+  }));
+  const owner = new Map();
+  for (const c of built) {
+    for (const f of c.own) {
+      if (owner.has(f)) throw new Error(`${f} is in the lazy chunks '${owner.get(f)}' and '${c.name}' and not in the main bundle: each would have its own copy with its own state. Import it from the bundle (a module the bundle evaluates anyway) or from one chunk only`);
+      owner.set(f, c.name);
+    }
   }
-  return out;
+  const registry = [...new Set(built.flatMap((c) => [...c.used]))].sort();
+  return { chunks: built.map(({ name, file }) => ({ name, file })), registry };
 }
+
+/**
+ * What registering the chunks' modules may add to the bundle's own code: the namespace objects of
+ * the shared modules (~100 bytes each), the exports only chunks use (store/pairing's claimPrompt for
+ * Telegram) and the minifier's renaming, ~2.8 KB in all at present. Far more means a chunk uses much
+ * of a module the bundle barely holds (tree-shaken from the bundle): see `copies` in lazyChunks.
+ */
+const REGISTRY_GROWTH_LIMIT = 6144;
 
 // Which addon a package's loader call stands for, by the path of the file that makes the call.
 const owners = [
@@ -128,21 +258,36 @@ module.exports.default = module.exports;`,
 export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quiet = false } = {}) {
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   const started = Date.now();
-  await build({
+  const main = (registry, write) => build({
     ...common(version),
     entryPoints: [join(root, 'src', 'main.ts')],
     outfile,
+    write,
+    metafile: true,
     banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
     define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
-    plugins: [lazyShim, nativeShim],
+    plugins: [lazyShim(null, registry), nativeShim],
   });
-  const chunks = await buildChunks(join(dirname(outfile), 'lazy'), version);
+  // Three steps: which modules of src/ the bundle holds decides what the chunks take from it, and
+  // what they take decides what the bundle registers for them.
+  const before = (await main([], false)).metafile;
+  const host = new Set(srcInputs(before));
+  const { chunks, registry } = await buildChunks(join(dirname(outfile), 'lazy'), version, host);
+  const after = (await main(registry, true)).metafile;
+  const added = srcInputs(after).filter((f) => !host.has(f));
+  if (added.length) throw new Error(`registering the modules the lazy chunks use added ${added.join(', ')} to the bundle`);
+  const [was, is] = [outputBytes(before), outputBytes(after)];
+  const grown = Object.keys(is).filter((f) => !f.startsWith('pinclaw-') && is[f] > (was[f] ?? 0)).map((f) => ({ f, by: is[f] - (was[f] ?? 0) })).sort((x, y) => y.by - x.by);
+  const growth = grown.reduce((n, g) => n + g.by, 0);
+  if (growth > REGISTRY_GROWTH_LIMIT) {
+    throw new Error(`what the lazy chunks take from the bundle adds ${growth} bytes of code to it (${grown.slice(0, 8).map((g) => `${g.f} +${g.by}`).join(', ')}): that code is only the chunks'. List such modules in the chunk's copies if they keep no state (see lazyChunks), or import them differently`);
+  }
   // Next to the bundle, where dashboard.ts looks; cleared first so a file deleted from the source does not linger.
   rmSync(join(dirname(outfile), 'dashboard'), { recursive: true, force: true });
   cpSync(dashboardDir, join(dirname(outfile), 'dashboard'), { recursive: true });
   if (!quiet) {
     const kb = (f) => `${(statSync(f).size / 1024).toFixed(0)} KiB`;
-    console.error(`bundle: ${outfile} (${kb(outfile)}) in ${Date.now() - started} ms; lazy chunks: ${chunks.map((c) => `${c.name} ${kb(c.file)}`).join(', ')}`);
+    console.error(`bundle: ${outfile} (${kb(outfile)}) in ${Date.now() - started} ms; lazy chunks: ${chunks.map((c) => `${c.name} ${kb(c.file)}`).join(', ')}; ${registry.length} bundle modules shared with them (+${growth} B)`);
   }
   return { outfile, chunks };
 }

@@ -1,11 +1,23 @@
-// Code an idle gateway never runs (the Anthropic SDK, undici, the HTML parser) is not part of the
-// main bundle: every KiB there is parsed and held at start whether or not it is used (measured, see
-// bench/README.md). scripts/build.mjs builds each such package as its own CommonJS file, a "lazy
-// chunk": next to the bundle as dist/lazy/<name>.cjs, and inside the single executable as the asset
-// lazy/<name>.cjs. The bundle reaches a chunk only through a dynamic import(), which the build turns
-// into a call of loadLazyChunk, so the chunk is read and evaluated on first use. A chunk is a leaf:
-// it holds no module of src/ other than its own entry, so no state is ever duplicated between the
-// bundle and a chunk (the build checks this). Under tsx and tap the import() is an ordinary import.
+// Code an idle gateway never runs (the Anthropic SDK, undici, the HTML parser, the Telegram channel,
+// the memory) is not part of the main bundle: every KiB there is parsed and held at start whether or
+// not it is used (measured, see bench/README.md). scripts/build.mjs builds each such piece as its own
+// CommonJS file, a "lazy chunk": next to the bundle as dist/lazy/<name>.cjs, and inside the single
+// executable as the asset lazy/<name>.cjs. The bundle reaches a chunk only through a dynamic import()
+// of one of its entries, which the build turns into a call of loadLazyChunk, so the chunk is read and
+// evaluated on first use; a chunk's own import() of another chunk's entry goes the same way.
+//
+// A module of src/ exists once per process. A chunk may import modules of src/ that the main bundle
+// holds (the logger, the errors, the store, the native loader...): those are not compiled into the
+// chunk but become require('pinclaw-host:src/<file>') calls, answered here with the bundle's own
+// instances, so the logger's level and redactor, the native loader's cache and the classes behind
+// instanceof are the same on both sides. The bundle registers exactly the modules its chunks ask
+// for (the build computes the list and generates the registration, evaluated with the first chunk).
+// A module of src/ that the bundle does not hold is compiled into the one chunk that uses it; two
+// chunks sharing such a module is a build error (each would have its own copy). The one exception
+// is explicit: a module without state that the bundle holds only a sliver of (its other exports
+// tree-shaken) may be listed as a chunk's own copy, so that the bundle does not grow by it (see
+// lazyChunks in scripts/build.mjs). Under tsx and tap none of this happens: the import() is an
+// ordinary import.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -13,7 +25,17 @@ import { fileURLToPath } from 'node:url';
 import { compileFunction } from 'node:vm';
 import { isSea, seaTextAsset } from './native/sea.js';
 
+/** The prefix of a chunk's require() of a bundle module (scripts/build.mjs writes the same). */
+const HOST_PREFIX = 'pinclaw-host:';
+
 const loaded = new Map<string, unknown>();
+/** 'src/log.ts' → the bundle's module namespace of src/log.ts; set by the build's generated code. */
+let hostModules: Readonly<Record<string, object>> = {};
+
+/** Called once by the registration scripts/build.mjs generates into the bundle; nothing else calls it. */
+export function registerHostModules(modules: Readonly<Record<string, object>>): void {
+  hostModules = modules;
+}
 
 function source(name: string): { code: string; filename: string } {
   if (isSea()) return { code: seaTextAsset(`lazy/${name}.cjs`), filename: `${process.execPath}/lazy/${name}.cjs` };
@@ -25,15 +47,29 @@ function source(name: string): { code: string; filename: string } {
   }
 }
 
-/** The module.exports of a chunk, evaluated once. Throws when the chunk is missing. */
+/** The require a chunk sees: the bundle's modules by their src/ path, Node's built-in modules otherwise. */
+function chunkRequire(name: string, filename: string): NodeJS.Require {
+  // Relative to the chunk: besides the bundle's modules, chunks need only Node's built-in modules.
+  const nodeRequire = createRequire(filename);
+  const req = (id: string): unknown => {
+    if (!id.startsWith(HOST_PREFIX)) return nodeRequire(id);
+    const key = id.slice(HOST_PREFIX.length);
+    const m = hostModules[key];
+    // A bundle and chunks from different builds: the chunk would otherwise fail later and obscurely.
+    if (m === undefined) throw new Error(`the lazy chunk ${name} needs ${key}, which this bundle does not provide: rebuild with npm run build`);
+    return m;
+  };
+  // resolve, cache, main, extensions: for package code in a chunk that looks at them.
+  return Object.assign(req, nodeRequire);
+}
+
+/** The module.exports of a chunk (its entries by name), evaluated once. Throws when the chunk is missing. */
 export function loadLazyChunk(name: string): unknown {
   if (loaded.has(name)) return loaded.get(name);
   const { code, filename } = source(name);
   const module = { exports: {} as unknown };
-  // Chunks need only Node's built-in modules; a require relative to the chunk resolves those.
-  const req = createRequire(filename);
   const fn = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename });
-  fn(module.exports, req, module, filename, dirname(filename));
+  fn(module.exports, chunkRequire(name, filename), module, filename, dirname(filename));
   loaded.set(name, module.exports);
   return module.exports;
 }

@@ -113,7 +113,7 @@ t.test('gateway: POST /api/chat (JSON and SSE), and a crash mid-turn answered on
   const sse = await fetch(`${url}/api/chat`, { method: 'POST', headers: { ...auth, accept: 'text/event-stream' }, body: JSON.stringify({ session: 'web', text: 'stream it' }) });
   const body = await sse.text();
   t.match(body, /event: turn_start\n/);
-  t.match(body, /event: text_delta\ndata: \{"sessionKey":"web","text":"/);
+  t.match(body, /event: text_delta\ndata: \{"type":"text_delta","text":"[^"]*","sessionKey":"web"\}/, "the loop's event plus the session, named by its type");
   t.match(body, /event: reply\ndata: \{"reply":"echo: stream it","kind":"reply"\}/);
 
   srv.enqueue(stall);

@@ -165,8 +165,8 @@ t.test('the bundle reads global flags the same way', async (t) => {
 
 t.test('commands of later capabilities say so and exit 1', async (t) => {
   const c = capture();
-  t.equal(await main(['memory', 'search'], c.io), 1);
-  t.match(c.err.join('\n'), /pinclaw memory: not available yet in this version \(arrives with the memory capability\)/);
+  t.equal(await main(['cron', 'list'], c.io), 1);
+  t.match(c.err.join('\n'), /pinclaw cron: not available yet in this version \(arrives with the scheduler\)/);
 });
 
 t.test('the bundle: --version and --help touch neither the home directory nor the addon', async (t) => {

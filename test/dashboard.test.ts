@@ -26,8 +26,10 @@ async function gateway(t: Test, config: Record<string, unknown> = {}) {
   const srv = await startAnthropicServer(textReply('unused'));
   t.teardown(() => srv.close());
   const home = tempDir();
-  mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, 'config.json'), JSON.stringify({ gateway: { token: TOKEN }, ...config }));
+  mkdirSync(join(home, 'workspace'), { recursive: true });
+  // Keyword-only memory keeps these tests independent of the embedder (test/memory*.test.ts cover those).
+  writeFileSync(join(home, 'workspace', 'MEMORY.md'), '# Household\n\nLunch is at noon on Sundays.\n');
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ gateway: { token: TOKEN }, memory: { embedder: 'none' }, ...config }));
   const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url }) });
   const url = (await gw.waitFor(/listening on (http:\/\/\S+)/))[1]!;
   t.teardown(async () => {
@@ -190,9 +192,10 @@ t.test('the dashboard read routes', async (t) => {
   t.equal((await get('/api/audit?limit=zero')).status, 400);
   const board = (await (await get('/api/board')).json()) as { board: unknown; reason?: string };
   t.ok(board.board === null ? board.reason === 'no hardware' : typeof board.board === 'object', 'the board, or why there is none');
-  const memory = await get('/api/memory/search?q=anything');
-  t.equal(memory.status, 501);
-  t.same(await memory.json(), { error: 'memory search is not available in this build yet' });
+  const memory = await get('/api/memory/search?q=lunch%20sunday');
+  t.equal(memory.status, 200);
+  t.match(await memory.json(), { results: [{ text: /Lunch is at noon on Sundays/, citation: 'MEMORY.md:1-3' }] }, 'MEMORY.md is searched, with its citation');
+  t.equal((await get('/api/memory/search?q=')).status, 400);
 });
 
 t.test('in-process: dashboard files from the source tree, the bad-token hook, session expiry', async (t) => {
@@ -248,8 +251,8 @@ t.test('in Chromium: log in, chat, confirm, events, sessions, audit, memory, hea
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   t.teardown(() => browser.close());
   const problems: string[] = [];
-  // Chromium logs every 4xx/5xx fetch as an error; the wrong token's 401 and memory's 501 are expected.
-  const expected = /^Failed to load resource: the server responded with a status of (401|501)/;
+  // Chromium logs every 4xx/5xx fetch as an error; the wrong token's 401 is expected.
+  const expected = /^Failed to load resource: the server responded with a status of 401/;
   const watch = (page: import('playwright-core').Page) => {
     page.on('console', (m) => void ((m.type() === 'error' || m.type() === 'warning') && !expected.test(m.text()) ? problems.push(`console ${m.type()}: ${m.text()}`) : undefined));
     page.on('pageerror', (e) => void problems.push(`page error: ${e.message}`));
@@ -302,7 +305,7 @@ t.test('in Chromium: log in, chat, confirm, events, sessions, audit, memory, hea
   await page.click('.tabs button[data-tab=memory]');
   await page.fill('#memory-q', 'noon');
   await page.press('#memory-q', 'Enter');
-  await page.locator('#memory-note', { hasText: 'memory search is not available in this build yet' }).waitFor();
+  await page.locator('#memory-results li', { hasText: '[MEMORY.md:1-3] # Household Lunch is at noon on Sundays.' }).waitFor();
 
   await page.click('.tabs button[data-tab=board]');
   await page.locator('#board-view', { hasText: /\S/ }).waitFor();

@@ -287,6 +287,107 @@ for (const [label, options, seed, dims] of [
   });
 }
 
+t.test('one change at a time: chained postings, removed documents, compaction', async (t) => {
+  // The addon appends new postings to per-term chains and leaves a removed document's postings in
+  // place (skipped when read) until a compaction rewrites the index; single adds, removes and
+  // upserts cross those thresholds many times here. Above 4096 vectors the exact scan runs on
+  // several threads.
+  const dims = 8;
+  const w = world(41, dims);
+  const { native, ref } = pair({ dimensions: dims });
+  const ids: string[] = [];
+  let ok = 0;
+  let queries = 0;
+  const check = (label: string): void => {
+    queries++;
+    if (compareSearch(t, native, ref, randomQuery(w), label)) ok++;
+    if (native.stats().terms !== ref.stats().terms) t.fail(`${label}: ${native.stats().terms} terms vs ${ref.stats().terms}`);
+  };
+  for (let i = 0; i < 5000; i++) {
+    const d = randomDoc(w);
+    ids.push(d.id);
+    native.add(d);
+    ref.add(d);
+    if (i % 50 === 0) check(`add #${i}`);
+  }
+  let removed = 0;
+  for (let i = 0; i < 3000; i++) {
+    const id = ids[Math.floor(w.rnd() * ids.length)]!;
+    if (w.rnd() < 0.5) {
+      const gone = native.remove(id);
+      if (gone !== ref.remove(id)) t.fail(`remove ${id}`);
+      removed += gone ? 1 : 0;
+    } else {
+      const next = randomDoc(w, id);
+      native.upsert(next);
+      ref.upsert(next);
+    }
+    if (i % 50 === 0) check(`change #${i}`);
+    if (i % 500 === 0 && !native.serialize().equals(ref.serialize())) t.fail(`change #${i}: serialized forms differ`);
+  }
+  t.equal(ok, queries, `${queries} queries agree between single changes`);
+  t.equal(native.size(), ref.size(), `${native.size()} documents after ${removed} removes`);
+  t.ok(native.serialize().equals(ref.serialize()), 'serialized forms are byte-identical');
+
+  // Removing most documents gives their memory back (postings, ids, vector rows).
+  const before = native.stats().memoryBytes;
+  for (const id of ids.slice(0, 4500)) {
+    native.remove(id);
+    ref.remove(id);
+  }
+  const after = native.stats().memoryBytes;
+  t.ok(after < before / 3, `memory ${(before / 1024).toFixed(0)} KiB → ${(after / 1024).toFixed(0)} KiB after removing most documents`);
+  for (let i = 0; i < 30; i++) check(`after removing most #${i}`);
+  t.equal(ok, queries, 'and the rest still agree');
+  t.ok(native.serialize().equals(ref.serialize()), 'and serialize alike');
+});
+
+t.test('damaged buffers behind a valid checksum: both backends reject them alike', async (t) => {
+  // Without a graph section the reference reads everything the addon reads, with the same checks
+  // in the same order: a damaged buffer gives both the same error, or both load the same index.
+  const w = world(51, 4);
+  const { native, ref } = pair({});
+  const docs = Array.from({ length: 80 }, () => randomDoc(w));
+  native.addMany(docs);
+  ref.addMany(docs);
+  const good = ref.serialize();
+  const { crc32 } = await import('../src/native/ranking-codec.js');
+  const rnd = prng(77);
+  const outcome = (x: RankingIndex, buf: Buffer): string => {
+    try {
+      x.load(buf);
+      return `loaded ${x.serialize().toString('base64')}`;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  let same = 0;
+  let rejected = 0;
+  const seen = new Set<string>();
+  for (let i = 0; i < 600; i++) {
+    const bad = Buffer.from(good);
+    // Mostly the postings at the end (the terms section), sometimes anywhere in the body.
+    const from = rnd() < 0.7 ? Math.floor(bad.length * 0.6) : 24;
+    const at = from + Math.floor(rnd() * (bad.length - from));
+    const r = rnd();
+    if (r < 0.6) bad[at] = Math.floor(rnd() * 256);
+    else if (r < 0.8) bad[at] = bad[at]! ^ 0x80;
+    else if (at + 2 <= bad.length) bad.writeUInt16LE(0x0080, at);
+    bad.writeUInt32LE(crc32(bad.subarray(24)), 16);
+    const a = outcome(native, bad);
+    const b = outcome(ref, bad);
+    if (a === b) same++;
+    else t.fail(`damage at byte ${at}: addon "${a.slice(0, 120)}" vs reference "${b.slice(0, 120)}"`);
+    if (!a.startsWith('loaded')) {
+      rejected++;
+      seen.add(a.replace(/byte \d+/, 'byte N'));
+    }
+  }
+  t.equal(same, 600, `600 damaged buffers: the same outcome on both (${rejected} rejected)`);
+  t.comment([...seen].join('\n'));
+  t.ok([...seen].some((m) => m.includes('(term postings)')), 'damaged postings are caught');
+});
+
 t.test('hybrid semantics on a small example', async (t) => {
   for (const backend of ['native', 'reference'] as const) {
     const index = createRankingIndex({}, backend);

@@ -237,6 +237,16 @@ t.test('polling survives 429 (waits retry_after), 409, 5xx and a hanging connect
   t.match(gw.stderr(), /polling failed .*409 Conflict/);
 });
 
+t.test('a typing indicator Telegram refuses does not hold up the reply', async (t) => {
+  const { tg } = await fixture(t, { telegram: { streaming: false } });
+  tg.fail('sendChatAction', { status: 500 }, 10);
+  tg.fail('sendChatAction', { kind: 'hang' }, 1);
+  tg.userMessage({ from: OWNER, text: 'quick one' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  t.equal(tg.sent[0]!.text, 'echo: quick one');
+  t.ok(tg.calls.some((c) => c.method === 'sendChatAction' && c.fault), 'the indicator was tried and refused');
+});
+
 t.test('a reply Telegram cannot take now (5xx) is retried and arrives once', async (t) => {
   const { tg } = await fixture(t, { telegram: { streaming: false } });
   tg.fail('sendMessage', { status: 502 }, 2);

@@ -24,6 +24,7 @@ export const agentOptions = { message: { type: 'string', short: 'm' }, session: 
 export const configOptions = { secret: { type: 'boolean' } } as const satisfies CommandOptions;
 export const auditOptions = { since: { type: 'string' }, tool: { type: 'string' }, limit: { type: 'string' } } as const satisfies CommandOptions;
 export const gpioBenchOptions = { out: { type: 'string' }, in: { type: 'string' }, n: { type: 'string' }, edges: { type: 'string' } } as const satisfies CommandOptions;
+export const memoryOptions = { kind: { type: 'string' }, limit: { type: 'string' }, mode: { type: 'string' } } as const satisfies CommandOptions;
 export const tokensOptions = { encoding: { type: 'string', short: 'e' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
@@ -48,7 +49,14 @@ export const commands: readonly Command[] = [
     subcommands: ['list', 'run'],
     run: async (args, ctx) => (await import('./tool-command.js')).runTool(args[0]!, args.slice(1), ctx),
   },
-  { name: 'memory', usage: 'pinclaw memory add|search|reindex|export|import', summary: 'the long-term memory', subcommands: ['add', 'search', 'reindex', 'export', 'import'], arrives: 'the memory capability' },
+  {
+    name: 'memory',
+    options: memoryOptions,
+    usage: 'pinclaw memory add TEXT | search QUERY | reindex | export FILE | import FILE | stats',
+    summary: 'the long-term memory',
+    subcommands: ['add', 'search', 'reindex', 'export', 'import', 'stats'],
+    run: async (args, ctx) => (await import('./memory-command.js')).runMemory(args[0]!, args.slice(1), ctx),
+  },
   {
     name: 'board',
     usage: 'pinclaw board list | show NAME | detect [--json]',

@@ -8,7 +8,8 @@ import { configureNative } from '../native/loader.js';
 import { nativeInfo, sdNotify } from '../native/index.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
-import { startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
+import { HttpError, startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
+import { memoryInputError } from '../memory/holder.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
 import { createConfirmations } from '../channels/http/confirmations.js';
 import { createBus } from '../conductor/bus.js';
@@ -75,7 +76,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : [])];
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: c === telegram })));
     stops.push(channelStatus.stop);
-    const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText });
+    const { conductor, memory } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText });
+    // The memory opens on first use; then its files are watched, and its index saved at the end.
+    stops.push(() => memory.close(), memory.watchFiles());
     conductor.start();
     stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
     // A refused token or an unreachable Telegram is logged and shown as the channel's state; the
@@ -94,6 +97,14 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
         dashboard: {
           startedAt,
           channels: () => channelStatus.list(),
+          memorySearch: async (q, limit) => {
+            try {
+              return await (await memory.get()).search(q, { limit });
+            } catch (err) {
+              const input = await memoryInputError(err);
+              throw input ? new HttpError(400, input.message) : err;
+            }
+          },
           board:
             hardware.gpio || hardware.promptText !== undefined
               ? async () => ({

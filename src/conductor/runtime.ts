@@ -13,11 +13,14 @@ import type { Tool } from '../tools/types.js';
 import { createBus, type Bus } from './bus.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
 import { createSubAgents } from './subagent.js';
+import { promptMemories } from '../memory/prompt-memories.js';
+import type { MemoryHolder } from '../memory/holder.js';
 
 export interface Runtime {
   bus: Bus;
   conductor: Conductor;
   tools: Registry;
+  memory: MemoryHolder;
 }
 
 export interface RuntimeOptions {
@@ -56,7 +59,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   };
   const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
-  const { registry, redact } = configuredRegistry({
+  const { registry, redact, memory } = configuredRegistry({
     config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools,
     send: (m) => late(conductorRef, 'conductor').send(m),
     subAgents,
@@ -65,6 +68,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   setLogRedactor(redact);
   const channels = new Map(o.channels.map((c) => [c.name, c]));
   const bus = o.bus ?? createBus();
+  const countTokens = tokenCounterFor(o.config.agent.model);
   const conductor = createConductor({
     db: o.db,
     config: o.config,
@@ -75,12 +79,15 @@ export function createRuntime(o: RuntimeOptions): Runtime {
       const ch = channels.get(channel);
       return ch?.confirm ? (request) => ch.confirm!(chatId, request) : undefined;
     },
-    countTokens: tokenCounterFor(o.config.agent.model),
+    countTokens,
+    memories: o.config.memory.promptTokens > 0
+      ? async (_key, text) => promptMemories(await memory.get(), text, o.config.memory.promptTokens, countTokens)
+      : undefined,
     board: o.board,
     bus,
     channels: o.channels,
     sessions: o.sessions,
   });
   conductorRef = conductor;
-  return { bus, conductor, tools: registry };
+  return { bus, conductor, tools: registry, memory };
 }

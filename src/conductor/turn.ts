@@ -26,7 +26,8 @@ export interface TurnDeps {
   /** How the owner is asked to confirm a tool in a chat; undefined where the channel cannot ask. */
   confirmFor?: (channel: string, chatId: string) => ToolContext['confirm'];
   countTokens: TokenCounter;
-  memories?: (sessionKey: string, text: string) => string[];
+  /** the memories relevant to the message, for the prompt; a failure here never fails the turn */
+  memories?: (sessionKey: string, text: string) => Promise<string[]>;
   board?: string;
   now?: () => Date;
 }
@@ -37,6 +38,16 @@ export type TurnOutcome =
 
 function stamp(now: Date, tz: string | undefined, text: string): string {
   return `[${clockTime(now, tz)}] ${text}`;
+}
+
+async function relevantMemories(deps: TurnDeps, key: string, text: string): Promise<string[] | undefined> {
+  if (!deps.memories) return undefined;
+  try {
+    return await deps.memories(key, text);
+  } catch (err) {
+    log.warn(`session ${key}: no memories for this turn: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
 }
 
 /** /status: the answer comes from pinclaw itself, without a model call. */
@@ -77,7 +88,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     timezone: cfg.timezone,
     runtime: { version: pinclawVersion(), node: process.version, arch: process.arch, model: cfg.model, channel: first.channel },
     board: deps.board,
-    memories: deps.memories?.(key, text),
+    memories: await relevantMemories(deps, key, text),
   });
   const summarize = async (messages: Message[]) => {
     const result = await compact(messages, cfg.keepRecent, provider, cfg.model, cfg.maxTokens, signal);

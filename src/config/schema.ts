@@ -377,6 +377,30 @@ const sections = {
       },
     },
   },
+  memory: {
+    kind: 'object',
+    description: 'long-term memory (docs/memory.md)',
+    fields: {
+      embedder: { kind: 'enum', values: ['local', 'openai', 'none'], default: 'local', description: 'how texts become vectors: local (built in, offline), openai (an OpenAI-compatible /v1/embeddings server: Ollama, llama.cpp, OpenAI), none (keyword search only)' },
+      openai: {
+        kind: 'object',
+        description: 'the embedding server, for embedder openai',
+        fields: {
+          baseUrl: { kind: 'string', default: 'http://127.0.0.1:11434/v1', description: 'its base URL (POST {baseUrl}/embeddings)' },
+          model: { kind: 'string', default: 'nomic-embed-text', description: 'the embedding model' },
+          apiKey: { kind: 'string', secret: true, description: 'bearer key, if the server needs one' },
+          dimensions: { kind: 'integer', min: 1, description: 'vector length to ask for; unset: what the model gives' },
+          batchSize: { kind: 'integer', min: 1, max: 2048, default: 64, description: 'texts per request' },
+        },
+      },
+      chunkTokens: { kind: 'integer', min: 50, max: 4000, default: 400, description: 'tokens per chunk of a memory file' },
+      overlapTokens: { kind: 'integer', min: 0, max: 1000, default: 80, description: 'tokens repeated between neighbouring chunks' },
+      promptTokens: { kind: 'integer', min: 0, max: 8000, default: 600, description: 'budget of the memories added to each turn for its message (0: none)' },
+      maxChunks: { kind: 'integer', min: 100, default: 100000, description: 'size cap: beyond it the oldest daily notes and entries are archived (kept in memory_archive, never deleted)' },
+      decayHalfLifeDays: { kind: 'integer', min: 1, default: 60, description: 'a daily note counts half as much in ranking after this many days (MEMORY.md and entries never decay)' },
+      transcripts: { kind: 'boolean', default: false, description: 'also index session transcripts' },
+    },
+  },
 } as const satisfies Record<string, Field>;
 
 export const schema: ObjectField = { kind: 'object', description: 'pinclaw configuration', fields: sections };

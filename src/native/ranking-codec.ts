@@ -67,6 +67,22 @@ export class Writer {
     this.#view.setFloat64(this.#pos, v, true);
     this.#pos += 8;
   }
+  /** LEB128, as native/ranking_codec.h writes it; callers pass integers below 2^53. */
+  varint(v: number): void {
+    this.#room(10);
+    while (v >= 0x80) {
+      this.#buf[this.#pos++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.#buf[this.#pos++] = v;
+  }
+  /** Where the next byte goes; with patchU32, a count or length written once it is known. */
+  get pos(): number {
+    return this.#pos;
+  }
+  patchU32(at: number, v: number): void {
+    this.#view.setUint32(at, v, true);
+  }
   bytes(b: Uint8Array): void {
     this.#room(b.length);
     this.#buf.set(b, this.#pos);
@@ -97,6 +113,9 @@ export class Reader {
   get left(): number {
     return this.#data.length - this.#pos;
   }
+  get pos(): number {
+    return this.#pos;
+  }
   fail(what: string): never {
     throw loadError(`truncated or corrupt at byte ${this.#pos} (${what})`);
   }
@@ -124,6 +143,25 @@ export class Reader {
     const v = this.#view.getFloat64(this.#pos, true);
     this.#pos += 8;
     return v;
+  }
+  /**
+   * A canonical varint of at most 64 bits (a redundant high zero byte is corrupt), failing where
+   * Reader::Varint fails. Values beyond 2^53 lose precision, but every caller rejects those as
+   * out of range at the same byte as the addon does.
+   */
+  varint(what: string): number {
+    let v = 0;
+    let scale = 1;
+    for (let shift = 0; ; shift += 7) {
+      const b = this.u8(what);
+      if (shift === 63 && b > 1) this.fail(what);
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) {
+        if (b === 0 && shift !== 0) this.fail(what);
+        return v;
+      }
+      scale *= 0x80;
+    }
   }
   skip(n: number, what: string): Uint8Array {
     this.#need(n, what);

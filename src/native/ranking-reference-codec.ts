@@ -1,6 +1,8 @@
 // The serialized form (docs/ranking.md, "Serialized form") for the reference: the same bytes as
 // native/ranking_persist.cc writes, and the same checks, in the same order, when reading. The HNSW
 // section the addon may append is checked for framing and skipped: the reference is always exact.
+// Postings are stored term by term (terms in code point order, documents by ordinal), which is how
+// the addon holds them in memory, so that it can load a list by copying it.
 import { crc32, loadError, Reader, Writer } from './ranking-codec.js';
 import { validateOptions } from './ranking-input.js';
 import { compareIds } from './ranking-text.js';
@@ -12,13 +14,14 @@ export interface StoredDoc {
   kind: string;
   session: string;
   time: number;
-  /** term → frequency, in order of first occurrence */
+  /** term → frequency */
   terms: Map<string, number>;
   prepared: PreparedVector | null;
 }
 
 const MAGIC = [0x50, 0x43, 0x52, 0x49]; // "PCRI"
-const VERSION = 1;
+// 2: terms in code point order with their postings (varints), instead of per-document term lists.
+const VERSION = 2;
 const HEADER_BYTES = 24;
 
 function rawBytes(o: ResolvedRankingOptions): number {
@@ -34,15 +37,20 @@ export function encodeIndex(options: ResolvedRankingOptions, docs: Iterable<Stor
   const sorted = [...docs].sort((a, b) => compareIds(a.id, b.id));
   const kinds = new Map<string, number>();
   const sessions = new Map<string, number>();
-  const terms = new Map<string, number>();
   const number = (m: Map<string, number>, s: string): void => {
     if (!m.has(s)) m.set(s, m.size);
   };
-  for (const d of sorted) {
+  // term → [ordinal, tf, ordinal, tf, ...], ordinals ascending
+  const postings = new Map<string, number[]>();
+  sorted.forEach((d, ordinal) => {
     number(kinds, d.kind);
     number(sessions, d.session);
-    for (const t of d.terms.keys()) number(terms, t);
-  }
+    for (const [t, tf] of d.terms) {
+      let p = postings.get(t);
+      if (!p) postings.set(t, (p = []));
+      p.push(ordinal, tf);
+    }
+  });
   const w = new Writer(HEADER_BYTES);
   w.u32(options.dimensions);
   w.u8(options.quantization === 'f32' ? 0 : 1);
@@ -55,7 +63,7 @@ export function encodeIndex(options: ResolvedRankingOptions, docs: Iterable<Stor
   w.u32(options.connectivity);
   w.u32(options.expansionAdd);
   w.u32(options.expansionSearch);
-  for (const m of [kinds, sessions, terms]) {
+  for (const m of [kinds, sessions]) {
     w.u32(m.size);
     for (const s of m.keys()) w.str(s);
   }
@@ -65,13 +73,27 @@ export function encodeIndex(options: ResolvedRankingOptions, docs: Iterable<Stor
     w.u32(kinds.get(d.kind)!);
     w.u32(sessions.get(d.session)!);
     w.f64(d.time);
-    w.u32(d.terms.size);
-    for (const [t, tf] of d.terms) {
-      w.u32(terms.get(t)!);
-      w.u32(tf);
-    }
     w.u8(d.prepared ? 1 : 0);
     if (d.prepared) w.bytes(vectorBytes(d.prepared));
+  }
+  const terms = [...postings.keys()].sort(compareIds);
+  w.u32(terms.length);
+  for (const t of terms) {
+    const p = postings.get(t)!;
+    w.str(t);
+    w.u32(p.length / 2);
+    const at = w.pos;
+    w.u32(0);
+    // varint(gap * 2 + (tf > 1)), then varint(tf) when tf > 1; the first gap counts from -1.
+    let prev = -1;
+    for (let i = 0; i < p.length; i += 2) {
+      const ordinal = p[i]!;
+      const tf = p[i + 1]!;
+      w.varint((ordinal - prev) * 2 + (tf > 1 ? 1 : 0));
+      if (tf > 1) w.varint(tf);
+      prev = ordinal;
+    }
+    w.patchU32(at, w.pos - at - 4);
   }
   w.u8(0); // no HNSW section
   const out = w.finish();
@@ -143,9 +165,8 @@ export function decodeIndex(data: Uint8Array): { options: ResolvedRankingOptions
 
   const kinds = readNames(r, 'kind', true);
   const sessions = readNames(r, 'session', true);
-  const terms = readNames(r, 'term', false);
   const raw = rawBytes(options);
-  const docCount = r.count(4 + 4 + 4 + 8 + 4 + 1, 'document count');
+  const docCount = r.count(4 + 4 + 4 + 8 + 1, 'document count');
   const docs: StoredDoc[] = [];
   const ids = new Set<string>();
   for (let i = 0; i < docCount; i++) {
@@ -158,14 +179,6 @@ export function decodeIndex(data: Uint8Array): { options: ResolvedRankingOptions
     if (kind >= kinds.length || session >= sessions.length) r.fail('document kind or session');
     const time = r.f64('document time');
     if (!Number.isFinite(time)) throw loadError('non-finite document time');
-    const n = r.count(8, 'document terms');
-    const docTerms = new Map<string, number>();
-    for (let j = 0; j < n; j++) {
-      const t = r.u32('document term');
-      const tf = r.u32('document term');
-      if (t >= terms.length || tf === 0 || docTerms.has(terms[t]!)) r.fail('document term');
-      docTerms.set(terms[t]!, tf);
-    }
     const hasVector = r.u8('document vector flag');
     if (hasVector > 1) r.fail('document vector flag');
     let prepared: PreparedVector | null = null;
@@ -173,7 +186,38 @@ export function decodeIndex(data: Uint8Array): { options: ResolvedRankingOptions
       if (dimensions === 0) r.fail('document vector without dimensions');
       prepared = readVector(r.skip(raw, 'document vector'), options, 'document vector');
     }
-    docs.push({ id, kind: kinds[kind]!, session: sessions[session]!, time, terms: docTerms, prepared });
+    docs.push({ id, kind: kinds[kind]!, session: sessions[session]!, time, terms: new Map(), prepared });
+  }
+  const termCount = r.count(4 + 1 + 4 + 4 + 1, 'term count');
+  const terms = new Set<string>();
+  const lengths = new Float64Array(docCount);
+  for (let i = 0; i < termCount; i++) {
+    const t = r.str('term');
+    if (t === null) throw loadError('invalid UTF-8 in term');
+    if (t === '') throw loadError('empty term');
+    if (terms.has(t)) throw loadError('duplicate term');
+    terms.add(t);
+    const df = r.count(1, 'term postings');
+    const bytes = r.u32('term postings');
+    if (df === 0 || bytes > r.left) r.fail('term postings');
+    const start = r.pos;
+    let prev = -1;
+    for (let j = 0; j < df; j++) {
+      const v = r.varint('term postings');
+      const gap = Math.floor(v / 2);
+      const doc = prev + gap;
+      if (gap === 0 || doc >= docCount) r.fail('term postings');
+      let tf = 1;
+      if (v % 2 === 1) {
+        tf = r.varint('term postings');
+        if (tf < 2 || tf > 0xffffffff) r.fail('term postings');
+      }
+      lengths[doc] = lengths[doc]! + tf;
+      if (lengths[doc]! > 0xffffffff) r.fail('term postings');
+      docs[doc]!.terms.set(t, tf);
+      prev = doc;
+    }
+    if (r.pos - start !== bytes) r.fail('term postings');
   }
   const hasGraph = r.u8('graph flag');
   if (hasGraph > 1) r.fail('graph flag');

@@ -147,4 +147,80 @@ export const migrations: readonly Migration[] = [
       expires_at integer not null
     );`,
   },
+  {
+    version: 6,
+    name: 'memory',
+    up: `
+    -- Long-term memory: chunks of the workspace's memory files and entries stored by tools or the
+    -- CLI. A vector is kept with the id of the embedder that made it, so vectors of two embedders are
+    -- never compared and a change of embedder is seen (docs/memory.md).
+    -- autoincrement: an id once cited ("memory #12") never comes back for another memory.
+    create table memory_chunks (
+      id integer primary key autoincrement,
+      text text not null,
+      kind text not null,
+      -- a chunk of a workspace file: its path (relative to the workspace) and 1-based line range
+      file text,
+      line_start integer,
+      line_end integer,
+      -- the session an entry was stored from
+      session text,
+      hash text not null,
+      embedder text,
+      dims integer,
+      embedding blob,
+      created_at integer not null,
+      updated_at integer not null
+    );
+    create index memory_chunks_file on memory_chunks (file);
+    create index memory_chunks_hash on memory_chunks (hash);
+    create index memory_chunks_embedder on memory_chunks (embedder);
+
+    -- The words of every chunk for SQLite's own full-text search (export checks, the CLI without the
+    -- addon); the ranking index in the addon is built from the same rows.
+    -- The generation counts every change of memory_chunks, whichever process made it: a saved
+    -- snapshot of the ranking index is loaded only when it was taken at the current generation.
+    create table memory_meta (key text primary key, value integer not null);
+    insert into memory_meta (key, value) values ('generation', 0);
+
+    create virtual table memory_fts using fts5(text, content = 'memory_chunks', content_rowid = 'id');
+    create trigger memory_chunks_ai after insert on memory_chunks begin
+      insert into memory_fts (rowid, text) values (new.id, new.text);
+      update memory_meta set value = value + 1 where key = 'generation';
+    end;
+    create trigger memory_chunks_ad after delete on memory_chunks begin
+      insert into memory_fts (memory_fts, rowid, text) values ('delete', old.id, old.text);
+      update memory_meta set value = value + 1 where key = 'generation';
+    end;
+    create trigger memory_chunks_au after update on memory_chunks begin
+      insert into memory_fts (memory_fts, rowid, text) values ('delete', old.id, old.text);
+      insert into memory_fts (rowid, text) values (new.id, new.text);
+      update memory_meta set value = value + 1 where key = 'generation';
+    end;
+
+    -- What the size cap or a merge took out of the memory, kept (never deleted), with the reason.
+    create table memory_archive (
+      id integer primary key,
+      chunk_id integer not null,
+      text text not null,
+      kind text not null,
+      file text,
+      line_start integer,
+      line_end integer,
+      session text,
+      created_at integer not null,
+      archived_at integer not null,
+      reason text not null
+    );
+
+    -- Vectors by content hash, per embedder: the same text is never sent to a server twice.
+    create table embedding_cache (
+      embedder text not null,
+      hash text not null,
+      vector blob not null,
+      dims integer not null,
+      created_at integer not null,
+      primary key (embedder, hash)
+    );`,
+  },
 ];

@@ -8,6 +8,8 @@ import { builtinTools, type BuiltinDeps } from './builtin.js';
 import { createPolicy } from './policy.js';
 import { createRegistry, type AuditSink, type Registry } from './registry.js';
 import type { Tool } from './types.js';
+import { memoryHolder, type MemoryHolder } from '../memory/holder.js';
+import { memoryTools } from './memory.js';
 
 export function dbAudit(db: Db): AuditSink {
   return { record: (e) => insertAudit(db, e), finish: (id, f) => finishAudit(db, id, f) };
@@ -21,14 +23,20 @@ export interface ConfiguredDeps extends BuiltinDeps {
   extraTools?: readonly Tool[];
 }
 
+/** The memory as its tools and the prompt use it (opened on first use). */
+export function configuredMemory(d: ConfiguredDeps): MemoryHolder {
+  return memoryHolder({ db: d.db, paths: d.paths, config: d.config, env: d.env });
+}
+
 /** Throws a ConfigError (exit 78) when tools.* holds what the schema cannot check. */
-export function configuredRegistry(d: ConfiguredDeps): { registry: Registry; redact: Redactor } {
+export function configuredRegistry(d: ConfiguredDeps & { memory?: MemoryHolder }): { registry: Registry; redact: Redactor; memory: MemoryHolder } {
   const redact = createRedactor(secretValues(d.config, d.env));
-  const registry = createRegistry([...(d.tools ?? builtinTools(d)), ...(d.extraTools ?? [])], {
+  const memory = d.memory ?? configuredMemory(d);
+  const registry = createRegistry([...(d.tools ?? [...builtinTools(d), ...memoryTools(memory)]), ...(d.extraTools ?? [])], {
     policy: createPolicy(d.config.tools),
     audit: dbAudit(d.db),
     redact,
     limits: d.config.tools,
   });
-  return { registry, redact };
+  return { registry, redact, memory };
 }

@@ -510,7 +510,7 @@ $('memory-form').addEventListener('submit', async (e) => {
   try {
     const r = await api(`/api/memory/search?q=${encodeURIComponent(q)}`);
     note.textContent = r.results.length ? '' : 'Nothing found.';
-    results.replaceChildren(...r.results.map((/** @type {unknown} */ x) => el('li', 'block', typeof x === 'object' && x && 'text' in x ? str(x.text) : str(x))));
+    results.replaceChildren(...r.results.map((/** @type {Data} */ x) => el('li', 'block', `[${str(x.citation)}] ${str(x.text).replace(/\s*\n\s*/g, ' ')}`)));
   } catch (err) {
     note.textContent = message(err);
   }

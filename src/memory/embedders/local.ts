@@ -1,0 +1,145 @@
+// memory.embedder = "local": the built-in embedder (docs/memory-embedder.md). GloVe-derived word
+// vectors shipped inside the executable, no network and no download: SIF-weighted averages of the
+// words, typos corrected against the vocabulary, unknown words from hashed character n-grams, the
+// common component removed. Computed by the addon (native/embed*.cc) or, when it is missing, by the
+// TypeScript reference (local-reference.ts), which gives the same vectors. Nothing is read until
+// the first embed: a process that never embeds never touches the ~14 MB of data.
+import { errorMessage } from '../../errors.js';
+import { log } from '../../log.js';
+import { addonStatus, tryAddon } from '../../native/loader.js';
+import { EmbedderError, type Embedder } from '../types.js';
+import { DEFAULT_WORDS, EMBEDDER_DIMS, embedderId, loadEmbedderBytes, parseEmbedderData } from './local-asset.js';
+import { prepareText, ReferenceEmbedder } from './local-reference.js';
+
+export { prepareText } from './local-reference.js';
+
+/** What native/embed.cc exports. The model object is opaque. */
+export interface EmbedAddon {
+  embedderLoad(data: Uint8Array): object;
+  embedderInfo(model: object): { format: number; dims: number; words: number; buckets: number; minGram: number; maxGram: number };
+  embedTexts(model: object, texts: string[]): Float32Array;
+  embedTextsAsync(model: object, texts: string[]): Promise<Float32Array>;
+}
+
+export interface LocalEmbedderOptions {
+  /** Vocabulary size of the data to use; only the default (100k) is inside the executable. */
+  words?: number;
+  /** "auto" (default): the addon when it loads, else the reference. */
+  implementation?: 'auto' | 'native' | 'reference';
+  /** A data file to read instead of the built-in data (benchmarks). */
+  file?: string;
+}
+
+export interface LocalEmbedder extends Embedder {
+  /** Which backend computes; null until the first embed loads one. */
+  readonly implementation: 'native' | 'reference' | null;
+}
+
+/**
+ * Batches up to this many UTF-16 units (about two 400-token chunks: ~0.5 ms in the addon on an x64
+ * dev machine, a few ms on a Pi) are embedded synchronously, a query above all: a thread-pool round
+ * trip would cost about as much as the work. Larger batches go to the libuv pool in slices of this
+ * size, so the event loop never waits on them.
+ */
+export const SYNC_UNITS = 4096;
+
+export function embedAddon(): EmbedAddon | null {
+  const a = tryAddon<Partial<EmbedAddon>>('pinclaw');
+  // An addon built before the embedder existed lacks these functions: treat it as absent.
+  if (a && typeof a.embedderLoad === 'function' && typeof a.embedTexts === 'function' && typeof a.embedTextsAsync === 'function') return a as EmbedAddon;
+  return null;
+}
+
+interface Backend {
+  implementation: 'native' | 'reference';
+  /** Embeds prepared texts; `sync` only where the caller decided the batch is small. */
+  run(prepared: string[], sync: boolean): Promise<Float32Array[]>;
+}
+
+function split(flat: Float32Array, count: number, dims: number): Float32Array[] {
+  const out: Float32Array[] = [];
+  // Copies, so each vector owns its buffer (a store may keep one and drop the rest).
+  for (let i = 0; i < count; i++) out.push(flat.slice(i * dims, (i + 1) * dims));
+  return out;
+}
+
+async function loadBackend(opts: Required<Pick<LocalEmbedderOptions, 'words' | 'implementation'>> & { file?: string }): Promise<Backend> {
+  const { bytes, source } = await loadEmbedderBytes(opts.words, opts.file);
+  const data = parseEmbedderData(bytes, source);
+  if (data.words !== opts.words) throw new Error(`embedder data ${source}: ${data.words} words, ${opts.words} expected`);
+  const a = opts.implementation === 'reference' ? null : embedAddon();
+  if (!a && opts.implementation === 'native') throw new Error(`the addon has no embedder (${addonStatus('pinclaw').error ?? 'built before it existed'})`);
+  if (a) {
+    const model = a.embedderLoad(bytes);
+    return {
+      implementation: 'native',
+      run: async (prepared, sync) => split(sync ? a.embedTexts(model, prepared) : await a.embedTextsAsync(model, prepared), prepared.length, data.dims),
+    };
+  }
+  if (opts.implementation === 'auto') {
+    log.once('embedder-reference', 'warn', `native embedder unavailable (${addonStatus('pinclaw').error ?? 'the addon has no embedder'}); embedding with the TypeScript reference`);
+  }
+  const ref = new ReferenceEmbedder(data);
+  return { implementation: 'reference', run: async (prepared) => prepared.map((t) => ref.embed(t)) };
+}
+
+// One backend per data file and implementation for the whole process: every localEmbedder() shares
+// it, so the data are read and the word table built once.
+const backends = new Map<string, Promise<Backend>>();
+
+function backendFor(settings: Parameters<typeof loadBackend>[0]): Promise<Backend> {
+  const key = `${settings.words}\0${settings.implementation}\0${settings.file ?? ''}`;
+  let b = backends.get(key);
+  if (!b) {
+    b = loadBackend(settings).catch((err: unknown) => {
+      backends.delete(key); // a later call tries again (e.g. after npm install)
+      throw new EmbedderError(`the local embedder cannot load its data: ${errorMessage(err)}`);
+    });
+    backends.set(key, b);
+  }
+  return b;
+}
+
+/** The built-in embedder: id local-wink100-100k-v1, 100 dimensions, unit vectors. */
+export function localEmbedder(opts: LocalEmbedderOptions = {}): LocalEmbedder {
+  const words = opts.words ?? DEFAULT_WORDS;
+  const settings = { words, implementation: opts.implementation ?? 'auto', ...(opts.file ? { file: opts.file } : {}) } as const;
+  let implementation: 'native' | 'reference' | null = null;
+  const id = embedderId(words);
+  const ready = async (): Promise<Backend> => {
+    const b = await backendFor(settings);
+    implementation = b.implementation;
+    return b;
+  };
+
+  return {
+    id,
+    dimensions: EMBEDDER_DIMS,
+    get implementation() {
+      return implementation;
+    },
+    async embed(texts, signal) {
+      const aborted = () => new EmbedderError('local embedding was aborted');
+      if (signal?.aborted) throw aborted();
+      if (texts.length === 0) return [];
+      const b = await ready();
+      const out: Float32Array[] = [];
+      let i = 0;
+      while (i < texts.length) {
+        // Between slices the event loop runs (the reference computes on this thread).
+        if (i > 0) await new Promise((r) => setImmediate(r));
+        if (signal?.aborted) throw aborted();
+        // A slice of up to SYNC_UNITS of text (at least one text), prepared here: folding needs ICU.
+        const slice: string[] = [];
+        let units = 0;
+        while (i < texts.length && (slice.length === 0 || units + texts[i]!.length <= SYNC_UNITS)) {
+          units += texts[i]!.length;
+          slice.push(prepareText(texts[i++]!));
+        }
+        const sync = out.length === 0 && i === texts.length && units <= SYNC_UNITS;
+        for (const v of await b.run(slice, sync)) out.push(v);
+      }
+      return out;
+    },
+  };
+}

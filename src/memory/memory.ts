@@ -1,0 +1,377 @@
+// The long-term memory: store, search (hybrid BM25 + vectors on the addon's index, or keyword only),
+// get, forget, the workspace's memory files kept indexed, re-embedding when the embedder changes,
+// hygiene (duplicates merged, daily notes decaying with age, a size cap that archives), export and
+// import. Every row lives in SQLite; the index is rebuilt from it whenever in doubt.
+import { errorMessage, PinclawError } from '../errors.js';
+import { log } from '../log.js';
+import type { Db } from '../store/db.js';
+import type { PinclawConfig } from '../config/schema.js';
+import { chunkMarkdown } from './chunker.js';
+import { memoryFiles, NotUtf8Error, readMemoryFile } from './files.js';
+import { buildIndex, docTime, loadSnapshot, rankingDoc, saveSnapshot, type IndexState, type Progress } from './memory-index.js';
+import {
+  archiveChunk, chunkRows, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, setVector, toChunk, vectorOf,
+  type ChunkRow, type MemoryCounts,
+} from './store.js';
+import { citationOf, type Embedder, type MemoryChunk, type MemoryHit, type MemoryKind, type SearchMode } from './types.js';
+
+export const MAX_QUERY_CHARS = 2000;
+export const MAX_ENTRY_CHARS = 8000;
+/** Cosine above which a new entry is the same memory as an old one and replaces it. */
+export const DUPLICATE_COSINE = 0.95;
+
+export class MemoryInputError extends PinclawError {}
+
+export interface MemoryOptions {
+  db: Db;
+  workspace: string;
+  cacheDir: string;
+  config: PinclawConfig['memory'];
+  /** token counter for chunking (the native tokenizer) */
+  count: (text: string) => number;
+  /** null: keyword only */
+  embedder: Embedder | null;
+  now?: () => number;
+}
+
+export interface SearchOptions {
+  limit?: number;
+  mode?: SearchMode;
+  kind?: string;
+}
+
+export interface StoreResult {
+  id: number;
+  /** the same text was stored already: nothing new was written */
+  duplicate?: boolean;
+  /** a near-duplicate entry was replaced by this text (the old text is archived) */
+  merged?: boolean;
+  /** the vector could not be made now (keyword search finds it; reindex adds the vector) */
+  unembedded?: string;
+}
+
+export interface SyncReport {
+  files: number;
+  changed: string[];
+  removed: string[];
+  skipped: { file: string; reason: string }[];
+  archived: number;
+}
+
+export interface Memory {
+  readonly embedder: Embedder | null;
+  search(query: string, o?: SearchOptions): Promise<MemoryHit[]>;
+  get(id: number): MemoryChunk | undefined;
+  store(text: string, o?: { kind?: MemoryKind; session?: string | null }): Promise<StoreResult>;
+  forget(id: number): MemoryChunk;
+  /** indexes the workspace's memory files that changed since they were last indexed */
+  syncFiles(): Promise<SyncReport>;
+  /** vectors of the current embedder for every chunk that lacks one (a change of embedder, a server that was down) */
+  reembed(progress?: (done: number, total: number) => void): Promise<{ embedded: number; failed: number }>;
+  /** chunks without a vector of the current embedder */
+  unembedded(): number;
+  /** files, then vectors for every chunk that lacks one of the current embedder, then a fresh index */
+  reindex(progress?: (what: string, done: number, total: number) => void): Promise<{ sync: SyncReport; embedded: number; failed: number }>;
+  stats(): MemoryCounts & { embedder: string; generation: number; indexed: number };
+  /** saves the index snapshot if it changed since the last save */
+  flush(): void;
+}
+
+export function openMemory(o: MemoryOptions): Memory {
+  const { db, config } = o;
+  const now = o.now ?? Date.now;
+  const embedderId = o.embedder?.id ?? '';
+  let state: IndexState | undefined;
+  let savedGeneration = -1;
+
+  const dims = () => o.embedder?.dimensions ?? 0;
+
+  /** The index at the database's generation: the one held, the snapshot, or a rebuild. */
+  function index(progress?: Progress): IndexState {
+    const gen = generation(db);
+    if (state && state.generation === gen && state.dimensions === dims()) return state;
+    state = (!state ? loadSnapshot(db, o.cacheDir, embedderId, dims()) : undefined) ?? rebuild(progress);
+    return state;
+  }
+
+  /** A rebuild from the rows, with progress in the log when it is long enough to notice. */
+  function rebuild(progress?: Progress): IndexState {
+    const started = Date.now();
+    let lastTenth = 0;
+    const built = buildIndex(db, embedderId, dims(), (done, total) => {
+      progress?.(done, total);
+      const tenth = Math.floor((done * 10) / Math.max(1, total));
+      if (total >= 5000 && tenth > lastTenth) {
+        lastTenth = tenth;
+        log.info(`memory: building the search index: ${done} of ${total} chunks`);
+      }
+    });
+    if (built.index.size() >= 5000) log.info(`memory: search index of ${built.index.size()} chunks built in ${Date.now() - started} ms`);
+    return built;
+  }
+
+  /**
+   * Runs a write and keeps the held index in step: when nobody else changed the memory since the
+   * index was built, the rows the write touched are applied to it; otherwise the next search rebuilds.
+   */
+  function write<T>(fn: () => T, touched: (result: T) => { upsert: number[]; remove: number[] }): T {
+    const before = generation(db);
+    const result = db.transaction(fn)();
+    if (state && state.generation === before) {
+      const t = touched(result);
+      for (const id of t.remove) state.index.remove(String(id));
+      const rows = chunkRows(db, t.upsert);
+      for (const r of rows) state.index.upsert(rankingDoc(r, embedderId, docTime(r)));
+      state.generation = generation(db);
+    }
+    return result;
+  }
+
+  async function embed(texts: string[]): Promise<Float32Array[] | string> {
+    if (!o.embedder || texts.length === 0) return [];
+    try {
+      return await o.embedder.embed(texts);
+    } catch (err) {
+      return errorMessage(err);
+    }
+  }
+
+  function hit(r: ChunkRow, score: number): MemoryHit {
+    const c = toChunk(r);
+    return { id: c.id, text: c.text, kind: c.kind, score, source: c.source, citation: citationOf(c.id, c.source) };
+  }
+
+  /** Daily notes count less as they age: half after decayHalfLifeDays. MEMORY.md and entries do not decay. */
+  function decay(r: ChunkRow): number {
+    if (r.kind !== 'daily') return 1;
+    const ageDays = Math.max(0, (now() - docTime(r)) / 86_400_000);
+    return 0.5 ** (ageDays / config.decayHalfLifeDays);
+  }
+
+  /** The size cap: the oldest daily-note and entry chunks go to the archive, MEMORY.md never. */
+  function enforceCap(): number {
+    const total = (db.prepare('select count(*) as n from memory_chunks').get() as { n: number }).n;
+    const over = total - config.maxChunks;
+    if (over <= 0) return 0;
+    const victims = db.prepare(`select id from memory_chunks where file is null or file != 'MEMORY.md' order by updated_at, id limit ?`).all(over) as { id: number }[];
+    write(() => victims.forEach((v) => archiveChunk(db, v.id, `size cap: memory.maxChunks is ${config.maxChunks}`, now())), () => ({ upsert: [], remove: victims.map((v) => v.id) }));
+    log.warn(`memory: over the size cap of ${config.maxChunks} chunks; archived the ${victims.length} oldest daily-note and entry chunks (kept in memory_archive, ids ${victims.slice(0, 5).map((v) => v.id).join(', ')}${victims.length > 5 ? ', ...' : ''})`);
+    return victims.length;
+  }
+
+  async function indexFile(path: string, kind: 'file' | 'daily', text: string): Promise<boolean> {
+    const chunks = chunkMarkdown(text, { target: config.chunkTokens, overlap: config.overlapTokens, count: o.count });
+    const old = fileChunkRows(db, path);
+    const same = old.length === chunks.length && old.every((r, i) => r.hash === hashText(chunks[i]!.text) && r.line_start === chunks[i]!.lineStart && r.line_end === chunks[i]!.lineEnd);
+    if (same) return false;
+    // Vectors of unchanged text are kept (by hash); only new text is embedded.
+    const known = new Map<string, Float32Array>();
+    for (const r of old) {
+      const v = r.embedder === embedderId ? vectorOf(r) : null;
+      if (v) known.set(r.hash, v);
+    }
+    const fresh = chunks.filter((c) => !known.has(hashText(c.text)));
+    const vectors = await embed(fresh.map((c) => c.text));
+    if (typeof vectors === 'string') log.warn(`memory: ${path} is indexed for keyword search only for now: ${vectors}`);
+    else fresh.forEach((c, i) => known.set(hashText(c.text), vectors[i]!));
+    const t = now();
+    write(() => {
+      for (const r of old) deleteChunk(db, r.id);
+      return chunks.map((c) => {
+        const v = known.get(hashText(c.text));
+        return insertChunk(db, { text: c.text, kind, source: { type: 'file', file: path, lineStart: c.lineStart, lineEnd: c.lineEnd }, vector: v && embedderId ? { embedder: embedderId, values: v } : null, createdAt: t }, t);
+      });
+    }, (ids) => ({ upsert: ids, remove: old.map((r) => r.id) }));
+    return true;
+  }
+
+  /**
+   * memory.transcripts: each session's conversation (the user's and the assistant's text, not tool
+   * output) as 'transcript' chunks of that session, replaced when the session has changed since.
+   */
+  async function syncTranscripts(): Promise<string[]> {
+    const changed: string[] = [];
+    const sessions = db.prepare('select key, messages, updated_at from sessions').all() as { key: string; messages: string; updated_at: number }[];
+    for (const s of sessions) {
+      const old = db.prepare(`select * from memory_chunks where kind = 'transcript' and session = ? order by id`).all(s.key) as ChunkRow[];
+      if (old.length && old.every((r) => r.updated_at >= s.updated_at)) continue;
+      let text = '';
+      try {
+        const messages = JSON.parse(s.messages) as { role: string; content: { type: string; text?: string }[] }[];
+        text = messages.map((m) => `${m.role}: ${m.content.filter((b) => b.type === 'text').map((b) => b.text ?? '').join(' ')}`).filter((l) => !/^\w+: $/.test(l)).join('\n\n');
+      } catch {
+        continue; // a session row that does not parse is the sessions store's to report
+      }
+      const chunks = text ? chunkMarkdown(text, { target: config.chunkTokens, overlap: config.overlapTokens, count: o.count }) : [];
+      const vectors = await embed(chunks.map((c) => c.text));
+      const t = Math.max(now(), s.updated_at);
+      write(() => {
+        for (const r of old) deleteChunk(db, r.id);
+        return chunks.map((c, i) => insertChunk(db, {
+          text: c.text, kind: 'transcript', source: { type: 'entry', session: s.key },
+          vector: typeof vectors === 'string' || !embedderId ? null : { embedder: embedderId, values: vectors[i]! },
+        }, t));
+      }, (ids) => ({ upsert: ids, remove: old.map((r) => r.id) }));
+      changed.push(`session ${s.key}`);
+    }
+    return changed;
+  }
+
+  const memory: Memory = {
+    embedder: o.embedder,
+
+    async search(query, so = {}) {
+      const q = query.trim();
+      if (q === '') throw new MemoryInputError('the search query is empty');
+      if (q.length > MAX_QUERY_CHARS) throw new MemoryInputError(`the search query has ${q.length} characters; the limit is ${MAX_QUERY_CHARS}`);
+      const limit = so.limit ?? 5;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new MemoryInputError(`limit must be an integer from 1 to 100, not ${limit}`);
+      let mode: SearchMode = so.mode ?? (o.embedder ? 'hybrid' : 'keyword');
+      if (mode === 'vector' && !o.embedder) throw new MemoryInputError('vector search needs an embedder; memory.embedder is none');
+      let vector: Float32Array | null = null;
+      if (mode !== 'keyword') {
+        const v = await embed([q]);
+        if (typeof v === 'string') {
+          log.warn(`memory: searching by keyword only: ${v}`);
+          mode = 'keyword';
+        } else vector = v[0]!;
+      }
+      const { index: idx } = index();
+      const hits = idx.search({ text: mode === 'vector' ? undefined : q, vector: mode === 'keyword' ? null : vector, k: Math.min(10_000, limit * 4), ...(so.kind ? { filter: { kind: so.kind } } : {}) });
+      const rows = new Map(chunkRows(db, hits.map((h) => Number(h.id))).map((r) => [r.id, r]));
+      return hits
+        .flatMap((h) => {
+          const r = rows.get(Number(h.id));
+          return r ? [hit(r, h.score * decay(r))] : [];
+        })
+        .sort((a, b) => b.score - a.score || a.id - b.id)
+        .slice(0, limit);
+    },
+
+    get(id) {
+      const r = getChunkRow(db, id);
+      return r ? toChunk(r) : undefined;
+    },
+
+    async store(text, so = {}) {
+      const t = text.trim();
+      if (t === '') throw new MemoryInputError('nothing to store: the text is empty');
+      if (t.length > MAX_ENTRY_CHARS) throw new MemoryInputError(`the text has ${t.length} characters; one memory holds at most ${MAX_ENTRY_CHARS} (store the main points, or write them to MEMORY.md)`);
+      const kind = so.kind ?? 'note';
+      const exact = findByHash(db, hashText(t)).find((r) => r.file === null);
+      if (exact) return { id: exact.id, duplicate: true };
+      const v = await embed([t]);
+      const vector = typeof v === 'string' ? null : v[0] ?? null;
+      // A near-duplicate entry (same meaning, a few words changed) is replaced by the newer text;
+      // the older one is archived, not lost.
+      if (vector) {
+        // Unfiltered: a kind filter over the HNSW graph costs ~25 ms at 100k chunks (bench:memory); the
+        // few nearest are checked here instead.
+        const old = index().index.search({ vector, k: 5 })
+          .filter((h) => (h.vector ?? 0) >= DUPLICATE_COSINE)
+          .map((h) => getChunkRow(db, Number(h.id)))
+          .find((r) => r !== undefined && r.file === null && r.kind === kind);
+        if (old) {
+          const id = write(() => {
+            archiveChunk(db, old.id, `merged: replaced by a newer near-duplicate`, now());
+            return insertChunk(db, { text: t, kind, source: { type: 'entry', session: so.session ?? null }, vector: { embedder: embedderId, values: vector }, createdAt: old.created_at });
+          }, (id) => ({ upsert: [id], remove: [old.id] }));
+          return { id, merged: true };
+        }
+      }
+      const id = write(
+        () => insertChunk(db, { text: t, kind, source: { type: 'entry', session: so.session ?? null }, vector: vector && embedderId ? { embedder: embedderId, values: vector } : null }, now()),
+        (id) => ({ upsert: [id], remove: [] }),
+      );
+      enforceCap();
+      return typeof v === 'string' ? { id, unembedded: v } : { id };
+    },
+
+    forget(id) {
+      const r = getChunkRow(db, id);
+      if (!r) throw new MemoryInputError(`no memory #${id}`);
+      if (r.file !== null) throw new MemoryInputError(`memory #${id} comes from ${r.file} (lines ${r.line_start}-${r.line_end}); edit that file to remove it`);
+      write(() => deleteChunk(db, id), () => ({ upsert: [], remove: [id] }));
+      return toChunk(r);
+    },
+
+    async syncFiles() {
+      const report: SyncReport = { files: 0, changed: [], removed: [], skipped: [], archived: 0 };
+      const files = memoryFiles(o.workspace);
+      report.files = files.length;
+      for (const f of files) {
+        let text: string;
+        try {
+          text = readMemoryFile(o.workspace, f.path);
+        } catch (err) {
+          const reason = err instanceof NotUtf8Error ? err.message : `cannot be read: ${errorMessage(err)}`;
+          report.skipped.push({ file: f.path, reason });
+          log.warn(`memory: ${err instanceof NotUtf8Error ? reason : `${f.path} ${reason}`}`);
+          continue;
+        }
+        if (await indexFile(f.path, f.kind, text)) report.changed.push(f.path);
+      }
+      const present = new Set(files.map((f) => f.path));
+      for (const gone of indexedFiles(db).filter((f) => !present.has(f))) {
+        const old = fileChunkRows(db, gone);
+        write(() => old.forEach((r) => deleteChunk(db, r.id)), () => ({ upsert: [], remove: old.map((r) => r.id) }));
+        report.removed.push(gone);
+      }
+      if (config.transcripts) report.changed.push(...(await syncTranscripts()));
+      report.archived = enforceCap();
+      return report;
+    },
+
+    async reembed(progress) {
+      let embedded = 0;
+      let failed = 0;
+      if (!o.embedder) return { embedded, failed };
+      const need = db.prepare('select id from memory_chunks where embedder is not ? order by id').all(embedderId) as { id: number }[];
+      const batch = 32;
+      for (let i = 0; i < need.length; i += batch) {
+        const rows = chunkRows(db, need.slice(i, i + batch).map((r) => r.id));
+        const v = await embed(rows.map((r) => r.text));
+        if (typeof v === 'string') {
+          failed += need.length - i;
+          log.warn(`memory: re-embedding stopped after ${embedded} of ${need.length} chunks: ${v}; they stay searchable by keyword, and the next reindex goes on`);
+          break;
+        }
+        // Through write(): the held index takes each batch's vectors, so searches meanwhile stay fast.
+        write(() => rows.forEach((r, j) => setVector(db, r.id, embedderId, v[j]!)), () => ({ upsert: rows.map((r) => r.id), remove: [] }));
+        embedded += rows.length;
+        progress?.(embedded, need.length);
+      }
+      return { embedded, failed };
+    },
+
+    unembedded() {
+      if (!o.embedder) return 0;
+      return (db.prepare('select count(*) as n from memory_chunks where embedder is not ?').get(embedderId) as { n: number }).n;
+    },
+
+    async reindex(progress) {
+      const sync = await memory.syncFiles();
+      const { embedded, failed } = await memory.reembed((d, t) => progress?.('embedding', d, t));
+      state = buildIndex(db, embedderId, dims(), (d, t) => progress?.('indexing', d, t));
+      saveSnapshot(o.cacheDir, state);
+      savedGeneration = state.generation;
+      return { sync, embedded, failed };
+    },
+
+    stats() {
+      const s = index();
+      return { ...counts(db), embedder: embedderId || 'none (keyword only)', generation: s.generation, indexed: s.index.size() };
+    },
+
+    flush() {
+      if (!state || state.generation === savedGeneration) return;
+      try {
+        saveSnapshot(o.cacheDir, state);
+        savedGeneration = state.generation;
+      } catch (err) {
+        log.warn(`memory: could not save the index snapshot: ${errorMessage(err)}`);
+      }
+    },
+  };
+  return memory;
+}

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cleanupOnExit } from './support/lib.mjs';
+import { cleanupOnExit, listeningUrl } from './support/lib.mjs';
 import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 
@@ -155,23 +155,11 @@ function track(child) {
 
 async function startServer(label, args, env) {
   const child = track(spawn(process.execPath, args, { env, cwd: root, stdio: ['ignore', 'ignore', 'pipe'] }));
-  let stderr = '';
-  const url = await new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`${label}: no "listening on" line within ${LISTEN_TIMEOUT_MS} ms\n${stderr}`)), LISTEN_TIMEOUT_MS);
-    child.once('error', rej);
-    child.once('exit', (code, signal) => rej(new Error(`${label}: exited ${code ?? signal} before listening\n${stderr}`)));
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      const m = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        res(m[1]);
-      }
-    });
-  });
+  const out = listeningUrl(child, LISTEN_TIMEOUT_MS, label);
+  const url = await out.url;
   // Keep draining stderr (a full pipe would block the server) but only keep the tail for errors.
-  child.stderr.on('data', () => (stderr = stderr.slice(-4000)));
-  return { label, child, url, stderr: () => stderr };
+  child.stderr.on('data', out.trim);
+  return { label, child, url, stderr: out.stderr };
 }
 
 async function stopServer(s) {

@@ -12,7 +12,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cleanupOnExit } from './support/lib.mjs';
+import { cleanupOnExit, listeningUrl } from './support/lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -195,21 +195,9 @@ function vmHwmKiB(pid) {
 async function serverOnce(label, cmd, args, env) {
   const t0 = performance.now();
   const child = track(spawn(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] }));
-  let stderr = '';
+  const out = listeningUrl(child, LISTEN_TIMEOUT_MS);
   try {
-    const url = await new Promise((res, rej) => {
-      const timer = setTimeout(() => rej(new Error(`no "listening on" line within ${LISTEN_TIMEOUT_MS} ms`)), LISTEN_TIMEOUT_MS);
-      child.once('error', rej);
-      child.once('exit', (code, signal) => rej(new Error(`exited ${code ?? signal} before listening`)));
-      child.stderr.on('data', (d) => {
-        stderr += d;
-        const m = /listening on (http:\/\/\S+)/.exec(stderr);
-        if (m) {
-          clearTimeout(timer);
-          res(m[1]);
-        }
-      });
-    });
+    const url = await out.url;
     const ms = performance.now() - t0;
     const status = await healthz(url);
     if (status !== 200) warn(`${label}: GET ${url}/healthz gave ${status}`);
@@ -221,12 +209,12 @@ async function serverOnce(label, cmd, args, env) {
     }, EXIT_TIMEOUT_MS);
     const { code, signal } = await waitExit(child);
     clearTimeout(timer);
-    if (code !== 0) warn(`${label}: exited ${code ?? signal} after SIGTERM: ${stderr.trim().split('\n').at(-1)}`);
+    if (code !== 0) warn(`${label}: exited ${code ?? signal} after SIGTERM: ${out.stderr().trim().split('\n').at(-1)}`);
     return { ms, rss };
   } catch (e) {
     child.kill('SIGKILL');
     await waitExit(child);
-    throw new Error(`${label}: ${e.message}\n${stderr.trim()}`);
+    throw new Error(`${label}: ${e.message}\n${out.stderr().trim()}`);
   }
 }
 

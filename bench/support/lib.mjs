@@ -36,3 +36,26 @@ export function cleanupOnExit() {
   }
   return { children, tempDirs, cleanup };
 }
+
+/**
+ * Resolves with the URL of the first "listening on http://…" line the child writes to stderr;
+ * rejects when it exits first or stays silent for `timeoutMs`. `stderr()` is what it wrote so far.
+ */
+export function listeningUrl(child, timeoutMs, label = '') {
+  let stderr = '';
+  const prefix = label ? `${label}: ` : '';
+  const url = new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`${prefix}no "listening on" line within ${timeoutMs} ms\n${stderr}`)), timeoutMs);
+    child.once('error', rej);
+    child.once('exit', (code, signal) => rej(new Error(`${prefix}exited ${code ?? signal} before listening\n${stderr}`)));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]);
+      }
+    });
+  });
+  return { url, stderr: () => stderr, trim: () => (stderr = stderr.slice(-4000)) };
+}

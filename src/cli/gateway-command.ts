@@ -82,8 +82,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     conductor.start();
     stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
     // A refused token or an unreachable Telegram is logged and shown as the channel's state; the
-    // gateway and the other channels go on.
-    await telegram?.start(conductor);
+    // gateway and the other channels go on, and do not wait for Telegram to answer before listening.
+    const telegramStarted = telegram?.start(conductor).catch((err: unknown) => log.error(`telegram: ${errorMessage(err)}`));
     let server: RunningHttpServer | undefined;
     server = await startHttpServer({
       host,
@@ -123,6 +123,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     sdNotify('STOPPING=1', ctx.env);
     // Turns finish first, so the requests waiting for them can be answered before the server closes.
     await telegram?.stop();
+    await telegramStarted;
     await conductor.stop(DRAIN_MS);
     await server.close(DRAIN_MS);
   } finally {

@@ -2,7 +2,7 @@
 // a plain-text fallback, each part's message id committed as it is sent), the confirmations as
 // inline buttons, and the long-poll loop with its status. Started by the gateway when
 // channels.telegram.token is set; a refused token stops this channel only.
-import type { CallbackQuery } from '@grammyjs/types';
+import type { CallbackQuery, UserFromGetMe } from '@grammyjs/types';
 import type { Bus } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
 import type { Delivery } from '../../conductor/delivery.js';
@@ -152,17 +152,18 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
     void api.call('answerCallbackQuery', { callback_query_id: q.id, text: note }).catch((err: unknown) => log.debug(`telegram: ${errorMessage(err)}`));
   }
 
-  /** getMe: who the bot is; 'fatal' when the token is refused, undefined when Telegram is out of reach. */
-  async function identify(): Promise<BotIdentity | 'fatal' | undefined> {
+  /** getMe: who the bot is; 'stop' when the token is refused or the channel is stopping, undefined when Telegram is out of reach. */
+  async function identify(): Promise<BotIdentity | 'stop' | undefined> {
     try {
-      const u = await api.getMe();
+      const u = await api.call<UserFromGetMe>('getMe', {}, { signal: abort.signal, timeoutMs: 15_000 });
       return { id: u.id, username: u.username };
     } catch (err) {
+      if (abort.signal.aborted) return 'stop'; // stopping: nothing to report
       const fatal = fatalReason(err);
       if (fatal) {
         log.error(`telegram: ${fatal}`);
         status('down', fatal);
-        return 'fatal';
+        return 'stop';
       }
       log.warn(`telegram: cannot reach the Bot API (${errorMessage(err)}); retrying`);
       status('down', errorMessage(err));
@@ -202,7 +203,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
     async start(conductor) {
       status('down', 'connecting');
       const first = await identify();
-      if (first === 'fatal') return;
+      if (first === 'stop') return;
       if (first) return run(conductor, first);
       // Telegram out of reach at start: the gateway goes on, and this channel keeps trying behind it.
       polling = (async () => {
@@ -210,7 +211,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
           await sleepUnless(Math.min(60_000, 1000 * 2 ** (attempt - 1)), abort.signal);
           if (abort.signal.aborted) return;
           const me = await identify();
-          if (me === 'fatal') return;
+          if (me === 'stop') return;
           if (me) return run(conductor, me);
         }
       })();

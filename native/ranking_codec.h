@@ -51,12 +51,13 @@ inline size_t PutPosting(uint8_t* out, int64_t prev, uint32_t doc, uint32_t tf) 
   return n;
 }
 
-// Calls f(doc, tf) for each posting in [p, end), stopping early at a zero byte; `prev` is the
-// document before the first (-1 at the start of a list) and the last one is returned, to carry on
-// over the blocks of a chain. By value, so that it stays in a register in the hot loop.
-template <typename F>
+// Calls f(doc, tf) for each posting in [p, end); `prev` is the document before the first (-1 at the
+// start of a list) and the last one is returned, to carry on over the blocks of a chain (by value,
+// so that it stays in a register in the hot loop). With kPadded, a zero byte ends the postings
+// early: the unused end of a chain block.
+template <bool kPadded = false, typename F>
 inline int64_t DecodePostings(const uint8_t* p, const uint8_t* end, int64_t prev, F&& f) {
-  while (p < end && *p) {
+  while (p < end && (!kPadded || *p)) {
     uint64_t v = GetVarint(p);
     prev += int64_t(v >> 1);
     uint32_t tf = (v & 1) ? uint32_t(GetVarint(p)) : 1;

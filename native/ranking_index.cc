@@ -236,6 +236,7 @@ void Index::AppendPosting(uint32_t t, uint32_t doc, uint32_t tf) {
 }
 
 void Index::Insert(DocInput& in) {
+  version_++;
   views_.clear();
   SplitTerms(in.text, views_);
   termScratch_.clear();
@@ -259,10 +260,19 @@ void Index::Insert(DocInput& in) {
   }
 }
 
-uint32_t Index::LiveCount(uint32_t t) const {
+// While removed documents wait for a compaction, a term's document frequency takes a pass over its
+// postings. Queries tend to repeat terms, so the counts are kept until the next change.
+uint32_t Index::LiveCount(uint32_t t) {
   if (removed_ == 0) return terms_[t].count;
+  if (liveCountVersion_ != version_) {
+    liveCounts_.clear();
+    liveCountVersion_ = version_;
+  }
+  auto it = liveCounts_.find(t);
+  if (it != liveCounts_.end()) return it->second;
   uint32_t n = 0;
   ForEachPosting(t, [&](uint32_t doc, uint32_t) { n += docs_[doc].kind != kRemoved; });
+  liveCounts_.emplace(t, n);
   return n;
 }
 
@@ -281,6 +291,7 @@ void Index::ReleaseVector(uint32_t slot) {
 // (it would cost as much as the postings), so the postings of removed documents are skipped when
 // read and dropped by the next compaction.
 void Index::Erase(uint32_t doc) {
+  version_++;
   Doc& d = docs_[doc];
   idTable_.Erase(doc, HashBytes(Id(doc)));
   totalLength_ -= d.length;
@@ -303,6 +314,7 @@ void Index::MaybeCompact(size_t chainShare) {
 // dropped. Everything new is built before anything old is touched, so running out of memory
 // here leaves the index as it was.
 void Index::Compact() {
+  version_++;
   const size_t n = docs_.size();
   std::vector<uint32_t> number(n, kNone);
   uint32_t live = 0;
@@ -702,7 +714,8 @@ Stats Index::GetStats() const {
   bytes += terms_.capacity() * sizeof(Term) + termText_.capacity() + termEnd_.capacity() * sizeof(uint32_t) +
            termTable_.MemoryBytes();
   bytes += compact_.capacity() + compactEnd_.capacity() * sizeof(uint32_t) + chain_.capacity();
-  bytes += acc_.capacity() * sizeof(double) + touched_.capacity() * sizeof(uint32_t);
+  bytes += acc_.capacity() * sizeof(double) + touched_.capacity() * sizeof(uint32_t) +
+           lenNorm_.capacity() * sizeof(double) + liveCounts_.size() * 32 + liveCounts_.bucket_count() * sizeof(void*);
   // Kinds and sessions: hash nodes (key string, value, link, cached hash) and the side tables.
   for (const Names* names : {&kinds_, &sessions_}) {
     for (const auto& kv : names->ids) bytes += 64 + (kv.first.size() > 15 ? kv.first.capacity() : 0);

@@ -188,7 +188,7 @@ class Index {
   void StoreChain(uint32_t at, const Chain& c) { std::memcpy(chain_.data() + at, &c, sizeof c); }
   template <typename F>
   void ForEachPosting(uint32_t term, F&& f) const;
-  uint32_t LiveCount(uint32_t term) const;
+  uint32_t LiveCount(uint32_t term);
   void Erase(uint32_t doc);
   // Compacts when removed documents or chained postings (more than 1/chainShare of the compact
   // ones; 0: chains do not count) have piled up.
@@ -236,6 +236,9 @@ class Index {
   std::vector<uint32_t> touched_;
   static constexpr uint32_t kLenNormCache = 1024;
   std::vector<double> lenNorm_;  // by document length, this query's BM25 length normalization
+  uint64_t version_ = 0;         // changes with every insert, removal and compaction
+  uint64_t liveCountVersion_ = 0;
+  std::unordered_map<uint32_t, uint32_t> liveCounts_;  // term → live postings, at liveCountVersion_
 };
 
 // Calls f(doc, tf) for every posting of term t, removed documents included, in document order.
@@ -251,7 +254,7 @@ void Index::ForEachPosting(uint32_t t, F&& f) const {
     for (uint32_t b = LoadChain(terms_[t].chain).head; b != kNone; k++) {
       const uint8_t* block = chain_.data() + b;
       // Zero bytes end the postings of a block, the tail's included, so no used count is needed.
-      prev = DecodePostings(block + 4, block + BlockBytes(k), prev, f);
+      prev = DecodePostings<true>(block + 4, block + BlockBytes(k), prev, f);
       std::memcpy(&b, block, 4);
     }
   }

@@ -1,4 +1,4 @@
-// `npm test`: builds what the tests need (the bundle, the x64 and arm64 single executables; the dev
+// `npm test`: installs the Debian packages the tests need (scripts/setup.mjs), builds what the tests need (the bundle, the x64 and arm64 single executables; the dev
 // addon is built by npm install), runs every tap test, and ends with the plain line `N passed, N failed` counted over the
 // individual assertions.
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,6 +22,16 @@ function step(what, cmd, args) {
 }
 
 const files = process.argv.slice(2);
+// The Debian packages the tests need (scripts/setup.mjs; `npm run setup`): installed when missing,
+// so `npm install && npm test` works on a fresh machine. A check only when nothing is missing.
+{
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'setup.mjs'), '--quiet'], { cwd: root, stdio: ['inherit', 'inherit', 'inherit'] });
+  if (r.status !== 0) {
+    console.log('test: the Debian packages the tests need are missing (see above)');
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  }
+}
 if (!process.env.PINCLAW_TEST_SKIP_BUILD) {
   step('bundling', process.execPath, ['scripts/build.mjs']);
   step('building the x64 single executable', process.execPath, ['scripts/build-sea.mjs', '--arch', 'x64']);

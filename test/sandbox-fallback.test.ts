@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { defaults } from '../src/config/schema.js';
 import { configureNative } from '../src/native/loader.js';
 import { sandboxCheck } from '../src/sandbox/doctor.js';
-import { detectSandbox } from '../src/sandbox/detect.js';
+import { detectSandbox, execSandbox } from '../src/sandbox/detect.js';
 import { execTool } from '../src/tools/exec.js';
 
 configureNative({ enabled: false });
@@ -27,7 +27,8 @@ t.test('auto falls back to bubblewrap', { skip: support.bubblewrap?.usable ? fal
   t.match(r.content, /^bubblewrap\n\[exit code 0\]\n\[sandbox: bubblewrap /);
   const check = await sandboxCheck(defaults().sandbox);
   t.equal(check.state, 'ok');
-  t.match(check.detail, /^bubblewrap .*\(no Landlock \(no native addon/);
+  t.match(check.detail, /^bubblewrap .*\(no Landlock \(no native addon.*; exec is in the standard tool profile$/);
+  t.same(await execSandbox('auto'), { inForce: true, backend: 'bubblewrap' }, 'the standard profile offers exec inside bubblewrap');
 });
 
 t.test('an explicit landlock backend is refused, never silently replaced', async (t) => {
@@ -39,4 +40,7 @@ t.test('an explicit landlock backend is refused, never silently replaced', async
   t.match(r.content, /^exec refused: sandbox\.backend is landlock, but Landlock unavailable: no native addon/);
   const check = await sandboxCheck({ ...defaults().sandbox, backend: 'landlock' });
   t.equal(check.state, 'fail');
+  t.match(check.detail, /so exec is not in the standard tool profile/);
+  t.match(await execSandbox('landlock'), { inForce: false, reason: /^sandbox\.backend is landlock, but Landlock unavailable: no native addon/ }, 'so exec stays opt-in');
+  t.match(await execSandbox('none'), { inForce: false, reason: /unconfined/ });
 });

@@ -22,6 +22,20 @@ const settings = (s: Partial<ToolsSettings> = {}): ToolsSettings => ({ ...defaul
 const at = (channel: string, chatId: string, extra: Partial<ToolContext> = {}): ToolContext => ({ sessionKey: `${channel}:${chatId}`, channel, chatId, ...extra });
 const tg = at('telegram', '42');
 
+t.test('exec is in the standard profile exactly when an OS sandbox is in force', async (t) => {
+  const sandboxed = createPolicy(settings({ profile: 'standard' }), { execSandbox: { inForce: true } });
+  const bare = createPolicy(settings({ profile: 'standard' }), { execSandbox: { inForce: false, reason: 'sandbox.backend is none: commands would run unconfined' } });
+  t.same(sandboxed.check(tool('exec'), tg), { allowed: true, rule: 'tools.profile standard (sandboxed)' });
+  t.same(bare.check(tool('exec'), tg), {
+    allowed: false,
+    rule: 'tools.profile standard',
+    reason: 'exec is in profile standard only inside an OS sandbox, and sandbox.backend is none: commands would run unconfined; add it to tools.allow to allow it anyway',
+  });
+  t.same(createPolicy(settings({ profile: 'standard', allow: ['exec'] }), { execSandbox: { inForce: false, reason: 'x' } }).check(tool('exec'), tg), { allowed: true, rule: 'tools.allow' }, 'tools.allow opts in without a sandbox');
+  t.equal(createPolicy(settings({ profile: 'minimal' }), { execSandbox: { inForce: true } }).check(tool('exec'), tg).allowed, false, 'minimal never offers exec');
+  t.equal(createPolicy(settings({ profile: 'standard', deny: ['exec'] }), { execSandbox: { inForce: true } }).check(tool('exec'), tg).allowed, false, 'a deny still wins');
+});
+
 t.test('profiles: minimal and standard by name; full allows tools nobody listed', async (t) => {
   const minimal = createPolicy(settings({ profile: 'minimal' }));
   const standard = createPolicy(settings({ profile: 'standard' }));
@@ -29,7 +43,7 @@ t.test('profiles: minimal and standard by name; full allows tools nobody listed'
   t.same(minimal.check(tool('current_time'), tg), { allowed: true, rule: 'tools.profile minimal' });
   t.same(minimal.check(tool('web_fetch'), tg), { allowed: false, rule: 'tools.profile minimal', reason: 'not in profile minimal; add it to tools.allow to allow it' });
   t.same(standard.check(tool('web_fetch'), tg), { allowed: true, rule: 'tools.profile standard' });
-  t.same(standard.check(tool('exec'), tg), { allowed: false, rule: 'tools.profile standard', reason: 'not in profile standard; add it to tools.allow to allow it' });
+  t.same(standard.check(tool('exec'), tg), { allowed: false, rule: 'tools.profile standard', reason: 'exec is in profile standard only inside an OS sandbox, and no OS sandbox is known to be in force; add it to tools.allow to allow it anyway' });
   t.same(full.check(tool('exec'), tg), { allowed: true, rule: 'tools.profile full' });
   t.same(full.check(tool('a_tool_from_next_year'), tg), { allowed: true, rule: 'tools.profile full' });
   t.equal(minimal.check(tool('a_tool_from_next_year'), tg).allowed, false, 'unknown tools: denied by minimal');

@@ -1,6 +1,7 @@
 // `pinclaw agent -m TEXT [--session KEY]`: one turn through the same queue and conductor as every
 // channel; without -m an interactive chat. Replies to earlier messages of the session that a
 // stopped process left unanswered are delivered here too.
+import { execSandbox } from '../sandbox/detect.js';
 import { createInterface, type Interface } from 'node:readline';
 import { loadConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
@@ -51,7 +52,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   // The owner at the device can use its hardware from the CLI as from any chat (no triggers here:
   // those belong to the gateway, which owns the lines they watch).
   const hardware = await startHardware(config, ctx);
-  const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session], extraTools: hardware.tools, board: hardware.promptText });
+  const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session], extraTools: hardware.tools, board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
   // At a terminal the owner sees what the turn is doing, read off the same bus events the dashboard
   // and /api/events show; piped output stays the reply alone.
   if (process.stderr.isTTY) {

@@ -1,5 +1,6 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
+import { execSandbox } from '../sandbox/detect.js';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
@@ -76,7 +77,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : [])];
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: c === telegram })));
     stops.push(channelStatus.stop);
-    const { conductor, memory } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText });
+    const { conductor, memory } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
     // The memory opens on first use; then its files are watched, and its index saved at the end.
     stops.push(() => memory.close(), memory.watchFiles());
     conductor.start();

@@ -1,6 +1,7 @@
 // What a command that calls tools outside a conductor needs (`pinclaw tool`, the hidden test and
 // bench commands): the config, the store, this machine's hardware and the governed registry, set
 // up the same way each time so a tool run by hand is judged exactly like one the model calls.
+import { execSandbox } from '../sandbox/detect.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { loadConfig } from '../config/index.js';
 import { setLogLevel, setLogRedactor } from '../log.js';
@@ -32,7 +33,7 @@ export async function openToolProcess(ctx: CliContext): Promise<ToolProcess> {
     db.close();
     throw err;
   }
-  const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools });
+  const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools, execSandbox: await execSandbox(config.sandbox.backend) });
   setLogRedactor(redact);
   return {
     config,

@@ -8,7 +8,7 @@ import type { Paths } from '../paths.js';
 import type { Db } from '../store/db.js';
 import { setLogRedactor } from '../log.js';
 import type { Registry } from '../tools/registry.js';
-import { configuredRegistry } from '../tools/setup.js';
+import { configuredRegistry, type ConfiguredDeps } from '../tools/setup.js';
 import type { Tool } from '../tools/types.js';
 import { createBus, type Bus } from './bus.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   board?: string;
   /** the bus to use, when a channel needs it before the runtime exists (the http channel's confirmations) */
   bus?: Bus;
+  /** whether exec runs in an OS sandbox here (src/sandbox/detect.ts execSandbox); the standard profile offers exec only then */
+  execSandbox?: ConfiguredDeps['execSandbox'];
   /** replaces the provider chain built from the config (tests) */
   provider?: Provider;
 }
@@ -60,7 +62,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
   const { registry, redact, memory } = configuredRegistry({
-    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools,
+    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools, execSandbox: o.execSandbox,
     send: (m) => late(conductorRef, 'conductor').send(m),
     subAgents,
   });

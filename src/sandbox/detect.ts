@@ -109,6 +109,22 @@ export function detectSandbox(refresh = false): Promise<SandboxSupport> {
   return cached;
 }
 
+/** Whether exec would run inside an OS sandbox here, and if not why: the standard profile offers exec only then. */
+export type ExecSandbox = { inForce: true; backend: 'landlock' | 'bubblewrap' } | { inForce: false; reason: string };
+
+/**
+ * The standard profile's condition for exec. Landlock is asked first (a synchronous call into the
+ * addon, already loaded by every process that runs tools), so bubblewrap is probed (two process
+ * spawns) only on hosts without it.
+ */
+export async function execSandbox(setting: BackendSetting): Promise<ExecSandbox> {
+  if (setting === 'none') return { inForce: false, reason: 'sandbox.backend is none: commands would run unconfined' };
+  if (setting !== 'bubblewrap' && landlock().abi >= 1) return { inForce: true, backend: 'landlock' };
+  const choice = chooseBackend(setting, await detectSandbox());
+  if ('error' in choice) return { inForce: false, reason: choice.error };
+  return choice.backend === 'none' ? { inForce: false, reason: 'sandbox.backend is none' } : { inForce: true, backend: choice.backend };
+}
+
 export type Choice = { backend: 'landlock' } | { backend: 'bubblewrap'; tools: BwrapTools } | { backend: 'none' } | { error: string };
 
 /** The backend sandbox.backend asks for, if this host has it; auto never chooses none. */

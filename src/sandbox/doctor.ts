@@ -32,8 +32,8 @@ export async function sandboxCheck(settings: SandboxSettings = defaults().sandbo
   const choice = chooseBackend(settings.backend, s);
   const bwrap = s.bubblewrap ? `bubblewrap ${s.bubblewrap.version} ${s.bubblewrap.usable ? 'works' : `does not work (${s.bubblewrap.reason})`}` : 'bubblewrap not installed';
   const landlock = s.landlock.abi >= 1 ? `Landlock ABI ${s.landlock.abi}` : `no Landlock (${s.landlock.reason})`;
-  if ('error' in choice) return { name: 'sandbox', state: settings.backend === 'auto' ? 'warn' : 'fail', detail: `exec is refused: ${choice.error}` };
-  if (choice.backend === 'none') return { name: 'sandbox', state: 'warn', detail: `sandbox.backend = none: exec runs commands unconfined (${landlock}; ${bwrap})` };
+  if ('error' in choice) return { name: 'sandbox', state: settings.backend === 'auto' ? 'warn' : 'fail', detail: `exec is refused: ${choice.error}; so exec is not in the standard tool profile (it is offered only inside an OS sandbox)` };
+  if (choice.backend === 'none') return { name: 'sandbox', state: 'warn', detail: `sandbox.backend = none: exec runs commands unconfined, so it is not in the standard tool profile (tools.allow opts in) (${landlock}; ${bwrap})` };
 
   const limit = processLimitOutlook(s);
   const network = settings.network ? 'network allowed' : 'network denied';
@@ -42,5 +42,6 @@ export async function sandboxCheck(settings: SandboxSettings = defaults().sandbo
       ? [`landlock ABI ${s.landlock.abi} + seccomp + rlimits, ${network}`, `processes: ${limit.how}`, ...landlockGaps(s.landlock.abi), `fallback: ${bwrap}`]
       : [`bubblewrap ${choice.tools.version} (namespaces) + rlimits${choice.tools.prlimit ? '' : ' NOT APPLIED (prlimit missing)'}, ${network}`, `processes: ${limit.how}`, `(${landlock})`];
   const state = limit.bounded && (choice.backend === 'landlock' || choice.tools.prlimit) ? 'ok' : 'warn';
+  parts.push('exec is in the standard tool profile');
   return { name: 'sandbox', state, detail: parts.join('; ') };
 }

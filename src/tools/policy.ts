@@ -28,6 +28,16 @@ const STANDARD = [
 ];
 export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly string[]>> = { minimal: MINIMAL, standard: STANDARD };
 
+/**
+ * exec is in the standard profile whenever an OS sandbox (Landlock or bubblewrap) is in force, so the
+ * agent can run commands out of the box inside it; without one it stays opt-in (tools.allow), since
+ * it would run them unconfined. The caller states which (src/sandbox/detect.ts execSandbox).
+ */
+export interface PolicyOptions {
+  /** undefined: not known (tests of other rules): exec stays out of standard */
+  execSandbox?: { inForce: true } | { inForce: false; reason: string };
+}
+
 export type Decision =
   | { allowed: true; rule: string }
   | { allowed: false; rule: string; reason: string };
@@ -53,7 +63,8 @@ interface Layer {
 
 const names = (list: readonly string[], tool: string) => list.includes(tool) || list.includes('*');
 
-function inProfile(profile: Profile, tool: string): boolean {
+function inProfile(profile: Profile, tool: string, o: PolicyOptions): boolean {
+  if (tool === 'exec' && profile === 'standard') return o.execSandbox?.inForce === true;
   return profile === 'full' || PROFILE_TOOLS[profile].includes(tool);
 }
 
@@ -72,7 +83,7 @@ function checkSettings(s: ToolsSettings): void {
   s.controlChats.forEach((c, i) => parseChat(c, `tools.controlChats[${i}]`));
 }
 
-export function createPolicy(s: ToolsSettings): Policy {
+export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
   checkSettings(s);
   const control = new Set(s.controlChats.map((c) => {
     const { channel, chatId } = parseChat(c, 'tools.controlChats');
@@ -105,8 +116,12 @@ export function createPolicy(s: ToolsSettings): Policy {
         if (names(l.allow, tool.name)) return { allowed: true, rule: `${l.path}.allow` };
         if (!l.profile) continue;
         const rule = l.path === 'tools' ? 'tools.profile' : `${l.path}.profile`;
-        if (inProfile(l.profile, tool.name)) return { allowed: true, rule: `${rule} ${l.profile}` };
+        if (inProfile(l.profile, tool.name, o)) return { allowed: true, rule: `${rule} ${l.profile}${tool.name === 'exec' && l.profile === 'standard' ? ' (sandboxed)' : ''}` };
         const where = l.path === 'tools' ? '' : ` (set by the ${l.label}, ${l.path}.profile)`;
+        if (tool.name === 'exec' && l.profile === 'standard') {
+          const why = o.execSandbox && !o.execSandbox.inForce ? o.execSandbox.reason : 'no OS sandbox is known to be in force';
+          return { allowed: false, rule: `${rule} ${l.profile}`, reason: `exec is in profile standard only inside an OS sandbox, and ${why}${where}; add it to tools.allow to allow it anyway` };
+        }
         return { allowed: false, rule: `${rule} ${l.profile}`, reason: `not in profile ${l.profile}${where}; add it to tools.allow to allow it` };
       }
       // Unreachable: the tools layer always has a profile.

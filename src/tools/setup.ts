@@ -5,7 +5,7 @@ import { createRedactor, secretValues, type Redactor } from '../config/redact.js
 import type { Db } from '../store/db.js';
 import { finishAudit, insertAudit } from '../store/audit.js';
 import { builtinTools, type BuiltinDeps } from './builtin.js';
-import { createPolicy } from './policy.js';
+import { createPolicy, type PolicyOptions } from './policy.js';
 import { createRegistry, type AuditSink, type Registry } from './registry.js';
 import type { Tool } from './types.js';
 import { memoryHolder, type MemoryHolder } from '../memory/holder.js';
@@ -21,6 +21,8 @@ export interface ConfiguredDeps extends BuiltinDeps {
   tools?: readonly Tool[];
   /** added to the built-in tools: the hardware tools of this machine (src/hardware/setup.ts) */
   extraTools?: readonly Tool[];
+  /** whether exec runs in an OS sandbox here (src/sandbox/detect.ts execSandbox): the standard profile offers it only then */
+  execSandbox?: PolicyOptions['execSandbox'];
 }
 
 /** The memory as its tools and the prompt use it (opened on first use). */
@@ -33,7 +35,7 @@ export function configuredRegistry(d: ConfiguredDeps & { memory?: MemoryHolder }
   const redact = createRedactor(secretValues(d.config, d.env));
   const memory = d.memory ?? configuredMemory(d);
   const registry = createRegistry([...(d.tools ?? [...builtinTools(d), ...memoryTools(memory)]), ...(d.extraTools ?? [])], {
-    policy: createPolicy(d.config.tools),
+    policy: createPolicy(d.config.tools, { execSandbox: d.execSandbox }),
     audit: dbAudit(d.db),
     redact,
     limits: d.config.tools,

@@ -1,6 +1,28 @@
-// A plain leveled logger on stderr. Under systemd, journald adds the timestamps, so there are none here.
+// A plain leveled logger on stderr: one line per event, `level: message`, where messages start with
+// the part of pinclaw speaking (telegram:, session web:, delivery of …), secrets scrubbed. Under
+// systemd, journald adds the timestamps, so there are none here; and when stderr is the journal (its
+// JOURNAL_STREAM names stderr's device and inode, as sd-daemon(3) says to check) each line starts
+// with its syslog priority `<N>`, which journald strips and records as PRIORITY, so
+// `journalctl -u pinclaw -p warning` shows warnings and errors only.
+import { fstatSync } from 'node:fs';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const priority: Record<LogLevel, number> = { debug: 7, info: 6, warn: 4, error: 3 };
+
+/** Whether fd 2 is the stream journald gave this process (JOURNAL_STREAM is "device:inode"). */
+export function stderrIsJournal(env: NodeJS.ProcessEnv = process.env, fd = 2): boolean {
+  const m = /^(\d+):(\d+)$/.exec(env.JOURNAL_STREAM ?? '');
+  if (!m) return false;
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    return st.dev === BigInt(m[1]!) && st.ino === BigInt(m[2]!);
+  } catch {
+    return false;
+  }
+}
+
+let journal: boolean | undefined;
 
 let threshold: LogLevel = (process.env.PINCLAW_LOG_LEVEL as LogLevel | undefined) ?? 'info';
 let sink: (line: string) => void = (line) => process.stderr.write(line + '\n');
@@ -23,7 +45,12 @@ export function setLogSink(fn: (line: string) => void): void {
 }
 
 function emit(level: LogLevel, msg: string): void {
-  if (order[level] >= (order[threshold] ?? 20)) sink(`${level}: ${scrub(msg)}`);
+  if (order[level] < (order[threshold] ?? 20)) return;
+  journal ??= stderrIsJournal();
+  // One event, one line: a message with newlines (a stack, a server's error page) would otherwise
+  // become several journal entries, the later ones without level or component.
+  const text = scrub(msg).replace(/\r?\n/g, ' ⏎ ');
+  sink(`${journal ? `<${priority[level]}>` : ''}${level}: ${text}`);
 }
 
 export const log = {

@@ -6,6 +6,7 @@ import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 import { receiveDatagrams } from './support/dgram-receiver.js';
 import { openDatabase } from '../src/store/db.js';
 import { getState } from '../src/store/state.js';
+import { errorReply, startAnthropicServer, textReply, toolUseReply } from './support/anthropic-server.js';
 
 async function startGateway(env: Record<string, string>, args: string[] = ['--port', '0']) {
   const p = start(process.execPath, [bundle, 'gateway', ...args], { env: cleanEnv(env) });
@@ -93,4 +94,28 @@ t.test('/metrics: Prometheus text behind the token', async (t) => {
   t.match(text, /^# HELP pinclaw_info/m);
   t.match(text, /^pinclaw_resident_memory_bytes \d+$/m);
   t.match(text, /^pinclaw_inbound_messages\{state="pending"\} 0$/m);
+});
+
+t.test('/metrics counts turns, model calls and their failures, tool calls, deliveries', async (t) => {
+  const srv = await startAnthropicServer(textReply('unused'));
+  t.teardown(() => srv.close());
+  const gw = await startGateway({ PINCLAW_HOME: tempDir(), PINCLAW_GATEWAY_TOKEN: 'm-token', ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url });
+  t.teardown(() => gw.child.kill());
+  const auth = { authorization: 'Bearer m-token', 'content-type': 'application/json' };
+  // One turn of two model calls and one tool call; then one whose model call fails for good (a 400 is not retried).
+  srv.enqueue(toolUseReply([{ name: 'current_time', input: { timezone: 'UTC' } }]), textReply('It is noon.'));
+  const ok = await fetch(`${gw.url}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ session: 'm', text: 'time?' }) });
+  t.same(await ok.json(), { reply: 'It is noon.', kind: 'reply' });
+  srv.enqueue(errorReply(400));
+  const failed = await fetch(`${gw.url}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ session: 'm2', text: 'again' }) });
+  t.match(await failed.json(), { kind: 'notice' });
+  const text = await (await fetch(`${gw.url}/metrics`, { headers: auth })).text();
+  t.match(text, /^# TYPE pinclaw_turns_total counter$/m);
+  t.match(text, /^pinclaw_messages_received_total\{channel="http"\} 2$/m);
+  t.match(text, /^pinclaw_turns_total\{outcome="ok"\} 1$/m);
+  t.match(text, /^pinclaw_turns_total\{outcome="failed"\} 1$/m);
+  t.match(text, /^pinclaw_provider_calls_total\{provider="anthropic\/[^"]+"\} 3$/m);
+  t.match(text, /^pinclaw_provider_errors_total\{provider="anthropic\/[^"]+",kind="failed"\} 1$/m);
+  t.match(text, /^pinclaw_tool_calls_total\{tool="current_time",outcome="ok"\} 1$/m);
+  t.match(text, /^pinclaw_deliveries_total\{channel="http",outcome="sent"\} 2$/m);
 });

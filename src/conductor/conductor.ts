@@ -2,6 +2,7 @@
 // `concurrency` sessions at once; each finished turn commits session, reply and row state in one
 // transaction, then the reply is delivered through the channel it came from. `send` records
 // messages that answer nothing (send_message) and delivers them the same way.
+import { count } from '../counters.js';
 import { randomUUID } from 'node:crypto';
 import type { PinclawConfig } from '../config/schema.js';
 import { errorMessage, PinclawError } from '../errors.js';
@@ -127,6 +128,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
         markDone(db, ids);
       })();
       crashPoint('before-send');
+      count('turns', { outcome: 'ok' });
       bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: true, iterations: outcome.kind === 'reply' ? outcome.iterations : 0, ...where });
     } catch (err) {
       if (stopping && ac.signal.aborted) {
@@ -149,6 +151,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
       })();
       log.warn(`session ${key}: turn failed (attempt ${attempt}, now ${state}): ${reason}`);
       bus.emit({ type: 'error', sessionKey: key, message: reason });
+      count('turns', { outcome: 'failed' });
       bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: false, iterations: 0, ...where });
     } finally {
       aborts.delete(key);
@@ -193,6 +196,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
       checkLength(msg.text);
       const debounce = channels.get(msg.channel)?.debounceMs ?? 0;
       const row = enqueue(db, msg, debounce);
+      count('messages_received', { channel: row.channel });
       bus.emit({ type: 'message_received', inboundId: row.id, sessionKey: row.session_key, channel: row.channel, text: row.text });
       queueMicrotask(pump);
       return row;

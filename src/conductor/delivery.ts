@@ -2,6 +2,7 @@
 // timer and its own failures: a channel that is down waits on its own rows and never delays another,
 // and a pass that throws (a SQLite error, a bug) is logged and ends that pass only; the next one
 // starts from the rows as they are in the database. There is no promise chain to poison.
+import { count } from '../counters.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { Db } from '../store/db.js';
@@ -70,12 +71,14 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
       } catch (err) {
         const delay = o.retryDelayMs(row.attempts + 1);
         markDeliveryFailed(db, row.id, errorMessage(err), delay);
+        count('deliveries', { channel: channel.name, outcome: 'failed' });
         waiting.add(row.chat_id);
         log.warn(`delivery of reply ${row.id} through ${channel.name} failed (attempt ${row.attempts + 1}), next try in ${Math.round(delay / 1000)} s: ${errorMessage(err)}`);
         continue;
       }
       o.crashPoint('after-send');
       markSent(db, row.id);
+      count('deliveries', { channel: channel.name, outcome: 'sent' });
       o.onSent({ ...row, state: 'sent' });
     }
   }

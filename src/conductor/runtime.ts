@@ -1,5 +1,6 @@
 // Assembles what a process needs to run turns: store, provider chain, tools, token counter and the
 // conductor, from the config. The gateway and `pinclaw agent` both start here.
+import { count } from '../counters.js';
 import type { Provider } from '../agent/types.js';
 import { tokenCounterFor } from '../agent/tokens.js';
 import { ensureWorkspace } from '../agent/workspace.js';
@@ -43,14 +44,36 @@ export interface RuntimeOptions {
   provider?: Provider;
 }
 
+/**
+ * Counts model calls for /metrics: each call of the chain (its retries and fallbacks inside), each
+ * retry it reports (a failed attempt), and each call that failed in the end.
+ */
+function countedProvider(p: Provider): Provider {
+  return {
+    id: p.id,
+    async complete(req, onEvent) {
+      count('provider_calls', { provider: p.id });
+      try {
+        return await p.complete(req, (e) => {
+          if (e.type === 'retry') count('provider_errors', { provider: p.id, kind: 'retried' });
+          onEvent?.(e);
+        });
+      } catch (err) {
+        count('provider_errors', { provider: p.id, kind: req.signal?.aborted ? 'aborted' : 'failed' });
+        throw err;
+      }
+    },
+  };
+}
+
 export function createRuntime(o: RuntimeOptions): Runtime {
   ensureWorkspace(o.paths.workspace);
   let provider: Promise<Provider | { missing: string }> | undefined;
   const resolveProvider = () =>
-    (provider ??= o.provider ? Promise.resolve(o.provider) : import('../agent/providers/index.js').then(({ buildProvider }) => {
+    (provider ??= (o.provider ? Promise.resolve(o.provider) : import('../agent/providers/index.js').then(({ buildProvider }) => {
       const built = buildProvider(o.config, o.env);
       return 'provider' in built ? built.provider : built;
-    }));
+    })).then((p) => ('complete' in p ? countedProvider(p) : p)));
   // send_message needs the conductor and spawn the registry, both built after (and from) the tools:
   // these forward references are set below, before any turn can call a tool.
   let conductorRef: Conductor | undefined;

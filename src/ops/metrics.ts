@@ -5,6 +5,7 @@ import type { Db } from '../store/db.js';
 import { outboundBacklog } from '../store/queue.js';
 import { sql } from '../store/statements.js';
 import { pinclawVersion } from '../version.js';
+import { counterSeries, type CounterName } from '../counters.js';
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
@@ -27,6 +28,17 @@ const helpText = (s: string) => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 function line(name: string, help: string, type: 'gauge' | 'counter', samples: [labels: string, value: number][]): string {
   return [`# HELP ${name} ${helpText(help)}`, `# TYPE ${name} ${type}`, ...samples.map(([l, v]) => `${name}${l} ${v}`)].join('\n');
 }
+
+/** The process's counters (src/counters.ts), as `pinclaw_<name>_total`. */
+const COUNTERS: [CounterName, string][] = [
+  ['messages_received', 'messages committed to the queue since the gateway started, per channel'],
+  ['turns', 'agent turns finished since the gateway started, by outcome (ok, failed)'],
+  ['provider_calls', 'model calls since the gateway started (retries and fallbacks inside a call are not extra calls)'],
+  ['provider_errors', 'failed model attempts: retried (the provider tried again) or failed (the call gave up), aborted'],
+  ['tool_calls', 'tool calls through the registry, by tool and outcome (ok, error, denied)'],
+  ['deliveries', 'replies and notices handed to a channel (sent) or refused by it (failed)'],
+  ['triggers', 'messages the hardware, camera, scheduler or MQTT triggers queued'],
+];
 
 export interface LiveFigures {
   channels?: readonly ChannelStatus[];
@@ -52,6 +64,7 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
     line('pinclaw_channel_undelivered', 'replies recorded but not yet delivered, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.pending])),
     line('pinclaw_channel_oldest_undelivered_seconds', 'age of the oldest undelivered reply, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), Math.round(b.oldestAgeMs / 1000)])),
     line('pinclaw_channel_failed_deliveries', 'failed delivery attempts of the undelivered replies, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.failedAttempts])),
+    ...COUNTERS.map(([name, help]) => line(`pinclaw_${name}_total`, help, 'counter', counterSeries(name).map((s) => [labels(s.labels), s.value]))),
     ...(guard ? [
       line('pinclaw_gateway_refused_requests', 'requests the gateway refused since it started: over the rate, or from a client locked out after wrong tokens', 'counter', (['rate', 'lockout'] as const).map((r) => [labels({ reason: r }), guard.refused[r]])),
       line('pinclaw_gateway_locked_clients', 'clients locked out now after wrong tokens', 'gauge', [['', guard.lockedClients]]),

@@ -3,6 +3,7 @@
 //   time limit → redact → cap → audit.
 // Each step that stops a call answers with an error result naming the rule, and every call,
 // stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
+import { count } from '../counters.js';
 import type { ToolSpec } from '../agent/types.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
@@ -104,7 +105,14 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
 
   const allowed = (ctx: ToolContext) => tools.filter((t) => policy.check(t, ctx).allowed);
 
+  // Every call is counted once by what became of it (/metrics); a name the model made up counts as 'unknown'.
   async function call(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
+    const report = await judgeAndRun(c, ctx);
+    count('tool_calls', { tool: byName.has(c.name) ? c.name : 'unknown', outcome: report.outcome });
+    return report;
+  }
+
+  async function judgeAndRun(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
     const started = performance.now();
     const input = redactedInput(c.input, redact);
     const base: NewAudit = { at: now(), sessionKey: ctx.sessionKey, channel: ctx.channel, chatId: ctx.chatId, caller: ctx.caller, tool: c.name, input: input.text, outcome: 'error' };

@@ -2,6 +2,7 @@
 // the camera and a minimum confidence pick the detections a trigger cares about; an EdgeFilter then
 // makes one sighting of many frames (every detection restarts the quiet time of debounceMs) and
 // applies the rate limit, and a camera that keeps firing is reported once, not per frame.
+import { count } from '../../counters.js';
 import type { PinclawConfig } from '../../config/schema.js';
 import type { NewInbound } from '../../store/queue.js';
 import { log as defaultLog } from '../../log.js';
@@ -31,6 +32,7 @@ export function detectionTriggers(d: DetectionTriggerDeps): (det: Detection) => 
     try {
       const { channel, chatId } = routeSession(session, d.knownChannels);
       const r = d.submit({ sessionKey: session, channel, chatId, sender: 'hardware', text, meta });
+      count('triggers', { source: 'camera' });
       if (r instanceof Promise) r.catch((err: unknown) => log.error(`camera trigger: the message could not be queued: ${(err as Error).message}`));
     } catch (err) {
       log.error(`camera trigger: the message could not be queued: ${(err as Error).message}`);

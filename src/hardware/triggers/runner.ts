@@ -6,6 +6,7 @@
 // The runner knows nothing about GPIO character devices or I2C ioctls: it gets plain functions
 // (watchEdges, readSensor, submit), which keeps it testable without hardware and keeps the
 // dependency direction (hardware/ never imports the conductor; the caller hands its submit in).
+import { count } from '../../counters.js';
 import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
 import { log as defaultLog } from '../../log.js';
@@ -133,6 +134,7 @@ function makeContext(deps: TriggerDeps): Context {
       try {
         const { channel, chatId } = route(session);
         const result = deps.submit({ sessionKey: session, channel, chatId, sender: 'hardware', text, meta });
+        count('triggers', { source: 'hardware' });
         // A conductor that commits asynchronously reports its failure later; it must not go unhandled.
         if (result instanceof Promise) result.catch((err: unknown) => log.error(`${what}: the message could not be queued: ${errorMessage(err)}`));
         return true;

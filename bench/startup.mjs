@@ -5,14 +5,14 @@
 // other load) hits every candidate alike instead of skewing whichever ran during the noisy minute.
 // It never asserts: it prints numbers and whether each ratio meets its target.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cleanupOnExit, listeningUrl } from './support/lib.mjs';
+import { cachedNode, cleanupOnExit, elfArch, listeningUrl, procMemory } from './support/lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -69,26 +69,13 @@ if (!existsSync(exe)) fail(`no executable at ${relative(process.cwd(), exe) || e
 // A cross-built executable (e.g. arm64 on an x64 host) fails with a cryptic ENOEXEC; say why
 // instead. Emulation would measure qemu, not pinclaw, so it is deliberately not supported.
 {
-  const head = Buffer.alloc(20);
-  const fd = openSync(exe, 'r');
-  readSync(fd, head, 0, 20, 0);
-  closeSync(fd);
-  if (head.readUInt32BE(0) === 0x7f454c46) {
-    const machine = { 62: 'x64', 183: 'arm64', 40: 'arm' }[head.readUInt16LE(18)] ?? `e_machine ${head.readUInt16LE(18)}`;
-    if (machine !== process.arch) fail(`${exe} is built for ${machine} and cannot run on this ${process.arch} host (emulation is not supported: benchmark it on the target machine)`);
-  }
+  const machine = elfArch(exe);
+  if (machine !== null && machine !== process.arch) fail(`${exe} is built for ${machine} and cannot run on this ${process.arch} host (emulation is not supported: benchmark it on the target machine)`);
 }
 
 function findBaselineNode() {
-  const cache = join(root, 'dist', '.cache');
-  const suffix = `-linux-${process.arch}`;
-  const dirs = existsSync(cache) ? readdirSync(cache).filter((d) => d.startsWith('node-v') && d.endsWith(suffix)) : [];
-  const version = (d) => d.slice('node-v'.length, -suffix.length).split('.').map(Number);
-  const byVersion = (a, b) => { const [x, y] = [version(a), version(b)]; return x[0] - y[0] || x[1] - y[1] || x[2] - y[2]; };
-  const preferred = `node-${PREFERRED_NODE}${suffix}`;
-  const pick = dirs.includes(preferred) ? preferred : dirs.sort(byVersion).at(-1);
-  const candidate = pick && join(cache, pick, 'bin', 'node');
-  if (candidate && existsSync(candidate)) return candidate;
+  const candidate = cachedNode(root, process.arch, PREFERRED_NODE);
+  if (candidate) return candidate;
   note(`note: no Node binary under dist/.cache (npm run build:sea downloads it); the baseline uses ${process.execPath} (${process.version}), so the ratios include a Node version difference`);
   return process.execPath;
 }
@@ -179,15 +166,6 @@ function healthz(url) {
   });
 }
 
-function vmHwmKiB(pid) {
-  try {
-    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * exec→"listening on" line. Health is checked after the clock stops: the line is what systemd and
  * a human see, and the GET only proves the line did not lie.
@@ -201,7 +179,7 @@ async function serverOnce(label, cmd, args, env) {
     const ms = performance.now() - t0;
     const status = await healthz(url);
     if (status !== 200) warn(`${label}: GET ${url}/healthz gave ${status}`);
-    const rss = vmHwmKiB(child.pid);
+    const rss = procMemory(child.pid)?.vmHwm ?? null;
     child.kill('SIGTERM');
     const timer = setTimeout(() => {
       warn(`${label}: still running ${EXIT_TIMEOUT_MS} ms after SIGTERM, killed`);

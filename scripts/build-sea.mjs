@@ -1,10 +1,11 @@
 // Builds the single executable: dist/pinclaw-linux-<arch>. Node's own SEA mechanism (sea-config +
 // postject) around Node 24 LTS from the npm registry (node-linux-<arch>), the esbuild bundle, and
-// every native addon as an asset, compiled against that Node's headers (cross-compiled for arm64).
+// every native addon as an asset: ours and i2c-bus compiled against that Node's headers
+// (cross-compiled for arm64), better-sqlite3's and serialport's N-API prebuilds as they ship.
 //   npm run build:sea [-- --arch x64|arm64]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,19 +13,27 @@ import { parseArgs } from 'node:util';
 import { bundle, dashboardDir } from './build.mjs';
 import { tokenizerAssets } from './tokenizer-assets.mjs';
 import { embedderAssets } from './embedder-assets.mjs';
+import { compressAssets } from './compress-assets.mjs';
 
 export const NODE_VERSION = '24.21.0';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/**
+ * The executable's execArgv. --optimize-for-size: V8 grows the heap less eagerly and gives it back
+ * sooner. Measured with npm run bench:footprint: an idle gateway's own memory (RssAnon) 15.6 ->
+ * 13.2 MiB, its RSS after 2,000 turns 300 -> 127 MiB, for ~15% more CPU per turn (median 4.6 ->
+ * 5.3 ms over five runs each; a model's answer takes seconds). On a board with 512 MB, memory is
+ * what runs out first (see bench/README.md, footprint).
+ */
+const V8_FLAGS = ['--optimize-for-size'];
 
 const targets = {
-  x64: { elfMachine: 0x3e, gypArch: 'x64', cross: null, usearch: 'linux-x64', serialport: 'linux-x64/@serialport+bindings-cpp.glibc.node' },
+  x64: { elfMachine: 0x3e, gypArch: 'x64', cross: null, serialport: 'linux-x64/@serialport+bindings-cpp.glibc.node' },
   arm64: {
     elfMachine: 0xb7,
     gypArch: 'arm64',
     cross: { prefix: 'aarch64-linux-gnu-', sysroot: '/usr/aarch64-linux-gnu', qemu: 'qemu-aarch64-static' },
-    usearch: 'linux-arm64',
     serialport: 'linux-arm64/@serialport+bindings-cpp.armv8.glibc.node',
   },
 };
@@ -40,8 +49,11 @@ function need(cmd, pkg) {
   }
 }
 
-/** Node for the target, from the npm registry (npm verifies the tarball's integrity). */
-function fetchNode(arch, cacheDir) {
+/**
+ * Node for the target, from the npm registry (npm verifies the tarball's integrity). Also the Node
+ * the dev tree runs on (scripts/dev-node.mjs: npm test, npm start), so dev and product match.
+ */
+export function fetchNode(arch, cacheDir = join(root, 'dist', '.cache')) {
   const dir = join(cacheDir, `node-v${NODE_VERSION}-linux-${arch}`);
   if (existsSync(join(dir, 'bin', 'node')) && existsSync(join(dir, 'include', 'node', 'node_api.h'))) return dir;
   step(`fetching node-linux-${arch}@${NODE_VERSION} from the npm registry`);
@@ -58,8 +70,22 @@ function fetchNode(arch, cacheDir) {
   return dir;
 }
 
+/** npm's own directory, from the npm on PATH. */
+function npmDir() {
+  try {
+    return dirname(dirname(realpathSync(execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim())));
+  } catch {
+    return null;
+  }
+}
+
 function nodeGyp() {
-  const candidates = [process.env.npm_config_node_gyp, join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')];
+  const candidates = [
+    process.env.npm_config_node_gyp,
+    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    // The Node from the npm registry that the tests run on has no npm of its own: the one on PATH.
+    ...[npmDir()].filter(Boolean).map((d) => join(d, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')),
+  ];
   const found = candidates.find((p) => p && existsSync(p));
   if (!found) throw new Error('node-gyp not found (it ships with npm); run this through npm run build:sea');
   return found;
@@ -78,27 +104,9 @@ function gypEnv(t) {
 }
 
 /**
- * Node >= 24.19 made the inline node::ObjectWrap register an environment cleanup hook and remove it
- * in its destructor, which aborts the process ("Assertion failed: (env) != nullptr") when V8
- * collects a wrapped object outside a context, as better-sqlite3 12's Statements are. Addons built
- * on node::ObjectWrap get a copy of the headers whose ObjectWrap behaves as in Node <= 24.18 (same
- * ABI 137): no hook registered, none removed.
+ * Compiles one addon source tree in a staging copy (dist/.build/<arch>/addons/<name>), leaving the
+ * build in node_modules, made for the Node that ran npm install, alone.
  */
-function objectWrapFixedNodeDir(nodeDir, work) {
-  const dir = join(work, 'nodedir-objectwrap');
-  const header = join(dir, 'include', 'node', 'node_object_wrap.h');
-  if (existsSync(header)) return dir;
-  rmSync(dir, { recursive: true, force: true });
-  cpSync(join(nodeDir, 'include'), join(dir, 'include'), { recursive: true });
-  const text = readFileSync(header, 'utf8');
-  if (!text.includes('AddCleanupHook')) return dir;
-  const patched = text.replace(/^\s*AddCleanupHook\(\);\n/m, '').replace(/^\s*RemoveCleanupHook\(\);\n/m, '');
-  if (/^\s*(Add|Remove)CleanupHook\(\);$/m.test(patched)) throw new Error(`unexpected ${header}: cannot remove the ObjectWrap cleanup hooks`);
-  writeFileSync(header, patched);
-  return dir;
-}
-
-/** Compiles one addon source tree in a staging copy, so the dev build in node_modules stays for Node 20. */
 function compile(name, srcDir, stageDir, t, nodeDir, output) {
   const built = join(stageDir, 'build', 'Release', output);
   const stamp = join(stageDir, '.pinclaw-build-stamp');
@@ -107,7 +115,9 @@ function compile(name, srcDir, stageDir, t, nodeDir, output) {
   step(`compiling ${name} for linux-${t.gypArch} against Node ${NODE_VERSION}`);
   rmSync(stageDir, { recursive: true, force: true });
   cpSync(srcDir, stageDir, { recursive: true, filter: (p) => !/[\\/](build|prebuilds|node_modules|\.git)$/.test(p) });
-  run(process.execPath, [nodeGyp(), 'rebuild', `--nodedir=${nodeDir}`, `--arch=${t.gypArch}`, '--jobs=max', '--release'], { cwd: stageDir, env: gypEnv(t) });
+  // node-gyp's output to stderr: through scripts/dev-node.mjs this may run before a command whose
+  // stdout is data (a benchmark's --json).
+  run(process.execPath, [nodeGyp(), 'rebuild', `--nodedir=${nodeDir}`, `--arch=${t.gypArch}`, '--jobs=max', '--release'], { cwd: stageDir, env: gypEnv(t), stdio: ['ignore', 2, 2] });
   writeFileSync(stamp, want);
   return built;
 }
@@ -121,6 +131,17 @@ function packageDir(name, req) {
     if (dirname(dir) === dir) throw new Error(`cannot find the directory of package ${name}`);
     dir = dirname(dir);
   }
+}
+
+/**
+ * i2c-bus is built on nan, that is on V8's own C++ API, whose ABI changes with every Node major:
+ * unlike the N-API addons it is compiled per Node version and arch. The dev tree, which runs on
+ * this same Node, gets a copy of this build in node_modules/i2c-bus (scripts/dev-node.mjs).
+ */
+export function buildI2c(arch, nodeDir = fetchNode(arch)) {
+  const t = targets[arch];
+  if (!t) throw new Error(`unknown arch '${arch}'`);
+  return compile('i2c-bus', packageDir('i2c-bus', require), join(root, 'dist', '.build', arch, 'addons', 'i2c-bus'), t, nodeDir, 'i2c.node');
 }
 
 function checkElf(file, t) {
@@ -141,7 +162,7 @@ export async function buildSea(arch) {
   const dist = join(root, 'dist');
   const work = join(dist, '.build', arch);
   mkdirSync(work, { recursive: true });
-  const nodeDir = fetchNode(arch, join(dist, '.cache'));
+  const nodeDir = fetchNode(arch);
 
   const pkgDir = (p, from = require) => packageDir(p, from);
   const serialportDir = pkgDir('@serialport/bindings-cpp', createRequire(join(pkgDir('serialport'), 'package.json')));
@@ -160,11 +181,13 @@ export async function buildSea(arch) {
 
   const addons = {
     pinclaw: join(ours, 'build', 'Release', 'pinclaw.node'),
-    better_sqlite3: compile('better-sqlite3', pkgDir('better-sqlite3'), join(stageRoot, 'better-sqlite3'), t, objectWrapFixedNodeDir(nodeDir, work), 'better_sqlite3.node'),
-    usearch: join(pkgDir('usearch'), 'prebuilds', t.usearch, 'usearch.node'),
+    // N-API (better-sqlite3 >= 13): the npm package carries the build for each arch.
+    better_sqlite3: join(pkgDir('better-sqlite3'), 'prebuilds', `linux-${arch}.node`),
     serialport: join(serialportDir, 'prebuilds', t.serialport),
-    i2c: compile('i2c-bus', pkgDir('i2c-bus'), join(stageRoot, 'i2c-bus'), t, nodeDir, 'i2c.node'),
+    i2c: buildI2c(arch, nodeDir),
   };
+  // Left by better-sqlite3 12, which was compiled here per target against patched headers.
+  for (const stale of [join(stageRoot, 'better-sqlite3'), join(work, 'nodedir-objectwrap')]) rmSync(stale, { recursive: true, force: true });
 
   step('bundling');
   const main = join(work, 'pinclaw.cjs');
@@ -196,11 +219,14 @@ export async function buildSea(arch) {
 
   const blob = join(work, 'sea-prep.blob');
   const seaConfig = join(work, 'sea-config.json');
-  writeFileSync(seaConfig, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, assets }, null, 2));
+  // Text read once into a string, compressed (see scripts/compress-assets.mjs): ~2.5 MB less.
+  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || key === 'boards/boards.json');
+  writeFileSync(seaConfig, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, execArgv: V8_FLAGS, assets }, null, 2));
   step(`generating the SEA blob with Node ${NODE_VERSION} (linux-${arch}${t.cross ? ', under qemu' : ''})`);
   const targetNode = join(nodeDir, 'bin', 'node');
-  if (t.cross) run(t.cross.qemu, ['-L', t.cross.sysroot, targetNode, '--experimental-sea-config', seaConfig], { cwd: work });
-  else run(targetNode, ['--experimental-sea-config', seaConfig], { cwd: work });
+  // With the flags the executable runs with: V8 rejects a code cache made under other flags.
+  if (t.cross) run(t.cross.qemu, ['-L', t.cross.sysroot, targetNode, ...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
+  else run(targetNode, [...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
 
   const out = join(dist, `pinclaw-linux-${arch}`);
   const tmp = `${out}.tmp`;

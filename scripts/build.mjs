@@ -60,6 +60,14 @@ export const lazyChunks = [
   },
   // `pinclaw memory ...`
   { name: 'memory-cli', entries: [srcFile('cli/memory-command.ts')] },
+  // croner, the cron arithmetic and the run log: loaded when a job is added, changed or falls due (a
+  // gateway whose jobs are not due never loads it); the cron tools' work, and `pinclaw cron ...`.
+  {
+    name: 'scheduler',
+    entries: ['schedule.ts', 'fire.ts', 'cron-actions.ts'].map((f) => srcFile(`scheduler/${f}`)).concat(srcFile('cli/cron-command.ts')),
+  },
+  // `pinclaw backup`, `restore`, `onboard` and `service`, doctor's service check: run once in a while, never by a gateway.
+  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('ops/service-check.ts')] },
 ];
 
 /** The name of an entry in its chunk's exports and in the import that stands for it. */
@@ -145,8 +153,6 @@ const common = (version) => ({
   logLevel: 'warning',
   // The metafile's input paths (src/...) are relative to it, whatever the caller's directory.
   absWorkingDir: root,
-  // usearch's never-taken `require(__dirname + ...)` hints for other bundlers are harmless here.
-  logOverride: { 'unsupported-require-call': 'silent' },
   define: { __PINCLAW_VERSION__: JSON.stringify(version) },
 });
 
@@ -221,7 +227,6 @@ const REGISTRY_GROWTH_LIMIT = 6144;
 // Which addon a package's loader call stands for, by the path of the file that makes the call.
 const owners = [
   [/[\\/]better-sqlite3[\\/]/, 'better_sqlite3'],
-  [/[\\/]usearch[\\/]/, 'usearch'],
   [/[\\/]@serialport[\\/]bindings-cpp[\\/]/, 'serialport'],
   [/[\\/]i2c-bus[\\/]/, 'i2c'],
 ];
@@ -242,20 +247,46 @@ module.exports.default = module.exports;`,
       loader: 'js',
       resolveDir: root,
     }));
-    // One copy of usearch, the CommonJS one, whose loader call is patched below.
-    b.onResolve({ filter: /^usearch$/ }, () => ({ path: createRequire(join(root, 'package.json')).resolve('usearch') }));
-    // usearch walks up from __dirname looking for its build directory before calling node-gyp-build;
-    // in a bundle that walk fails, so the call is reduced to the loader alone.
-    b.onLoad({ filter: /[\\/]usearch[\\/]javascript[\\/]dist[\\/]cjs[\\/]usearch\.js$/ }, (args) => {
-      const src = readFileSync(args.path, 'utf8');
-      const call = '(0, node_gyp_build_1.default)(getBuildDir(getDirName()))';
-      if (!src.includes(call)) return { errors: [{ text: `usearch changed: '${call}' not found in ${args.path}` }] };
-      return { contents: src.replace(call, '(0, node_gyp_build_1.default)()'), loader: 'js' };
+  },
+};
+
+/**
+ * Node's built-in modules that an idle gateway does not use, required on first use rather than when
+ * the bundle starts. A bundle's imports of built-ins are all evaluated at its start, and these are
+ * not small: node:crypto alone is 17 internal modules and OpenSSL's setup, ~1.3 MiB of anonymous
+ * memory and ~1 MiB of the executable's pages; with readline, worker_threads, perf_hooks and the
+ * rest, ~2 MiB and ~4.5 MiB (measured against a bare server, see bench/README.md, footprint).
+ * Each stands for a Proxy whose property reads load the real module: the bundle reads an import's
+ * properties where it uses them (`(0, import_node_crypto.randomBytes)(…)`), so nothing changes for
+ * the code but the moment of loading. esbuild's interop copies a module's keys when it is imported,
+ * so the Proxy lists the names the module has in the Node that builds (what the types allow the
+ * code to use), as getters; a name only the running Node has is still read through `get`.
+ */
+const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'perf_hooks', 'readline', 'readline/promises', 'timers/promises', 'v8', 'vm', 'worker_threads', 'zlib'];
+const lazyBuiltins = {
+  name: 'pinclaw-lazy-builtins',
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.map((m) => m.replace('/', '\\/')).join('|')})$`);
+    b.onResolve({ filter }, (args) => (args.namespace === 'pinclaw-lazy-builtin' ? undefined : { path: args.path.replace(/^node:/, ''), namespace: 'pinclaw-lazy-builtin' }));
+    b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy-builtin' }, async (args) => {
+      const keys = Object.getOwnPropertyNames(await import(`node:${args.path}`)).filter((k) => k !== 'default');
+      return {
+        contents: `let m;
+const load = () => (m ??= require(${JSON.stringify(`node:${args.path}`)}));
+const keys = ${JSON.stringify(keys)};
+module.exports = new Proxy({}, {
+  get: (_, k) => load()[k],
+  has: (_, k) => k in load(),
+  ownKeys: () => keys,
+  getOwnPropertyDescriptor: (_, k) => (keys.includes(k) ? { configurable: true, enumerable: true, get: () => load()[k] } : undefined),
+});`,
+        loader: 'js',
+      };
     });
   },
 };
 
-export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quiet = false } = {}) {
+export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quiet = false, analyze = false } = {}) {
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   const started = Date.now();
   const main = (registry, write) => build({
@@ -266,7 +297,7 @@ export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quie
     metafile: true,
     banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
     define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
-    plugins: [lazyShim(null, registry), nativeShim],
+    plugins: [lazyShim(null, registry), nativeShim, lazyBuiltins],
   });
   // Three steps: which modules of src/ the bundle holds decides what the chunks take from it, and
   // what they take decides what the bundle registers for them.
@@ -289,11 +320,31 @@ export async function bundle({ outfile = join(root, 'dist', 'pinclaw.cjs'), quie
     const kb = (f) => `${(statSync(f).size / 1024).toFixed(0)} KiB`;
     console.error(`bundle: ${outfile} (${kb(outfile)}) in ${Date.now() - started} ms; lazy chunks: ${chunks.map((c) => `${c.name} ${kb(c.file)}`).join(', ')}; ${registry.length} bundle modules shared with them (+${growth} B)`);
   }
+  if (analyze) console.error(analysis(after));
   return { outfile, chunks };
 }
 
+/**
+ * What the main bundle is made of, by bytes in the output: packages as one line each, modules of
+ * src/ by directory and file. An idle gateway parses and holds all of it, so this is where to look
+ * for code to move into a lazy chunk (see lazyChunks).
+ */
+function analysis(metafile, top = 40) {
+  const groups = new Map();
+  for (const [file, bytes] of Object.entries(outputBytes(metafile))) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
+    const key = pkg ? `package ${pkg[1]}` : file.startsWith('src/') ? file : `other ${file}`;
+    groups.set(key, (groups.get(key) ?? 0) + bytes);
+  }
+  const total = [...groups.values()].reduce((a, b) => a + b, 0);
+  const dirs = new Map();
+  for (const [key, bytes] of groups) if (key.startsWith('src/')) dirs.set(key.split('/').slice(0, 2).join('/'), (dirs.get(key.split('/').slice(0, 2).join('/')) ?? 0) + bytes);
+  const rows = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, b]) => `${(b / 1024).toFixed(1).padStart(8)} KiB  ${((100 * b) / total).toFixed(1).padStart(5)}%  ${k}`);
+  return [`main bundle: ${(total / 1024).toFixed(0)} KiB of code by input (minified)`, ...rows(groups), '', 'by directory of src/ and package:', ...rows(new Map([...dirs, ...[...groups].filter(([k]) => !k.startsWith('src/'))]))].join('\n');
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  bundle({ quiet: process.argv.includes('--quiet') }).catch((err) => {
+  bundle({ quiet: process.argv.includes('--quiet'), analyze: process.argv.includes('--analyze') }).catch((err) => {
     console.error(err.message ?? err);
     process.exit(1);
   });

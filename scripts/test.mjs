@@ -1,5 +1,5 @@
 // `npm test`: installs the Debian packages the tests need (scripts/setup.mjs), builds what the tests need (the bundle, the x64 and arm64 single executables; the dev
-// addon is built by npm install), runs every tap test, and ends with the plain line `N passed, N failed` counted over the
+// addon is built by npm install), runs every tap test on the Node pinclaw ships (scripts/dev-node.mjs), and ends with the plain line `N passed, N failed` counted over the
 // individual assertions.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, createWriteStream } from 'node:fs';
@@ -73,8 +73,20 @@ function countLine(line) {
   }
 }
 
-say(`running tap${files.length ? ` on ${files.join(' ')}` : ''}`);
-const child = spawn(process.execPath, [join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), '--reporter=tap', ...files], {
+// tap, and so every test and every child a test starts with process.execPath, runs on the Node
+// pinclaw ships (scripts/dev-node.mjs), not on the one that runs npm.
+let node;
+try {
+  // Imported here, not on top: it loads the build scripts, which need node_modules.
+  const { devNode } = await import('./dev-node.mjs');
+  node = devNode({ log: say });
+} catch (err) {
+  console.log(`test: cannot get the Node the tests run on: ${err.message ?? err}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+say(`running tap on Node ${node.version} (${node.node})${files.length ? ` on ${files.join(' ')}` : ''}`);
+const child = spawn(node.node, [join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), '--reporter=tap', ...files], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'inherit'],
 });

@@ -55,8 +55,9 @@ t.test('bad input: too long, empty, and no provider', async (t) => {
   t.match(long.stderr, /message refused: 50 characters is more than the limit of 10 \(agent\.maxMessageChars\)/);
   t.equal((await runPinclawAsync(['agent', '-m', ''], { env })).code, 2);
   const none = await runPinclawAsync(['agent', '-m', 'hi'], { env: cleanEnv({ PINCLAW_HOME: tempDir() }) });
-  t.equal(none.code, 0);
-  t.match(none.stdout, /No model provider is configured/);
+  t.equal(none.code, 78, 'no provider is a configuration error');
+  t.match(none.stderr, /No model provider is configured\. Set ANTHROPIC_API_KEY/);
+  t.match(none.stderr, /run `pinclaw onboard`/, 'the advice names onboard');
   const typo = await runPinclawAsync(['agent', '-m', 'hi'], { env: { ...env, PINCLAW_AGENT_MODEL: 'antropic/claude' } });
   t.equal(typo.code, 78);
   t.match(typo.stderr, /agent\.model: unknown provider 'antropic'/);

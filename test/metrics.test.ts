@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { labels, metricsText } from '../src/ops/metrics.js';
 import { openDatabase } from '../src/store/db.js';
 import { enqueue, recordOutbound } from '../src/store/queue.js';
+import { recordGatewayStart } from '../src/ops/watchdog.js';
 import { tempDir } from './support/proc.js';
 
 // The text format, version 0.0.4, written from the spec: `# HELP name text` (text escapes `\` and
@@ -72,4 +73,16 @@ t.test('a hostile outbound kind in the database stays one escaped label value', 
   const lines = checkExposition(t, metricsText(db, Date.now()));
   t.ok(lines.includes('pinclaw_outbound_messages{state="pending",kind="x\\"} 1\\nforged_metric 666\\n# TYPE forged gauge\\\\"} 1'));
   t.notOk(lines.some((l) => /^(forged|# TYPE forged)/.test(l)), 'no forged line');
+});
+
+t.test('gateway starts: a counter kept in the state table, so restarts by systemd add up', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  t.match(metricsText(db, Date.now()), /^pinclaw_gateway_starts_total 0$/m, 'none yet');
+  t.equal(recordGatewayStart(db), 1);
+  t.equal(recordGatewayStart(db), 2);
+  const lines = checkExposition(t, metricsText(db, Date.now()));
+  t.ok(lines.includes('# TYPE pinclaw_gateway_starts_total counter'));
+  t.ok(lines.includes('pinclaw_gateway_starts_total 2'));
+  t.ok(lines.some((l) => /^pinclaw_heap_limit_bytes \d+$/.test(l)), 'the V8 heap limit is there to check the unit\'s cap against');
 });

@@ -1,7 +1,7 @@
 // The single executables, run the way a user runs them: copied into an empty directory, no
 // node_modules anywhere, a minimal environment. arm64 runs under qemu-aarch64-static.
 import t, { type Test } from 'tap';
-import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { arm64Sysroot, cleanEnv, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
@@ -14,7 +14,7 @@ interface Report {
   native: { addons: Record<string, { loaded: boolean; works?: boolean; source?: string; path?: string; error?: string }> };
   sqlite?: { fts5: boolean; journalMode: string };
 }
-const ADDONS = ['pinclaw', 'better_sqlite3', 'usearch', 'serialport', 'i2c'];
+const ADDONS = ['pinclaw', 'better_sqlite3', 'serialport', 'i2c'];
 
 function install(exe: string): { dir: string; exe: string; home: string } {
   const dir = tempDir('pinclaw-sea-');
@@ -71,12 +71,27 @@ t.test('x64 executable', async (t) => {
   const corrupt = Buffer.from(pristine);
   corrupt[corrupt.length >> 1] = corrupt[corrupt.length >> 1]! ^ 0xff;
   writeFileSync(paths.better_sqlite3!, corrupt);
-  truncateSync(paths.usearch!, 1000);
+  truncateSync(paths.serialport!, 1000);
   const third = run(exe, ['doctor', '--json'], { env, cwd: dir });
   t.equal(third.code, 0, third.stderr);
   checkDoctor(t, third.stdout, 'x64');
   t.ok(readFileSync(paths.better_sqlite3!).equals(pristine), 'the corrupted addon was replaced');
-  t.ok(statSync(paths.usearch!).size > 1000, 'the truncated addon was replaced');
+  t.ok(statSync(paths.serialport!).size > 1000, 'the truncated addon was replaced');
+
+  // Outside doctor a load trusts the stamp written after the last comparison, as long as the
+  // file's inode, size, mtime and ctime are the ones it records. A write changes the ctime even
+  // when the mtime is set back, so an addon corrupted in place is still compared and replaced.
+  for (const n of ADDONS) t.ok(existsSync(`${paths[n]!}.verified`), `${n}: stamped after the comparison`);
+  const ours = readFileSync(paths.pinclaw!);
+  const was = statSync(paths.pinclaw!);
+  const flipped = Buffer.from(ours);
+  flipped[flipped.length >> 1] = flipped[flipped.length >> 1]! ^ 0xff;
+  writeFileSync(paths.pinclaw!, flipped);
+  utimesSync(paths.pinclaw!, was.atime, was.mtime);
+  const counted = run(exe, ['tokens', '-'], { env, cwd: dir, input: 'hello world' });
+  t.equal(counted.stdout, '2\n', counted.stderr);
+  t.equal(counted.stderr, '', 'the addon counted, not the fallback');
+  t.ok(readFileSync(paths.pinclaw!).equals(ours), 'an addon corrupted in place is replaced on the next load, not only by doctor');
 
   // The tokenizer's rank data are assets too; no stderr means the addon counted, not the fallback.
   const tokens = run(exe, ['tokens', '-'], { env, cwd: dir, input: 'hello world' });

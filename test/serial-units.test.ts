@@ -2,14 +2,14 @@
 // fake /dev and /sys trees, reading the addon's error texts and /proc/locks, and the wording of
 // errors that a root test process cannot provoke for real (busy with no visible holder).
 import t from 'tap';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './support/proc.js';
 import type { HostRoots } from '../src/hardware/boards/host-roots.js';
 import { ACCEPTED_FORMS, parseSerialAddress } from '../src/hardware/serial/address.js';
 import { backoffDelay } from '../src/hardware/serial/backoff.js';
 import { busyError, errnoOf, isRetryable, permissionError, SerialError, socketOpenError } from '../src/hardware/serial/errors.js';
-import { lockHolders } from '../src/hardware/serial/holders.js';
+import { findHolders, lockHolders } from '../src/hardware/serial/holders.js';
 import { describePorts, listSerialPorts } from '../src/hardware/serial/list.js';
 import type { SocketAddress } from '../src/hardware/serial/types.js';
 import { link, write } from './support/fs-tree.js';
@@ -143,6 +143,24 @@ t.test('/proc/locks: the flock holders of one device and inode, not waiters or o
   t.same(lockHolders(text, 0x19, 3), [4242]);
   t.same(lockHolders(text, 0x19, 5), []);
   t.same(lockHolders(text, (8 << 8) | 1, 3), [], 'another device with the same inode');
+});
+
+t.test('holder names: comm, but not the "MainThread" Node >= 24 gives its main thread', async (t) => {
+  const dir = tempDir('pinclaw-serial-proc-');
+  const port = join(dir, 'ttyFAKE');
+  write(port, '');
+  const st = statSync(port, { bigint: true });
+  const hex = (n: bigint) => n.toString(16).padStart(2, '0');
+  const major = ((st.dev & 0xfff00n) >> 8n) | ((st.dev & 0xfffff00000000000n) >> 32n);
+  const minor = (st.dev & 0xffn) | ((st.dev & 0xffffff00000n) >> 12n);
+  const proc = join(dir, 'proc');
+  write(join(proc, 'locks'), [101, 102, 103].map((pid, i) => `${i + 1}: FLOCK  ADVISORY  WRITE ${pid} ${hex(major)}:${hex(minor)}:${st.ino} 0 EOF`).join('\n'));
+  write(join(proc, '101', 'comm'), 'minicom\n');
+  write(join(proc, '102', 'comm'), 'MainThread\n');
+  write(join(proc, '102', 'cmdline'), '/usr/local/bin/pinclaw\0gateway\0');
+  write(join(proc, '103', 'comm'), 'MainThread\n');
+  link('/opt/node-v24/bin/node', join(proc, '103', 'exe'));
+  t.same(findHolders(port, { proc }).map((h) => h.comm), ['minicom', 'pinclaw', 'node'], 'comm; argv[0]; the executable');
 });
 
 t.test('error wording that needs no hardware', async (t) => {

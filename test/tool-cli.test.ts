@@ -65,7 +65,7 @@ t.test('tool run: ok, invalid input, unknown tool, denied, confirmation; every c
   const bad = runPinclaw(['tool', 'run', 'current_time', '{"timezone":5}'], { env });
   t.equal(bad.code, 1);
   t.equal(bad.stderr, 'pinclaw: invalid arguments for current_time: input.timezone: expected string, got number\n');
-  t.equal(runPinclaw(['tool', 'run', 'current_tim'], { env }).stderr, "pinclaw: unknown tool 'current_tim'; available: current_time, web_fetch, exec, read_file, write_file, edit_file, list_dir, glob, grep, send_message, memory_search, memory_get, memory_store, memory_forget, board_info\n");
+  t.equal(runPinclaw(['tool', 'run', 'current_tim'], { env }).stderr, "pinclaw: unknown tool 'current_tim'; available: current_time, web_fetch, exec, read_file, write_file, edit_file, list_dir, glob, grep, send_message, memory_search, memory_get, memory_store, memory_forget, cron_add, cron_list, cron_remove, cron_pause, cron_resume, board_info\n");
   const notJson = runPinclaw(['tool', 'run', 'current_time', '{timezone'], { env });
   t.equal(notJson.code, 2);
   t.match(notJson.stderr, /the tool input must be JSON/);
@@ -149,7 +149,7 @@ t.test('a model turn takes the same path: denied tools are not offered, refused 
   const r = await runPinclawAsync(['agent', '-m', 'what time is it?', '--session', 'ask'], { env });
   t.equal(r.code, 0, r.stderr);
   t.equal(r.stdout, 'It is noon.\n');
-  t.same(srv.requests[0]!.body.tools.map((x: { name: string }) => x.name), ['current_time', 'exec', 'read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep', 'send_message', 'memory_search', 'memory_get', 'memory_store', 'memory_forget', 'board_info'], 'web_fetch is not offered; exec is (inside the sandbox)');
+  t.same(srv.requests[0]!.body.tools.map((x: { name: string }) => x.name), ['current_time', 'exec', 'read_file', 'write_file', 'edit_file', 'list_dir', 'glob', 'grep', 'send_message', 'memory_search', 'memory_get', 'memory_store', 'memory_forget', 'cron_add', 'cron_list', 'cron_remove', 'cron_pause', 'cron_resume', 'board_info'], 'web_fetch is not offered; exec is (inside the sandbox)');
   const results = srv.requests[1]!.body.messages.at(-1).content as { content: string; is_error?: boolean }[];
   t.match(results[0], { content: /ISO 8601 UTC/ });
   t.match(results[1], { content: 'web_fetch refused: denied by tools.deny', is_error: true });

@@ -1,5 +1,6 @@
 // Small helpers the benchmarks share.
-import { rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** A seeded generator (mulberry32) of numbers in [0, 1): the same inputs on every run. */
 export function prng(seed) {
@@ -58,4 +59,52 @@ export function listeningUrl(child, timeoutMs, label = '') {
     });
   });
   return { url, stderr: () => stderr, trim: () => (stderr = stderr.slice(-4000)) };
+}
+
+/** The architecture an ELF file is built for ('x64', 'arm64', 'arm'), or null when it is not ELF. */
+export function elfArch(file) {
+  const head = Buffer.alloc(20);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, head, 0, 20, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (head.readUInt32BE(0) !== 0x7f454c46) return null;
+  return { 62: 'x64', 183: 'arm64', 40: 'arm' }[head.readUInt16LE(18)] ?? `e_machine ${head.readUInt16LE(18)}`;
+}
+
+/**
+ * The Node binary build:sea embeds (dist/.cache/node-<version>-linux-<arch>/bin/node): `preferred`
+ * when present, else the newest there. Null when there is none; the caller decides what to use then.
+ */
+export function cachedNode(root, arch, preferred) {
+  const cache = join(root, 'dist', '.cache');
+  const suffix = `-linux-${arch}`;
+  const dirs = existsSync(cache) ? readdirSync(cache).filter((d) => d.startsWith('node-v') && d.endsWith(suffix)) : [];
+  const version = (d) => d.slice('node-v'.length, -suffix.length).split('.').map(Number);
+  const byVersion = (a, b) => { const [x, y] = [version(a), version(b)]; return x[0] - y[0] || x[1] - y[1] || x[2] - y[2]; };
+  const pick = dirs.includes(`node-${preferred}${suffix}`) ? `node-${preferred}${suffix}` : dirs.sort(byVersion).at(-1);
+  const candidate = pick && join(cache, pick, 'bin', 'node');
+  return candidate && existsSync(candidate) ? candidate : null;
+}
+
+/**
+ * The memory figures of a running process from /proc/<pid>/status, in KiB: VmRSS (what `ps` and
+ * `top` show), RssAnon (heap, stacks, malloc: what the process itself allocated), RssFile (pages of
+ * the executable and libraries, which the kernel can drop and reread), VmHWM (the peak VmRSS).
+ * Null when the process is gone.
+ */
+export function procMemory(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return null;
+  }
+  const field = (name) => {
+    const m = new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  return { vmRss: field('VmRSS'), rssAnon: field('RssAnon'), rssFile: field('RssFile'), vmHwm: field('VmHWM') };
 }

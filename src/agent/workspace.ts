@@ -30,9 +30,12 @@ Role: a personal assistant that lives on a small Linux board and can act on its 
 
 (Add conventions for tools and devices here, e.g. which GPIO line drives which relay.)
 `,
+  // Only a heading and a comment: a heartbeat with no task calls no model (docs/operations.md#heartbeat).
   'HEARTBEAT.md': `# Heartbeat
 
-(Tasks to check periodically. Empty means nothing to do.)
+<!-- Tasks to check every heartbeat.every (default 30 minutes), e.g. "- If the greenhouse is above
+35 °C, tell me." Headings and comments like this one are not tasks: while the file holds nothing
+else, the heartbeat calls no model. -->
 `,
   'MEMORY.md': `# Long-term memory
 

@@ -4,12 +4,12 @@
 import { execSandbox } from '../sandbox/detect.js';
 import { createInterface, type Interface } from 'node:readline';
 import { loadConfig } from '../config/index.js';
-import { UsageError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { createRuntime } from '../conductor/runtime.js';
-import { modelRefs } from '../agent/providers/models.js';
+import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
@@ -31,6 +31,9 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
   modelRefs(config);
+  // Without a provider no turn can be answered: a configuration error (exit 78) before anything starts.
+  const missing = missingProvider(resolveModels(config, ctx.env));
+  if (missing) throw new ConfigError(`${missing}\nOr run \`pinclaw onboard\` to set up a provider and its key.`);
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });

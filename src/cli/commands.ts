@@ -26,6 +26,31 @@ export const auditOptions = { since: { type: 'string' }, tool: { type: 'string' 
 export const gpioBenchOptions = { out: { type: 'string' }, in: { type: 'string' }, n: { type: 'string' }, edges: { type: 'string' } } as const satisfies CommandOptions;
 export const memoryOptions = { kind: { type: 'string' }, limit: { type: 'string' }, mode: { type: 'string' } } as const satisfies CommandOptions;
 export const tokensOptions = { encoding: { type: 'string', short: 'e' } } as const satisfies CommandOptions;
+export const cronOptions = {
+  cron: { type: 'string' },
+  every: { type: 'string' },
+  at: { type: 'string' },
+  message: { type: 'string', short: 'm' },
+  session: { type: 'string', short: 's' },
+  deliver: { type: 'string' },
+  tz: { type: 'string' },
+  limit: { type: 'string' },
+} as const satisfies CommandOptions;
+export const onboardOptions = {
+  'non-interactive': { type: 'boolean' },
+  provider: { type: 'string' },
+  'api-key': { type: 'string' },
+  'api-key-env': { type: 'string' },
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  'telegram-token': { type: 'string' },
+  'telegram-allow': { type: 'string' },
+  board: { type: 'string' },
+  service: { type: 'string' },
+} as const satisfies CommandOptions;
+export const backupOptions = { 'include-secrets': { type: 'boolean' } } as const satisfies CommandOptions;
+export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
+export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
   {
@@ -64,9 +89,33 @@ export const commands: readonly Command[] = [
     subcommands: ['list', 'show', 'detect'],
     run: async (args, ctx) => (await import('./board-command.js')).runBoard(args[0]!, args.slice(1), ctx),
   },
-  { name: 'cron', usage: 'pinclaw cron add|list|remove|run', summary: 'scheduled jobs', subcommands: ['add', 'list', 'remove', 'run'], arrives: 'the scheduler' },
-  { name: 'service', usage: 'pinclaw service install|uninstall|status [--user|--system] [--dry-run]', summary: 'the systemd unit', subcommands: ['install', 'uninstall', 'status'], arrives: 'the operations capability' },
-  { name: 'onboard', usage: 'pinclaw onboard [--non-interactive ...]', summary: 'first-run setup', arrives: 'the operations capability' },
+  {
+    name: 'cron',
+    options: cronOptions,
+    usage:
+      'pinclaw cron add (--cron EXPR | --every DURATION | --at TIME) --message TEXT [--session KEY] [--deliver CHANNEL:CHAT] [--tz ZONE]\n' +
+      '            | list | remove ID | run ID | runs ID [--limit N] | pause ID | resume ID',
+    summary: 'scheduled jobs: cron times, intervals, one-shots',
+    subcommands: ['add', 'list', 'remove', 'run', 'runs', 'pause', 'resume'],
+    run: async (args, ctx) => (await import('./cron-command.js')).runCron(args[0]!, args.slice(1), ctx),
+  },
+  {
+    name: 'service',
+    options: serviceOptions,
+    usage: 'pinclaw service install|uninstall|status [--user|--system] [--dry-run]',
+    summary: 'the systemd unit of the gateway (install --dry-run prints it)',
+    subcommands: ['install', 'uninstall', 'status'],
+    run: async (args, ctx) => (await import('./service-command.js')).runService(args[0]!, args.slice(1), ctx),
+  },
+  {
+    name: 'onboard',
+    options: onboardOptions,
+    usage:
+      'pinclaw onboard [--non-interactive] [--provider anthropic|openai|openai-compatible] [--api-key KEY | --api-key-env VAR] [--model M] [--base-url URL]\n' +
+      '                [--telegram-token T] [--telegram-allow ID,...] [--board NAME|auto] [--service user|system|none]',
+    summary: 'first-run setup: provider and key, Telegram, the board, the service',
+    run: async (args, ctx) => (await import('./onboard-command.js')).runOnboard(args, ctx),
+  },
   {
     name: 'doctor',
     usage: 'pinclaw doctor [--json]',
@@ -101,6 +150,20 @@ export const commands: readonly Command[] = [
     usage: 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]',
     summary: 'the tool-call audit log',
     run: async (args, ctx) => (await import('./audit-command.js')).runAudit(args, ctx),
+  },
+  {
+    name: 'backup',
+    options: backupOptions,
+    usage: 'pinclaw backup FILE [--include-secrets]',
+    summary: 'the home (database, config, workspace) in one file, also while the gateway runs',
+    run: async (args, ctx) => (await import('./backup-command.js')).runBackup(args, ctx),
+  },
+  {
+    name: 'restore',
+    options: restoreOptions,
+    usage: 'pinclaw restore FILE [--force]',
+    summary: 'put a backup back into an empty home (--force: keep what is there aside)',
+    run: async (args, ctx) => (await import('./backup-command.js')).runRestore(args, ctx),
   },
   {
     name: 'tokens',

@@ -9,6 +9,7 @@ import { configureNative } from '../native/loader.js';
 import { nativeInfo, sdNotify } from '../native/index.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
+import { aliveWriter, recordGatewayStart, startWatchdog } from '../ops/watchdog.js';
 import { HttpError, startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
 import { memoryInputError } from '../memory/holder.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
@@ -23,6 +24,7 @@ import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
+import { prepareScheduling } from '../scheduler/gateway.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw gateway [--host H] [--port N]';
@@ -48,6 +50,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
   modelRefs(config);
+  // Bad heartbeat.* settings are configuration errors found before anything starts.
+  const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
 
@@ -66,6 +70,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     nativeInfo();
     setState(db, 'gateway.started_at', new Date().toISOString());
     setState(db, 'gateway.version', pinclawVersion());
+    recordGatewayStart(db);
     const bus = createBus();
     const confirmations = createConfirmations(bus, config.tools.confirmTimeoutMs);
     const hardware = await startHardware(config, ctx);
@@ -74,13 +79,15 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const telegram = config.channels.telegram.token
       ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace })
       : undefined;
-    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : [])];
+    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...scheduling.channels];
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: c === telegram })));
     stops.push(channelStatus.stop);
     const { conductor, memory } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
     // The memory opens on first use; then its files are watched, and its index saved at the end.
     stops.push(() => memory.close(), memory.watchFiles());
     conductor.start();
+    // Jobs and the heartbeat submit through the conductor, so they start once it runs.
+    stops.push(scheduling.start({ db, conductor, channels: channels.map((c) => c.name) }));
     stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
     // A refused token or an unreachable Telegram is logged and shown as the channel's state; the
     // gateway and the other channels go on, and do not wait for Telegram to answer before listening.
@@ -118,6 +125,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
+    // Under systemd with WatchdogSec=: WATCHDOG=1 only while the loop keeps up and the database takes writes.
+    const watchdog = startWatchdog({ env: ctx.env, write: aliveWriter(db) });
+    if (watchdog) stops.push(watchdog.stop);
 
     const sig = await signal;
     log.info(`${sig}: draining`);

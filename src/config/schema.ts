@@ -166,6 +166,15 @@ const sections = {
       maxAttempts: { kind: 'integer', min: 1, default: 5, description: 'attempts of one message before it is marked failed' },
     },
   },
+  heartbeat: {
+    kind: 'object',
+    description: 'the heartbeat: a periodic turn with the tasks in HEARTBEAT.md (docs/operations.md#heartbeat)',
+    fields: {
+      every: { kind: 'string', default: '30m', description: 'how often the gateway reads HEARTBEAT.md, a duration such as 30m or 2h; 0 turns the heartbeat off. While the file holds no task (only headings, comments, blank lines) no model is called' },
+      session: { kind: 'string', default: 'heartbeat', description: 'the session the heartbeat turns run in' },
+      deliver: { kind: 'string', description: 'CHANNEL:CHAT that gets the replies other than HEARTBEAT_OK, e.g. telegram:12345; unset: they are logged' },
+    },
+  },
   channels: {
     kind: 'object',
     description: 'channels',
@@ -399,6 +408,15 @@ const sections = {
       maxChunks: { kind: 'integer', min: 100, default: 100000, description: 'size cap: beyond it the oldest daily notes and entries are archived (kept in memory_archive, never deleted)' },
       decayHalfLifeDays: { kind: 'integer', min: 1, default: 60, description: 'a daily note counts half as much in ranking after this many days (MEMORY.md and entries never decay)' },
       transcripts: { kind: 'boolean', default: false, description: 'also index session transcripts' },
+    },
+  },
+  service: {
+    kind: 'object',
+    description: 'the systemd unit pinclaw service install writes (docs/operations.md#under-systemd)',
+    fields: {
+      memoryMaxMb: { kind: 'integer', min: 64, description: "the unit's MemoryMax= in MiB, the V8 heap cap follows it; unset: the board profile's memory budget, else a quarter of the RAM (128 to 1024)" },
+      watchdogSec: { kind: 'integer', min: 0, max: 3600, default: 60, description: "the unit's WatchdogSec=: a gateway unhealthy (event loop stalled, database not writable) this long is restarted; 0: no watchdog" },
+      user: { kind: 'string', default: 'pinclaw', description: 'the system account a --system service runs as; install creates it (useradd --system)' },
     },
   },
 } as const satisfies Record<string, Field>;

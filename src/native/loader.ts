@@ -1,8 +1,8 @@
 // Loads native addons: from the assets of the single executable (extracted once under a content
-// hash, verified against the embedded bytes on every load) or from a dev tree's build output.
+// hash, and verified before every load, see extractAsset) or from a dev tree's build output.
 // Nothing else in pinclaw knows where a .node file lives.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, type BigIntStats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,7 +11,7 @@ import { errorMessage } from '../errors.js';
 import { projectRoot } from './root.js';
 import { isSea, seaAsset, seaTextAsset } from './sea.js';
 
-export const ADDONS = ['pinclaw', 'better_sqlite3', 'usearch', 'serialport', 'i2c'] as const;
+export const ADDONS = ['pinclaw', 'better_sqlite3', 'serialport', 'i2c'] as const;
 export type AddonName = (typeof ADDONS)[number];
 
 export interface AddonStatus {
@@ -37,8 +37,10 @@ export const MANIFEST_ASSET = 'native/manifest.json';
 interface Settings {
   cacheDir: string;
   enabled: boolean;
+  /** Compare every cached addon with the embedded bytes before loading it, stamp or not (doctor). */
+  compareBytes: boolean;
 }
-let settings: Settings = { cacheDir: join(tmpdir(), `pinclaw-cache-${process.getuid?.() ?? 0}`), enabled: true };
+let settings: Settings = { cacheDir: join(tmpdir(), `pinclaw-cache-${process.getuid?.() ?? 0}`), enabled: true, compareBytes: false };
 const loaded = new Map<AddonName, { exports: unknown; status: AddonStatus }>();
 
 /** Called once the CLI knows $PINCLAW_HOME and the config; before that, a temp cache is used. */
@@ -65,11 +67,11 @@ function devCandidates(name: AddonName, root: string): string[] {
   switch (name) {
     case 'pinclaw':
       return [join(root, 'build', 'Release', 'pinclaw.node')];
-    case 'better_sqlite3':
-      return [join(pkgDir('better-sqlite3'), 'build', 'Release', 'better_sqlite3.node')];
-    case 'usearch': {
-      const dir = pkgDir('usearch');
-      return [join(dir, 'build', 'Release', 'usearch.node'), join(dir, 'prebuilds', `linux-${arch}`, 'usearch.node')];
+    case 'better_sqlite3': {
+      // N-API prebuilds in the npm package; a build/ of its own only when compiled on purpose
+      // (better-sqlite3's lib/binding.js prefers it too).
+      const dir = pkgDir('better-sqlite3');
+      return [join(dir, 'build', 'Release', 'better_sqlite3.node'), join(dir, 'prebuilds', `linux-${arch}.node`)];
     }
     case 'serialport': {
       const dir = pkgDir('@serialport/bindings-cpp', createRequire(join(pkgDir('serialport'), 'package.json')));
@@ -77,6 +79,7 @@ function devCandidates(name: AddonName, root: string): string[] {
       return [join(dir, 'build', 'Release', 'bindings.node'), join(dir, 'prebuilds', `linux-${arch}`, `@serialport+bindings-cpp.${tag}.node`)];
     }
     case 'i2c':
+      // nan: built for one Node ABI, the dev tree's Node 24 (scripts/dev-node.mjs puts it there).
       return [join(pkgDir('i2c-bus'), 'build', 'Release', 'i2c.node')];
   }
 }
@@ -88,19 +91,89 @@ export function seaManifest(): SeaManifest {
 }
 
 /**
- * The cached copy of an embedded addon. The file name carries the content hash, so a new executable
- * never reuses an old addon; the bytes are compared with the embedded asset on every load, so a
- * truncated or corrupted cache file is replaced rather than dlopen'ed.
+ * What a stamp records of a cached addon's file when its bytes were last found equal to the
+ * embedded copy: any write to the file, or its replacement, changes the inode, the size or the
+ * change time (ctime, which unlike mtime no one can set back without root).
+ */
+interface Stamp {
+  sha256: string;
+  dev: string;
+  ino: string;
+  size: string;
+  mtimeNs: string;
+  ctimeNs: string;
+}
+const stampOf = (sha256: string, st: BigIntStats): Stamp => ({
+  sha256, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs),
+});
+const sameStamp = (a: Stamp, b: Stamp): boolean => a.sha256 === b.sha256 && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+
+function lstatOrNull(path: string): BigIntStats | null {
+  try {
+    return lstatSync(path, { bigint: true });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Only where no one else can write: the file and its directory ours and writable by us alone. A
+ * stamp in a directory someone else controls (a cache left to a shared /tmp) proves nothing.
+ */
+function privatelyOwned(st: BigIntStats | null): boolean {
+  const uid = process.getuid?.();
+  return st !== null && (uid === undefined || st.uid === BigInt(uid)) && (st.mode & 0o022n) === 0n;
+}
+
+function stampValid(file: string, sha256: string): boolean {
+  const st = lstatOrNull(file);
+  if (!st?.isFile() || !privatelyOwned(st) || !privatelyOwned(lstatOrNull(dirname(file)))) return false;
+  try {
+    return sameStamp(JSON.parse(readFileSync(`${file}.verified`, 'utf8')) as Stamp, stampOf(sha256, st));
+  } catch {
+    return false;
+  }
+}
+
+/** After a comparison of the bytes: `before` is the file's stat from before they were read. */
+function writeStamp(file: string, sha256: string, before: BigIntStats): void {
+  const after = lstatOrNull(file);
+  // Changed while we read it: no stamp, so the next load compares again.
+  if (!after || !sameStamp(stampOf(sha256, before), stampOf(sha256, after))) return;
+  try {
+    writeFileAtomic(`${file}.verified`, JSON.stringify(stampOf(sha256, after)), 0o600);
+  } catch {
+    // A cache we cannot write stamps in still works: each load then compares the bytes.
+  }
+}
+
+/**
+ * The cached copy of an embedded addon. The directory name carries the content hash, so a new
+ * executable never reuses an old addon. A truncated, corrupted or replaced cache file is replaced
+ * rather than dlopen'ed: its bytes are compared with the embedded asset when it is written and
+ * whenever its stamp (`<name>.node.verified`, written after a comparison) no longer matches the
+ * file's inode, size, mtime and ctime. While the stamp matches, a start reads neither copy: the
+ * comparison read the cached file and the embedded asset in full on every start, which cost
+ * ~3 MiB of idle memory (the read copy, and the asset's pages of the executable) and, on a
+ * Raspberry Pi after a reboot, the time to read ~3 MB of the executable from the SD card. What the
+ * stamp cannot see is a change that leaves the metadata alone (media corruption under the file
+ * system); that is the risk every page of the executable itself runs, and `doctor` compares the
+ * bytes regardless of the stamp (compareBytes).
  */
 export function extractAsset(name: AddonName): string {
   const entry = seaManifest().addons[name];
   if (!entry) throw new Error(`${name} is not embedded in this executable`);
-  const bytes = seaAsset(entry.asset);
   const dir = join(settings.cacheDir, 'native', entry.sha256.slice(0, 16));
   const file = join(dir, `${name}.node`);
-  if (existsSync(file)) {
+  if (!settings.compareBytes && stampValid(file, entry.sha256)) return file;
+  const bytes = seaAsset(entry.asset);
+  const before = lstatOrNull(file);
+  if (before?.isFile()) {
     const onDisk = readFileSync(file);
-    if (onDisk.length === bytes.length && onDisk.equals(bytes)) return file;
+    if (onDisk.length === bytes.length && onDisk.equals(bytes)) {
+      writeStamp(file, entry.sha256, before);
+      return file;
+    }
   }
   const digest = createHash('sha256').update(bytes).digest('hex');
   if (digest !== entry.sha256 || bytes.length !== entry.size) {
@@ -112,6 +185,9 @@ export function extractAsset(name: AddonName): string {
   } catch (err) {
     throw new Error(`cannot extract ${name} addon to ${file}: ${errorMessage(err)}`);
   }
+  // Written from bytes whose hash was just checked: as good as compared.
+  const written = lstatOrNull(file);
+  if (written) writeStamp(file, entry.sha256, written);
   return file;
 }
 
@@ -131,6 +207,21 @@ function locate(name: AddonName): { path: string; source: 'sea' | 'dev' } {
   return { path: found, source: 'dev' };
 }
 
+/**
+ * The Node-API version an addon needs where some Node it might meet lacks it. An addon asking for
+ * more than the running Node has crashes the process in dlopen (better-sqlite3 13 on Node 20:
+ * SIGSEGV) instead of failing; this turns that into an error that says what to do.
+ */
+const NAPI_NEEDED: Partial<Record<AddonName, number>> = { better_sqlite3: 10 };
+
+function checkNapi(name: AddonName): void {
+  const need = NAPI_NEEDED[name];
+  const have = Number(process.versions.napi ?? 0);
+  if (need !== undefined && have < need) {
+    throw new Error(`needs Node-API ${need} (Node 22.14 or later); Node ${process.version} has ${have}. pinclaw runs on Node 24 (npm start and npm test use it: scripts/dev-node.mjs)`);
+  }
+}
+
 /** Loads an addon or throws an Error naming the addon and the reason. Results are memoized, failures too. */
 export function loadAddon<T = unknown>(name: AddonName): T {
   let hit = loaded.get(name);
@@ -139,6 +230,7 @@ export function loadAddon<T = unknown>(name: AddonName): T {
     let exports: unknown = null;
     try {
       if (name === 'pinclaw' && !settings.enabled) throw new Error('disabled by configuration (native.enabled = false)');
+      checkNapi(name);
       const where = locate(name);
       status.path = where.path;
       status.source = where.source;

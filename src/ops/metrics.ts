@@ -2,7 +2,9 @@
 import type { GuardStatus } from '../channels/http/guard.js';
 import type { ChannelStatus } from '../channels/status.js';
 import type { Db } from '../store/db.js';
+import { getHeapStatistics } from 'node:v8';
 import { outboundBacklog } from '../store/queue.js';
+import { getState } from '../store/state.js';
 import { sql } from '../store/statements.js';
 import { pinclawVersion } from '../version.js';
 import { counterSeries, type CounterName } from '../counters.js';
@@ -58,6 +60,8 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
     line('pinclaw_uptime_seconds', 'seconds since the gateway started', 'gauge', [['', Math.round((Date.now() - startedAt) / 1000)]]),
     line('pinclaw_resident_memory_bytes', 'resident set size', 'gauge', [['', mem.rss]]),
     line('pinclaw_heap_used_bytes', 'V8 heap in use', 'gauge', [['', mem.heapUsed]]),
+    line('pinclaw_heap_limit_bytes', 'V8 heap limit (NODE_OPTIONS --max-old-space-size, set by the service unit from the memory budget)', 'gauge', [['', getHeapStatistics().heap_size_limit]]),
+    line('pinclaw_gateway_starts_total', 'gateway starts recorded in this home (restarts by systemd included)', 'counter', [['', Number(getState(db, 'gateway.starts') ?? 0)]]),
     line('pinclaw_inbound_messages', 'inbound messages by state', 'gauge', ['pending', 'processing', 'done', 'failed'].map((s) => [labels({ state: s }), byState.get(s) ?? 0])),
     line('pinclaw_outbound_messages', 'replies and notices by state', 'gauge', outbound.map((r) => [labels({ state: r.state, kind: r.kind }), r.n])),
     line('pinclaw_channel_up', 'whether the channel is connected (1) or not (0)', 'gauge', channels.map((c) => [labels({ channel: c.channel }), c.state === 'up' ? 1 : 0])),

@@ -40,6 +40,14 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
   return db;
 }
 
+/**
+ * A connection with none of openDatabase's set-up (no WAL switch, no migrations): for what must not
+ * change the file it looks at, such as a backup's snapshot and its checks (src/ops/backup.ts).
+ */
+export function openPlainDatabase(file: string, opts: { readonly: boolean }): Db {
+  return new Database(file, { readonly: opts.readonly, fileMustExist: true, nativeBinding: loadAddon<object>('better_sqlite3') as never });
+}
+
 export interface SqliteReport {
   version: string;
   fts5: boolean;

@@ -223,4 +223,47 @@ export const migrations: readonly Migration[] = [
       primary key (embedder, hash)
     );`,
   },
+  {
+    version: 7,
+    name: 'scheduler',
+    up: `
+    -- Scheduled jobs (pinclaw cron, the cron_* tools). next_run_at is stored, so finding what is due
+    -- is one indexed query; it is null while a job is paused and once a one-shot has run.
+    -- autoincrement: a removed job's id never comes back for another job.
+    create table cron_jobs (
+      id integer primary key autoincrement,
+      kind text not null check (kind in ('cron', 'every', 'at')),
+      -- the cron expression, or the --every / --at text as given
+      expr text not null,
+      tz text,
+      every_ms integer,
+      at_ms integer,
+      anchor_at integer not null,
+      message text not null,
+      session_key text not null,
+      -- where the reply goes: 'cron' (logged) or the --deliver channel and chat
+      channel text not null,
+      chat_id text not null,
+      state text not null default 'active' check (state in ('active', 'paused', 'done')),
+      next_run_at integer,
+      created_by text not null,
+      created_at integer not null,
+      updated_at integer not null
+    );
+    create index cron_jobs_due on cron_jobs (state, next_run_at);
+
+    -- The run log. One row per job and scheduled time, written in the transaction that commits the
+    -- inbound message and moves the job on: a time already recorded is never fired again.
+    create table cron_runs (
+      id integer primary key,
+      job_id integer not null,
+      scheduled_at integer not null,
+      fired_at integer not null,
+      kind text not null check (kind in ('scheduled', 'missed', 'late', 'manual', 'skipped')),
+      missed integer not null default 0,
+      inbound_id integer references inbound (id),
+      error text,
+      unique (job_id, scheduled_at)
+    );`,
+  },
 ];

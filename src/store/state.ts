@@ -13,3 +13,13 @@ export function setState(db: Db, key: string, value: string): void {
      on conflict(key) do update set value = excluded.value, updated_at = excluded.updated_at`,
   ).run(key, value, new Date().toISOString());
 }
+
+/** Adds one to a counter kept as text (absent counts as 0) in one statement, and returns the new value. */
+export function incrementState(db: Db, key: string): number {
+  const row = sql(db, 
+    `insert into state (key, value, updated_at) values (?, '1', ?)
+     on conflict(key) do update set value = cast(coalesce(cast(state.value as integer), 0) + 1 as text), updated_at = excluded.updated_at
+     returning value`,
+  ).get(key, new Date().toISOString()) as { value: string };
+  return Number(row.value);
+}

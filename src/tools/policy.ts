@@ -18,11 +18,12 @@ export const PROFILES: readonly Profile[] = ['minimal', 'standard', 'full'];
  * everyday work (files in the workspace, the web, messages); full allows every tool, also those not
  * listed here, so a tool added later is denied by minimal and standard until it is named.
  */
-const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search', 'memory_get', 'board_info'];
+const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search', 'memory_get', 'board_info', 'cron_list'];
 // The physical-action tools (gpio_write, i2c_write) are here too, but outside the owner's chats
 // each call needs the owner's yes (see confirmation below).
 const STANDARD = [
   ...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_store', 'memory_forget',
+  'cron_add', 'cron_remove', 'cron_pause', 'cron_resume',
   'gpio_read', 'gpio_watch', 'gpio_write', 'i2c_scan', 'i2c_read', 'i2c_write', 'camera_command',
   'mcu_info', 'mcu_call', 'serial_list', 'serial_read', 'serial_write',
 ];

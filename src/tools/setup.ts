@@ -10,6 +10,7 @@ import { createRegistry, type AuditSink, type Registry } from './registry.js';
 import type { Tool } from './types.js';
 import { memoryHolder, type MemoryHolder } from '../memory/holder.js';
 import { memoryTools } from './memory.js';
+import { cronTools } from './cron.js';
 
 export function dbAudit(db: Db): AuditSink {
   return { record: (e) => insertAudit(db, e), finish: (id, f) => finishAudit(db, id, f) };
@@ -34,7 +35,7 @@ export function configuredMemory(d: ConfiguredDeps): MemoryHolder {
 export function configuredRegistry(d: ConfiguredDeps & { memory?: MemoryHolder }): { registry: Registry; redact: Redactor; memory: MemoryHolder } {
   const redact = createRedactor(secretValues(d.config, d.env));
   const memory = d.memory ?? configuredMemory(d);
-  const registry = createRegistry([...(d.tools ?? [...builtinTools(d), ...memoryTools(memory)]), ...(d.extraTools ?? [])], {
+  const registry = createRegistry([...(d.tools ?? [...builtinTools(d), ...memoryTools(memory), ...cronTools({ db: d.db, config: d.config })]), ...(d.extraTools ?? [])], {
     policy: createPolicy(d.config.tools, { execSandbox: d.execSandbox }),
     audit: dbAudit(d.db),
     redact,

@@ -4,11 +4,11 @@
 // an open descriptor, so /proc/*/fd is scanned next (only our own user's processes are readable
 // unless we are root).
 import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 export interface PortHolder {
   pid: number;
-  /** /proc/<pid>/comm; null when it could not be read (the process ended meanwhile). */
+  /** The program's name, /proc/<pid>/comm as a rule (see commOf); null when it could not be read (the process ended meanwhile). */
   comm: string | null;
   /** 'lock': it holds the flock; 'open': it has the device open. */
   via: 'lock' | 'open';
@@ -24,11 +24,31 @@ function minorOf(dev: number): number {
   return Number((d & 0xffn) | ((d & 0xffffff00000n) >> 12n));
 }
 
+/**
+ * The name /proc/<pid>/comm gives a process is its main thread's name, and Node >= 24 names its main
+ * thread "MainThread": every Node program holding a port, pinclaw's executable too, would be called
+ * that. For those the program is named from its executable (readable for our own processes, or as
+ * root), else from its argv[0].
+ */
+const THREAD_NAMES = new Set(['MainThread']);
+
 function commOf(proc: string, pid: number): string | null {
+  let comm: string | null;
   try {
-    return readFileSync(join(proc, String(pid), 'comm'), 'utf8').trim() || null;
+    comm = readFileSync(join(proc, String(pid), 'comm'), 'utf8').trim() || null;
   } catch {
     return null;
+  }
+  if (comm === null || !THREAD_NAMES.has(comm)) return comm;
+  try {
+    return basename(readlinkSync(join(proc, String(pid), 'exe')).replace(/ \(deleted\)$/, '')) || comm;
+  } catch {
+    // not ours to read: argv[0], which anyone may read
+  }
+  try {
+    return basename(readFileSync(join(proc, String(pid), 'cmdline'), 'utf8').split('\0')[0] ?? '') || comm;
+  } catch {
+    return comm;
   }
 }
 

@@ -1,0 +1,20 @@
+// Where a job or the heartbeat can send its replies: the chat channels the gateway runs with this
+// configuration. Shared by `cron add --deliver`, the cron tools and heartbeat.deliver.
+import type { PinclawConfig } from '../config/schema.js';
+
+/** Channels a reply can be delivered to from a job: those with a chat at the other end. */
+export function deliverableChannels(config: PinclawConfig): string[] {
+  return config.channels.telegram.token ? ['telegram'] : [];
+}
+
+/** "telegram:12345" → its parts; undefined when it is not CHANNEL:CHAT. */
+export function splitTarget(text: string): { channel: string; chatId: string } | undefined {
+  const i = text.indexOf(':');
+  return i > 0 && i < text.length - 1 ? { channel: text.slice(0, i), chatId: text.slice(i + 1) } : undefined;
+}
+
+/** Why a channel cannot take replies here, naming what to set. */
+export function undeliverable(channel: string, config: PinclawConfig): string {
+  const why = channel === 'telegram' ? 'channel telegram is not set up (channels.telegram.token is unset)' : `unknown channel '${channel}'`;
+  return `${why}; channels it can deliver to: ${deliverableChannels(config).join(', ') || 'none'}`;
+}

@@ -3,13 +3,16 @@
 //   - an idle gateway (10 s after it listens) against a bare Node http server for RssAnon, and
 //     against a trivial single executable (the same one-line server, built from the same Node the
 //     way build:sea builds pinclaw) for VmRSS;
-//   - the same gateway's RSS after N chat turns, and another's after S seconds idle, against their
-//     own first idle figure;
+//   - a gateway's RSS after N chat turns (--turns, default 10,000) against its own first idle figure
+//     and against its figure after the first 100 turns (what first turns load is not growth), and
+//     another gateway's after S seconds idle (--idle-seconds, default 60; the issue's hour is
+//     --idle-seconds 3600), against its own first idle figure;
 //   - the executable's size against a stripped copy of the Node binary it was built from, with what
 //     the executable carries (its SEA blob, parsed).
 // It never asserts: it prints figures, differences and whether each target is met. Memory figures
 // come from /proc/<pid>/status; RssAnon is what a process allocated itself, VmRSS adds the pages of
-// the executable and libraries that it touched.
+// the executable and libraries that it touched (RssFile), which depend on the page cache: see
+// "the page cache" below for how every candidate is started in the same state.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -90,9 +93,10 @@ const node = cachedNode(root, process.arch, PREFERRED_NODE);
 if (!node) fail(`no Node binary under dist/.cache: run npm run build:sea first (it downloads the Node it embeds, which the baselines must be built from)`);
 const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
 
-// Ambient PINCLAW_* (a log level, a config elsewhere), a systemd NOTIFY_SOCKET or provider variables
-// would make the runs measure something other than a default gateway.
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PINCLAW_') && k !== 'NOTIFY_SOCKET' && !k.startsWith('ANTHROPIC_') && !k.startsWith('OPENAI_')));
+// Ambient PINCLAW_* (a log level, a config elsewhere), a systemd NOTIFY_SOCKET, NODE_OPTIONS (which
+// the executables honour too) or provider variables would make the runs measure something other
+// than a default gateway.
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PINCLAW_') && k !== 'NOTIFY_SOCKET' && k !== 'NODE_OPTIONS' && !k.startsWith('ANTHROPIC_') && !k.startsWith('OPENAI_')));
 {
   const r = spawnSync(exe, ['--version'], { encoding: 'utf8', env: { ...baseEnv, PINCLAW_HOME: tempDir('pinclaw-footprint-v-') }, timeout: 30_000 });
   if (r.error || r.status !== 0) fail(`${exe} --version failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim()}`);

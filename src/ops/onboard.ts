@@ -16,6 +16,10 @@ import type { BoardRegistry } from '../hardware/boards/registry.js';
 import { unknownProfileMessage } from '../hardware/boards/registry.js';
 import type { Paths } from '../paths.js';
 
+
+/** A value shaped like an encrypted secret (`enc:v1:…`), for validating a plan before its secrets are encrypted. */
+const ENCRYPTED_SHAPE = 'enc:v1:AAAA';
+
 export const PROVIDER_CHOICES = ['anthropic', 'openai', 'openai-compatible'] as const;
 export type ProviderChoice = (typeof PROVIDER_CHOICES)[number];
 export const SERVICE_CHOICES = ['user', 'system', 'none'] as const;
@@ -394,9 +398,11 @@ export function planOnboard(raw: Raw, answers: OnboardAnswers, keyFile: string, 
     const v = envVarFor(c.key);
     if (env[v]) plan.notes.push(`${v} is set in the environment and overrides ${c.key}`);
   }
-  // The result must be a config pinclaw accepts (the rest of the file included) before anything is written.
+  // The result must be a config pinclaw accepts (the rest of the file included) before anything is
+  // written. The secrets are encrypted only when written, so the check sees a value of their stored
+  // shape in their place.
   const probe = structuredClone(next);
-  for (const s of plan.secrets) setAt(probe, s.key, 'enc:v1:placeholder');
+  for (const s of plan.secrets) setAt(probe, s.key, ENCRYPTED_SHAPE);
   const { errors } = validateConfig(probe);
   if (errors.length) throw new ConfigError(`${formatIssues(errors)}\nnothing was written`);
   return plan;

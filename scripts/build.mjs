@@ -66,6 +66,11 @@ export const lazyChunks = [
     name: 'scheduler',
     entries: ['schedule.ts', 'fire.ts', 'cron-actions.ts'].map((f) => srcFile(`scheduler/${f}`)).concat(srcFile('cli/cron-command.ts')),
   },
+  // hardware.sensors: their reader and sensor_read, loaded when sensors are named.
+  { name: 'sensors', entries: ['reader.ts', 'tool.ts'].map((f) => srcFile(`hardware/sensors/${f}`)) },
+  // MQTT: the mqtt package, the broker connection, the MQTT chat, Home Assistant discovery, MQTT
+  // triggers and the fleet's remote tools; loaded by a gateway with mqtt.url set.
+  { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')] },
   // `pinclaw backup`, `restore`, `onboard` and `service`, doctor's service check: run once in a while, never by a gateway.
   { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('ops/service-check.ts')] },
 ];

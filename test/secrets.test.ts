@@ -83,3 +83,22 @@ t.test('secretValues: decrypted secret fields and provider keys from the environ
   config.providers.openai.apiKey = 'oa-key-22';
   t.same(secretValues(config, { ANTHROPIC_API_KEY: 'env-key-333', HOME: '/root' }), ['gw-token-1', 'oa-key-22', 'env-key-333']);
 });
+
+t.test('secrets inside lists (mqtt.fleet.callers[].key): decrypted on load, redacted, masked', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const key = secretKey(join(home, 'secret.key'), true);
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { password: encryptSecret('broker-pw-9', key), fleet: { callers: [{ node: 'shed', key: encryptSecret('shed-key-4444', key) }, { node: 'barn', key: 'barn-plain-555' }] } } }));
+  const { loadConfig } = await import('../src/config/index.js');
+  const { resolvePaths } = await import('../src/paths.js');
+  const config = loadConfig(resolvePaths({ home }, {}), {});
+  t.equal(config.mqtt.password, 'broker-pw-9');
+  t.same(config.mqtt.fleet.callers, [{ node: 'shed', key: 'shed-key-4444' }, { node: 'barn', key: 'barn-plain-555' }]);
+  t.same(secretValues(config, {}), ['broker-pw-9', 'shed-key-4444', 'barn-plain-555']);
+  const shown = runPinclaw(['config', 'get', 'mqtt.fleet.callers'], { env });
+  t.equal(shown.code, 0, shown.stderr);
+  t.notMatch(shown.stdout, /shed-key|barn-plain|enc:/);
+  t.match(shown.stdout, /shed/);
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { fleet: { callers: [{ node: 'shed', key: 'enc:v1:AAAA' }] } } }));
+  t.throws(() => loadConfig(resolvePaths({ home }, {}), {}), /mqtt\.fleet\.callers\[0\]\.key/);
+});

@@ -153,8 +153,9 @@ t.test('a model turn takes the same path: denied tools are not offered, refused 
   const results = srv.requests[1]!.body.messages.at(-1).content as { content: string; is_error?: boolean }[];
   t.match(results[0], { content: /ISO 8601 UTC/ });
   t.match(results[1], { content: 'web_fetch refused: denied by tools.deny', is_error: true });
+  // current_time is read-only: one row, written when it ends (after the refusal's).
   t.match(audit(env), [
-    { tool: 'current_time', outcome: 'ok', session: 'ask', channel: 'cli', chat: 'local', caller: 'owner' },
     { tool: 'web_fetch', outcome: 'denied', rule: 'tools.deny', session: 'ask' },
+    { tool: 'current_time', outcome: 'ok', session: 'ask', channel: 'cli', chat: 'local', caller: 'owner' },
   ]);
 });

@@ -7,7 +7,7 @@ import { defaults, type PinclawConfig } from '../src/config/schema.js';
 import type { ChannelAdapter } from '../src/conductor/conductor.js';
 import { createRuntime } from '../src/conductor/runtime.js';
 import { resolvePaths } from '../src/paths.js';
-import { queryAudit } from '../src/store/audit.js';
+import { flushAuditSoon, queryAudit } from '../src/store/audit.js';
 import { openDatabase, type Db } from '../src/store/db.js';
 import type { OutboundRow } from '../src/store/queue.js';
 import { loadSession } from '../src/store/sessions.js';
@@ -237,6 +237,7 @@ t.test('spawn: the turn bound stops a child that keeps calling tools; its calls 
     type: 'tool_result', toolUseId: 'call_spawn', isError: true,
     content: 'sub-agent tg:42/spawn/1 was stopped by its turn limit (tools.spawn.maxTurns = 3) before it answered (3 turns, 330 tokens). Its last text:\n\nround 3',
   }]);
+  flushAuditSoon(db); // current_time is read-only: its rows are written just after the calls
   const audit = queryAudit(db, { tool: 'current_time' });
   t.same(audit.map((r) => [r.session_key, r.channel, r.chat_id, r.outcome]), [['tg:42/spawn/1', 'tg', '42', 'ok'], ['tg:42/spawn/1', 'tg', '42', 'ok']], 'two calls ran, the third was closed unexecuted');
   const stored = loadSession(db, 'tg:42/spawn/1').messages;
@@ -251,6 +252,7 @@ t.test('spawn: the token budget stops a child before its next call', async (t) =
   t.equal(provider.requests.filter(isChild).length, 3, '410 + 410 + 410 passes 1000: no fourth call');
   const parent2 = provider.requests.filter((r) => !isChild(r))[1]!;
   t.match(resultsIn(parent2)[0], { isError: true, content: /^sub-agent tg:42\/spawn\/1 was stopped by its token budget \(tools\.spawn\.tokenBudget = 1000 tokens\) before it answered \(3 turns, 1230 tokens\)\. Its last text:\n\n\(none\)$/ });
+  flushAuditSoon(db);
   t.equal(queryAudit(db, { tool: 'current_time' }).filter((r) => r.session_key === 'tg:42/spawn/1').length, 3);
   t.equal(loadSession(db, 'tg:42/spawn/1').messages.length, 7, 'what the child had is stored');
 });

@@ -6,7 +6,7 @@ import type { Message, ToolUseBlock } from '../src/agent/types.js';
 import { createRedactor } from '../src/config/redact.js';
 import { defaults } from '../src/config/index.js';
 import type { NewAudit } from '../src/store/audit.js';
-import { queryAudit } from '../src/store/audit.js';
+import { insertAudit, queryAudit } from '../src/store/audit.js';
 import { openDatabase } from '../src/store/db.js';
 import { capOutput, limitsFor } from '../src/tools/limits.js';
 import { createPolicy } from '../src/tools/policy.js';
@@ -170,12 +170,14 @@ t.test('the agent loop goes through the registry: policy, audit, results', async
     { type: 'tool_result', toolUseId: '1', content: /ISO 8601 UTC: 2026-01-31T12:00:00\.000Z/ },
     { type: 'tool_result', toolUseId: '2', content: 'echo refused: denied by tools.deny', isError: true },
   ]);
+  // current_time is read-only: its one row is written just after it ends, after the refusal's.
+  await new Promise((r) => setImmediate(r));
   const rows = queryAudit(db);
   t.match(rows, [
-    { tool: 'current_time', outcome: 'ok', rule: 'tools.profile standard', session_key: 's1', input: '{"timezone":"UTC"}' },
     { tool: 'echo', outcome: 'denied', rule: 'tools.deny', detail: 'echo refused: denied by tools.deny', output_bytes: 0 },
+    { tool: 'current_time', outcome: 'ok', rule: 'tools.profile standard', session_key: 's1', input: '{"timezone":"UTC"}' },
   ]);
-  t.ok(rows[0]!.output_bytes! > 0);
+  t.ok(rows[1]!.output_bytes! > 0);
 });
 
 t.test('a row is written as allowed before the tool runs, closed after', async (t) => {
@@ -187,6 +189,33 @@ t.test('a row is written as allowed before the tool runs, closed after', async (
   await reg.call({ name: 'echo', input: { text: 'x' } }, ctx);
   t.same(during, ['allowed'], 'visible while the tool runs');
   t.same(queryAudit(db).map((r) => r.outcome), ['ok']);
+});
+
+t.test('a read-only tool gets one row when it ends (written just after, or at the close), also when it fails', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  let during: unknown;
+  const reader = echo({ readOnly: true, execute: async (input) => ((during = queryAudit(db).length), (input as { text: string }).text === 'bad' ? { content: 'no such sensor', isError: true } : { content: 'ok' }) });
+  const reg = createRegistry([reader], { audit: dbAudit(db) });
+  await reg.call({ name: 'echo', input: { text: 'x' } }, ctx);
+  t.equal(during, 0, 'no row while it runs');
+  t.equal(queryAudit(db).length, 0, 'not yet when the answer is back');
+  await new Promise((r) => setImmediate(r));
+  t.match(queryAudit(db), [{ tool: 'echo', outcome: 'ok', rule: 'no policy', input: '{"text":"x"}', output_bytes: 2 }]);
+  await reg.call({ name: 'echo', input: { text: 'bad' } }, ctx);
+  await reg.call({ name: 'echo', input: { text: 'y' } }, ctx);
+  // Closed before the batch's turn: the close writes it.
+  const file = db.name;
+  db.close();
+  const again = openDatabase(file);
+  t.teardown(() => again.close());
+  t.match(queryAudit(again).slice(1), [{ outcome: 'error', detail: 'no such sensor' }, { outcome: 'ok', input: '{"text":"y"}' }]);
+  t.equal(queryAudit(again).length, 3, 'one row per call');
+  // A sink without the batch: written at once, with its id in the report.
+  const plain = createRegistry([reader], { audit: { record: (e) => insertAudit(again, e), finish: () => undefined } });
+  const r = await plain.call({ name: 'echo', input: { text: 'z' } }, ctx);
+  t.equal(r.auditId, queryAudit(again).at(-1)!.id);
+  const broken = createRegistry([echo({ readOnly: true })], { audit: { record: () => { throw new Error('database is locked'); }, finish: () => undefined } });
+  t.same((await broken.call({ name: 'echo', input: { text: 'x' } }, ctx)).result, { content: 'x' }, 'an audit that fails does not stop a read');
 });
 
 t.test('no audit row, no run', async (t) => {

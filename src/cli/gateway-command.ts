@@ -25,6 +25,8 @@ import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
+import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
+import type { ChannelAdapter } from '../conductor/conductor.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw gateway [--host H] [--port N]';
@@ -79,16 +81,27 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     const telegram = config.channels.telegram.token
       ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace })
       : undefined;
-    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...scheduling.channels];
-    const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: c === telegram })));
+    // MQTT runs when it has a broker; its code and the mqtt package are loaded only then.
+    const mqtt = config.mqtt.url ? (await import('../channels/mqtt/start.js')).prepareMqtt({ config, db, bus }) : undefined;
+    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...(mqtt?.channels ?? []), ...scheduling.channels];
+    if (mqtt?.needsHardwareChannel && !channels.some((c) => c.name === HARDWARE_CHANNEL)) channels.push(hardwareChannel());
+    const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(mqtt?.channels ?? [])]);
+    const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: connecting.has(c) })));
     stops.push(channelStatus.stop);
-    const { conductor, memory } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: hardware.tools, board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
+    const { conductor, memory, tools } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
     // The memory opens on first use; then its files are watched, and its index saved at the end.
     stops.push(() => memory.close(), memory.watchFiles());
     conductor.start();
     // Jobs and the heartbeat submit through the conductor, so they start once it runs.
     stops.push(scheduling.start({ db, conductor, channels: channels.map((c) => c.name) }));
     stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
+    // The broker connection, the MQTT chat, triggers, Home Assistant and the fleet; a broker that is
+    // down or refuses is logged and retried, the rest of the gateway goes on.
+    if (mqtt) {
+      mqtt.start({ conductor, tools, knownChannels: channels.map((c) => c.name), hardware: hardware.haSources(), startedAt });
+      // On the way out after a failed start; the drain below closes it first (close is idempotent).
+      stops.push(() => void mqtt.close());
+    }
     // A refused token or an unreachable Telegram is logged and shown as the channel's state; the
     // gateway and the other channels go on, and do not wait for Telegram to answer before listening.
     const telegramStarted = telegram?.start(conductor).catch((err: unknown) => log.error(`telegram: ${errorMessage(err)}`));
@@ -136,6 +149,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     await telegram?.stop();
     await telegramStarted;
     await conductor.stop(DRAIN_MS);
+    // After the drain, so the replies of the last turns are published; then `offline`.
+    await mqtt?.close();
     await server.close(DRAIN_MS);
   } finally {
     for (const stop of stops.reverse()) {

@@ -28,6 +28,9 @@ import { readFileSync } from 'node:fs';
 import type { Tool } from '../tools/types.js';
 import { log } from '../log.js';
 import type { CliContext } from './context.js';
+import type { HardwareSources } from '../fleet/hardware-entities.js';
+import { checkSensorConfig } from '../hardware/sensors/config-check.js';
+import type { SensorReader } from '../hardware/sensors/reader.js';
 
 export interface HardwareRuntime {
   tools: Tool[];
@@ -41,6 +44,8 @@ export interface HardwareRuntime {
    */
   start(conductor: Conductor, knownChannels: readonly string[]): Promise<() => void>;
   close(): void;
+  /** The named lines, boards and sensors, for Home Assistant discovery (src/fleet/hardware-entities.ts). */
+  haSources(): HardwareSources | undefined;
 }
 
 /** The adapter's name from sysfs ("bcm2835 (i2c@7e804000)"), or null; for the tools' "buses here" answer. */
@@ -53,8 +58,10 @@ function adapterNameSync(bus: number): string | null {
 }
 
 export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>): Promise<HardwareRuntime> {
+  // Checked on every machine (it needs no board profile): a sensor that names nothing exits 78.
+  checkSensorConfig(config.hardware, ctx.paths.config);
   if (hardwarePresence(config, ctx.paths) === undefined) {
-    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: async () => () => {}, close: () => {} };
+    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: async () => () => {}, close: () => {}, haSources: () => undefined };
   }
   // A trigger or a named line that points nowhere is a config error (exit 78), found before start
   // and before any device is opened.
@@ -64,6 +71,9 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
   // The I2C code is loaded only when a bus exists: most machines have none.
   const i2c = busNumbers().length ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
   const i2cLimit = createWriteLimiter({ ...config.hardware.writeRateLimit, noun: 'device' });
+  // One backend for the sensors and the sensor triggers, made on first use.
+  let i2cShared: I2cBackend | undefined;
+  const i2cForSensors = i2c ? () => (i2cShared ??= i2c[1].i2cBackend({ env: ctx.env })) : undefined;
   const hw = setupHardware({
     config,
     paths: ctx.paths,
@@ -101,6 +111,13 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
     const dev = m ? mcu?.devices.find((d) => d.name === m[1]) : undefined;
     return dev && m ? { dev, pin: m[2]! } : undefined;
   };
+  // The sensors' reader and sensor_read are the lazy chunk 'sensors': loaded only when some are named.
+  let sensors: SensorReader | undefined;
+  if (config.hardware.sensors.length) {
+    const [{ createSensorReader }, { sensorReadTool }] = await Promise.all([import('../hardware/sensors/reader.js'), import('../hardware/sensors/tool.js')]);
+    sensors = createSensorReader({ sensors: config.hardware.sensors, i2c: i2cForSensors, devices: () => mcu?.devices ?? [] });
+    hw.tools.push(sensorReadTool(sensors));
+  }
   let camServer: MaixcamServer | undefined;
   if (cam.port !== undefined) hw.tools.push(cameraCommandTool(() => camServer));
   const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length + cam.triggers.length > 0;
@@ -122,7 +139,6 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       const stopAll = () => stops.reverse().forEach((f) => f());
       if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return stopAll;
       const gpio = hw.gpio;
-      let sensorBackend: I2cBackend | undefined;
       const runner = startTriggers({
         triggers: config.hardware.triggers,
         sensorTriggers: config.hardware.sensorTriggers,
@@ -143,9 +159,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
           });
         },
         readSensor: async (s) => {
-          if (!i2c) throw new Error(`no I2C bus on this machine (/dev/i2c-${s.bus} is missing)`);
-          sensorBackend ??= i2c[1].i2cBackend({ env: ctx.env });
-          const bytes = await sensorBackend.read(s.bus, s.address, { register: s.register, length: s.length });
+          if (!i2cForSensors) throw new Error(`no I2C bus on this machine (/dev/i2c-${s.bus} is missing)`);
+          const bytes = await i2cForSensors().read(s.bus, s.address, { register: s.register, length: s.length });
           let v = 0;
           for (const b of bytes) v = v * 256 + b;
           return v;
@@ -158,6 +173,7 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       hw.close();
       void mcu?.close();
     },
+    haSources: () => ({ config, gpio: hw.gpio, board: hw.board?.id, devices: mcu?.devices ?? [], sensors, mcuEvents, mcuHellos }),
   };
 }
 

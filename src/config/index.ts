@@ -9,7 +9,7 @@ import { closest } from '../suggest.js';
 import { applyEnv, envVarFor, parseFieldText } from './env.js';
 import { parseConfigText } from './parse.js';
 import { decryptSecret, encryptSecret, isEncrypted, secretKey } from './secrets.js';
-import { fieldAt, leaves, schema, type Field, type FieldKind, type ObjectField, type PinclawConfig } from './schema.js';
+import { fieldAt, leaves, secretSlots, schema, type Field, type FieldKind, type ObjectField, type PinclawConfig } from './schema.js';
 import { expectedText, formatIssue, formatIssues, validateConfig } from './validate.js';
 
 export type { PinclawConfig } from './schema.js';
@@ -45,15 +45,11 @@ export function loadConfig(paths: Paths, env: NodeJS.ProcessEnv = process.env): 
 /** Decrypts the `enc:` values of secret fields in place; the key is read only when one exists. */
 function decryptSecrets(config: PinclawConfig, keyFile: string): void {
   let key: Buffer | undefined;
-  for (const { path, field } of leaves()) {
-    if (!field.secret) continue;
-    const segs = path.split('.');
-    const parent = segs.slice(0, -1).reduce<Record<string, unknown> | undefined>((o, k) => o?.[k] as Record<string, unknown> | undefined, config as unknown as Record<string, unknown>);
-    const last = segs.at(-1)!;
-    const value = parent?.[last];
-    if (!parent || !isEncrypted(value)) continue;
+  for (const { path, parent, key: name } of secretSlots(config)) {
+    const value = parent[name];
+    if (!isEncrypted(value)) continue;
     key ??= secretKey(keyFile, false);
-    parent[last] = decryptSecret(value, key, path);
+    parent[name] = decryptSecret(value, key, path);
   }
 }
 

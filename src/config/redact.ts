@@ -1,7 +1,7 @@
 // Redaction: every configured secret (decrypted) and anything shaped like a well-known credential is
 // replaced by [redacted] before text reaches a log line, an audit row or a tool result. Patterns
 // catch keys pinclaw was never told about, e.g. one a tool read from a file.
-import { leaves } from './schema.js';
+import { secretSlots } from './schema.js';
 import type { PinclawConfig } from './schema.js';
 
 export const REDACTED = '[redacted]';
@@ -55,9 +55,8 @@ const SECRET_ENV = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'];
 /** Every secret the process knows: secret fields of the loaded (decrypted) config and their env fallbacks. */
 export function secretValues(config: PinclawConfig, env: NodeJS.ProcessEnv): string[] {
   const out: string[] = [];
-  for (const { path, field } of leaves()) {
-    if (!field.secret) continue;
-    const value = path.split('.').reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), config);
+  for (const { parent, key } of secretSlots(config)) {
+    const value = parent[key];
     if (typeof value === 'string' && value) out.push(value);
   }
   for (const name of SECRET_ENV) {

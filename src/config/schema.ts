@@ -340,6 +340,29 @@ const sections = {
         default: [],
         description: 'I2C readings that start an agent turn when they cross a threshold (above and/or below)',
       },
+      sensors: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one named sensor: an I2C register or an ADC pin of a board on a serial port',
+          fields: {
+            name: { kind: 'string', description: 'the name sensor_read and Home Assistant use, e.g. shed_temperature (required, unique)' },
+            bus: { kind: 'integer', min: 0, description: 'I2C bus number, /dev/i2c-N (an I2C sensor; with address and register)' },
+            address: { kind: 'integer', min: 3, max: 119, description: '7-bit device address, 0x03-0x77 (an I2C sensor)' },
+            register: { kind: 'integer', min: 0, max: 255, description: 'the register read (an I2C sensor)' },
+            length: { kind: 'integer', min: 1, max: 4, default: 1, description: 'bytes read from the register, as one big-endian number (an I2C sensor)' },
+            signed: { kind: 'boolean', default: false, description: "the register's number is two's complement (a temperature below zero)" },
+            line: { kind: 'string', description: 'an ADC pin of a hardware.devices board, device:pin, e.g. bench:A0 (instead of bus, address and register)' },
+            scale: { kind: 'number', default: 1, description: 'value = raw reading × scale + offset' },
+            offset: { kind: 'number', default: 0, description: 'added after scale' },
+            unit: { kind: 'string', description: 'the unit of the value, e.g. °C, %, V (Home Assistant shows it)' },
+            deviceClass: { kind: 'string', description: "Home Assistant's sensor device class, e.g. temperature, humidity, voltage, illuminance" },
+            intervalMs: { kind: 'integer', min: 1000, description: 'how often Home Assistant gets the value; unset: mqtt.homeAssistant.stateIntervalSeconds' },
+          },
+        },
+        default: [],
+        description: 'named sensors read by sensor_read and shown in Home Assistant ({"name":"shed_temperature","bus":1,"address":72,"register":0,"length":2,"signed":true,"scale":0.00390625,"unit":"°C","deviceClass":"temperature"})',
+      },
       devices: {
         kind: 'array',
         items: {
@@ -382,6 +405,96 @@ const sections = {
             default: [],
             description: 'camera detections that start an agent turn ({"label":"person","minConfidence":0.7,"session":"home","message":"someone is at the door"})',
           },
+        },
+      },
+    },
+  },
+  mqtt: {
+    kind: 'object',
+    description: 'MQTT: availability, a chat channel, Home Assistant discovery, triggers and a fleet of boards (docs/mqtt.md); runs in the gateway when url is set',
+    fields: {
+      url: { kind: 'string', description: 'the broker: mqtt://host:1883, mqtts://host:8883, ws://host:9001/mqtt or wss://...; unset: no MQTT' },
+      nodeId: { kind: 'string', description: "this board's name in topics and in Home Assistant (letters, digits, _ and -); unset: the host name" },
+      username: { kind: 'string', description: 'the broker user, if it wants one' },
+      password: { kind: 'string', secret: true, description: "the broker user's password" },
+      baseTopic: { kind: 'string', default: 'pinclaw', description: 'the first level of every pinclaw topic: <baseTopic>/<nodeId>/status, .../chat/in, ...' },
+      protocol: { kind: 'enum', values: ['5', '3.1.1'], default: '5', description: 'the MQTT protocol version spoken to the broker' },
+      ca: { kind: 'string', description: "a PEM file of the CA that signed the broker's certificate (mqtts://, wss://); unset: the system's CAs" },
+      keepaliveSeconds: { kind: 'integer', min: 5, max: 3600, default: 30, description: 'MQTT keepalive: a broker silent this long (1.5 times) counts as lost, and a board silent this long is shown offline' },
+      reconnect: {
+        kind: 'object',
+        description: 'reconnecting after the broker was lost or refused',
+        fields: {
+          minMs: { kind: 'integer', min: 100, default: 1000, description: 'the first wait' },
+          maxMs: { kind: 'integer', min: 100, default: 60000, description: 'the longest wait; each failed attempt doubles it up to this' },
+        },
+      },
+      chat: {
+        kind: 'object',
+        description: 'the MQTT chat channel: <baseTopic>/<nodeId>/chat/in and .../chat/out',
+        fields: {
+          enabled: { kind: 'boolean', default: true, description: 'subscribe chat/in and answer on chat/out' },
+          session: { kind: 'string', default: 'mqtt', description: 'the session of a plain-text message (JSON messages name theirs)' },
+          debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages of one session within this window are merged into one turn' },
+        },
+      },
+      homeAssistant: {
+        kind: 'object',
+        description: 'Home Assistant MQTT discovery of the node and its named lines, devices and sensors',
+        fields: {
+          enabled: { kind: 'boolean', default: true, description: 'publish discovery configs and states' },
+          discoveryPrefix: { kind: 'string', default: 'homeassistant', description: "Home Assistant's discovery prefix" },
+          stateIntervalSeconds: { kind: 'integer', min: 5, default: 60, description: 'how often uptime, inputs and sensors are published (an input also on each change)' },
+        },
+      },
+      triggers: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one MQTT trigger',
+          fields: {
+            topic: { kind: 'string', description: 'the topic or filter (+ and # wildcards) to watch (required)' },
+            when: {
+              kind: 'object',
+              description: 'the condition, judged without the model; every condition given must hold; none: every message',
+              fields: {
+                path: { kind: 'string', description: 'the JSON field judged, dotted (state.temperature); unset: the whole payload, as JSON or as text' },
+                equals: { kind: 'string', description: 'the value (as text: "on", "23", "true") equals this' },
+                notEquals: { kind: 'string', description: 'the value (as text) differs from this' },
+                above: { kind: 'number', description: 'the value is a number above this' },
+                below: { kind: 'number', description: 'the value is a number below this' },
+                contains: { kind: 'string', description: 'the value, as text, contains this (case-insensitive)' },
+              },
+            },
+            debounceMs: { kind: 'integer', min: 0, max: 3600000, default: 1000, description: 'matches closer than this to the previous match are one event' },
+            session: { kind: 'string', description: 'the session that gets the message (required)' },
+            message: { kind: 'string', description: 'the system message the agent receives (required); the topic and payload are appended' },
+            rateLimit: triggerRateLimit,
+          },
+        },
+        default: [],
+        description: 'MQTT messages that start an agent turn ({"topic":"zigbee2mqtt/door","when":{"path":"contact","equals":"false"},"session":"home","message":"the door opened"})',
+      },
+      fleet: {
+        kind: 'object',
+        description: 'boards of one fleet calling each other\'s tools (remote_tool) over MQTT',
+        fields: {
+          expose: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: "tools other nodes may call here; each call also passes this node's tool policy as channel fleet, chat <caller node>" },
+          key: { kind: 'string', secret: true, description: "this node's fleet key: it signs this node's calls, and (without callers) the calls it accepts; every node of a shared-key fleet has the same" },
+          callers: {
+            kind: 'array',
+            items: {
+              kind: 'object',
+              description: 'one node allowed to call here',
+              fields: {
+                node: { kind: 'string', description: 'the calling node (required)' },
+                key: { kind: 'string', secret: true, description: "that node's fleet key (required)" },
+              },
+            },
+            default: [],
+            description: 'per-node keys: only these nodes may call, each signing with its own key; empty: any node with this node\'s key',
+          },
+          timeoutMs: { kind: 'integer', min: 100, max: 600000, default: 10000, description: 'how long a remote_tool call waits for the answer' },
         },
       },
     },
@@ -461,6 +574,32 @@ export interface Leaf {
 export function leaves(field: Field = schema, prefix = ''): Leaf[] {
   if (field.kind !== 'object') return [{ path: prefix, field }];
   return Object.entries(field.fields).flatMap(([k, f]) => leaves(f, prefix ? `${prefix}.${k}` : k));
+}
+
+export interface SecretSlot {
+  /** dot path with list indexes: "mqtt.password", "mqtt.fleet.callers[0].key" */
+  path: string;
+  parent: Record<string, unknown>;
+  key: string;
+}
+
+/**
+ * Every secret field present in a config, inside lists of objects too (mqtt.fleet.callers[].key),
+ * with the object that holds it: decryption and redaction both walk this.
+ */
+export function secretSlots(config: unknown, field: Field = schema, prefix = ''): SecretSlot[] {
+  if (typeof config !== 'object' || config === null) return [];
+  if (field.kind === 'array') {
+    if (!Array.isArray(config)) return [];
+    return config.flatMap((item, i) => secretSlots(item, field.items, `${prefix}[${i}]`));
+  }
+  if (field.kind !== 'object') return [];
+  const obj = config as Record<string, unknown>;
+  return Object.entries(field.fields).flatMap(([k, f]) => {
+    const path = prefix ? `${prefix}.${k}` : k;
+    if (f.secret && f.kind === 'string') return Object.hasOwn(obj, k) ? [{ path, parent: obj, key: k }] : [];
+    return secretSlots(obj[k], f, path);
+  });
 }
 
 function defaultOf(field: Field): unknown {

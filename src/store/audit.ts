@@ -1,6 +1,6 @@
 // The audit table: what the tool registry records about every call, and what `pinclaw audit` reads.
 // Values arrive redacted; this module stores and reads, it does not judge.
-import type { Db } from './db.js';
+import { beforeClose, type Db } from './db.js';
 import { sql } from './statements.js';
 
 export type AuditOutcome = 'allowed' | 'denied' | 'error' | 'ok';
@@ -52,6 +52,38 @@ export function insertAudit(db: Db, e: NewAudit): number {
     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .run(e.at, e.sessionKey, e.channel, e.chatId, e.caller ?? null, e.tool, e.input, e.outcome, e.rule ?? null, e.detail ?? null, e.durationMs ?? null, e.outputBytes ?? null);
   return Number(r.lastInsertRowid);
+}
+
+const soon = new WeakMap<Db, { rows: NewAudit[]; onError: (err: unknown) => void }>();
+const hooked = new WeakSet<Db>();
+
+/** Writes the rows insertAuditSoon holds for this connection now (tests, and the close). */
+export function flushAuditSoon(db: Db): void {
+  const pending = soon.get(db);
+  if (!pending) return;
+  soon.delete(db);
+  try {
+    if (db.open) db.transaction(() => pending.rows.forEach((r) => insertAudit(db, r)))();
+  } catch (err) {
+    pending.onError(err);
+  }
+}
+
+/**
+ * Writes the row shortly after, with the others of the same moment in one transaction: for the call
+ * of a tool that changed nothing, whose row need not exist before its answer goes out (a remote
+ * read answers the other board first). Written at the latest when the connection closes; a process
+ * killed in between loses these rows only, and nothing was changed by their calls.
+ */
+export function insertAuditSoon(db: Db, e: NewAudit, onError: (err: unknown) => void): void {
+  const pending = soon.get(db);
+  if (pending) return void pending.rows.push(e);
+  soon.set(db, { rows: [e], onError });
+  setImmediate(() => flushAuditSoon(db));
+  if (!hooked.has(db)) {
+    hooked.add(db);
+    beforeClose(db, () => flushAuditSoon(db));
+  }
 }
 
 /** Closes an 'allowed' row; a row already closed is left as it is. */

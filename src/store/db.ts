@@ -40,6 +40,33 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
   return db;
 }
 
+const closeHooks = new WeakMap<Db, (() => void)[]>();
+
+/**
+ * Runs `fn` right before the connection closes (once), so a write kept back to batch it (see
+ * insertAuditSoon) is never lost to a close that comes first.
+ */
+export function beforeClose(db: Db, fn: () => void): void {
+  let hooks = closeHooks.get(db);
+  if (!hooks) {
+    const list: (() => void)[] = [];
+    hooks = list;
+    closeHooks.set(db, list);
+    const close = db.close.bind(db);
+    db.close = () => {
+      for (const h of list.splice(0)) {
+        try {
+          h();
+        } catch {
+          // A hook's own failure is its to report; the connection still closes.
+        }
+      }
+      return close();
+    };
+  }
+  hooks.push(fn);
+}
+
 /**
  * A connection with none of openDatabase's set-up (no WAL switch, no migrations): for what must not
  * change the file it looks at, such as a backup's snapshot and its checks (src/ops/backup.ts).

@@ -74,6 +74,7 @@ export function cronTools(o: CronToolOptions): Tool[] {
     },
     {
       name: 'cron_list',
+      readOnly: true,
       description: 'The scheduled jobs: schedule, state, next and last run (with its outcome), where answers go, message.',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       execute: () => act('cron_list', (a) => a.cronList(deps())),

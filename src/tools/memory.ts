@@ -26,6 +26,7 @@ export function memoryTools(holder: MemoryHolder): Tool[] {
   return [
     {
       name: 'memory_search',
+      readOnly: true,
       description: 'Search the long-term memory (MEMORY.md, the daily notes in memory/, and what was stored with memory_store) by meaning and by words. Results cite their source.',
       inputSchema: {
         type: 'object',
@@ -44,6 +45,7 @@ export function memoryTools(holder: MemoryHolder): Tool[] {
     },
     {
       name: 'memory_get',
+      readOnly: true,
       description: 'One memory by its id (from memory_search), in full.',
       inputSchema: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'], additionalProperties: false },
       execute: (input) => run(async () => {

@@ -18,7 +18,7 @@ export const PROFILES: readonly Profile[] = ['minimal', 'standard', 'full'];
  * everyday work (files in the workspace, the web, messages); full allows every tool, also those not
  * listed here, so a tool added later is denied by minimal and standard until it is named.
  */
-const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search', 'memory_get', 'board_info', 'cron_list'];
+const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memory_search', 'memory_get', 'board_info', 'cron_list', 'sensor_read'];
 // The physical-action tools (gpio_write, i2c_write) are here too, but outside the owner's chats
 // each call needs the owner's yes (see confirmation below).
 const STANDARD = [
@@ -26,6 +26,8 @@ const STANDARD = [
   'cron_add', 'cron_remove', 'cron_pause', 'cron_resume',
   'gpio_read', 'gpio_watch', 'gpio_write', 'i2c_scan', 'i2c_read', 'i2c_write', 'camera_command',
   'mcu_info', 'mcu_call', 'serial_list', 'serial_read', 'serial_write',
+  // A call on another board of the fleet: that board's own policy decides what runs there.
+  'remote_tool',
 ];
 export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly string[]>> = { minimal: MINIMAL, standard: STANDARD };
 

@@ -19,6 +19,8 @@ export { builtinTools, type BuiltinDeps } from './builtin.js';
 export interface AuditSink {
   record(entry: NewAudit): number;
   finish(id: number, f: AuditFinish): void;
+  /** The row of a read-only call, written shortly after (batched, before the store closes); without it, record. */
+  recordSoon?(entry: NewAudit): void;
 }
 
 export interface RegistryDeps {
@@ -156,7 +158,8 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     const decidedBy = confirmRule ? `${decision.rule}; confirmed (${confirmRule})` : decision.rule;
     let auditId: number | undefined;
     try {
-      auditId = deps.audit?.record({ ...base, outcome: 'allowed', rule: decidedBy });
+      // A tool that changes nothing gets its one row when it ends (below): a write less per call.
+      if (!tool.readOnly) auditId = deps.audit?.record({ ...base, outcome: 'allowed', rule: decidedBy });
     } catch (err) {
       // No record, no run: an unaudited side effect is worse than a failed call.
       return { result: { content: `${tool.name} not run: the audit log cannot be written (${errorMessage(err)})`, isError: true }, outcome: 'error', durationMs: elapsed(), outputBytes: 0, truncated: false };
@@ -177,12 +180,22 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     const capped = capOutput(redact(result.content), lim.maxOutputBytes);
     const durationMs = elapsed();
     const outcome: CallOutcome = result.isError ? 'error' : 'ok';
+    const detail = outcome === 'error' ? capped.text.slice(0, 500) : undefined;
     if (auditId !== undefined) {
       try {
         const physical = result.physical ? redact(JSON.stringify(result.physical)) : undefined;
-        deps.audit!.finish(auditId, { outcome, detail: outcome === 'error' ? capped.text.slice(0, 500) : undefined, durationMs, outputBytes: capped.bytes, physical });
+        deps.audit!.finish(auditId, { outcome, detail, durationMs, outputBytes: capped.bytes, physical });
       } catch (err) {
         log.warn(`audit: cannot close row ${auditId} (${tool.name}): ${errorMessage(err)}`);
+      }
+    } else if (tool.readOnly && deps.audit) {
+      const row: NewAudit = { ...base, outcome, rule: decidedBy, detail, durationMs: Math.round(durationMs), outputBytes: capped.bytes };
+      try {
+        // Off the call's path where the sink can: the answer (a remote read's) goes out first.
+        if (deps.audit.recordSoon) deps.audit.recordSoon(row);
+        else auditId = deps.audit.record(row);
+      } catch (err) {
+        log.warn(`audit: cannot record the call of ${tool.name} (${outcome}): ${errorMessage(err)}`);
       }
     }
     return {

@@ -3,7 +3,9 @@
 // so a tool run by hand is judged and recorded exactly like one the model calls.
 import { createRedactor, secretValues, type Redactor } from '../config/redact.js';
 import type { Db } from '../store/db.js';
-import { finishAudit, insertAudit } from '../store/audit.js';
+import { finishAudit, insertAudit, insertAuditSoon } from '../store/audit.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
 import { builtinTools, type BuiltinDeps } from './builtin.js';
 import { createPolicy, type PolicyOptions } from './policy.js';
 import { createRegistry, type AuditSink, type Registry } from './registry.js';
@@ -13,7 +15,11 @@ import { memoryTools } from './memory.js';
 import { cronTools } from './cron.js';
 
 export function dbAudit(db: Db): AuditSink {
-  return { record: (e) => insertAudit(db, e), finish: (id, f) => finishAudit(db, id, f) };
+  return {
+    record: (e) => insertAudit(db, e),
+    finish: (id, f) => finishAudit(db, id, f),
+    recordSoon: (e) => insertAuditSoon(db, e, (err) => log.warn(`audit: cannot record the call of ${e.tool} (${e.outcome}): ${errorMessage(err)}`)),
+  };
 }
 
 export interface ConfiguredDeps extends BuiltinDeps {

@@ -14,6 +14,7 @@ function validZone(zone: string): boolean {
 export function currentTimeTool(opts: { timezone?: string; now?: () => Date } = {}): Tool {
   return {
     name: 'current_time',
+    readOnly: true,
     description: 'The current date and time, in the configured time zone or an IANA zone you name (e.g. "Europe/Berlin").',
     inputSchema: {
       type: 'object',

@@ -44,6 +44,12 @@ export interface Tool {
   name: string;
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
+  /**
+   * Changes nothing anywhere (it only reads): audited with one row written when the call ends
+   * instead of one before it runs and its close after. A crash mid-call then leaves no row, and
+   * nothing was changed. remote_tool counts as one: the board that runs the call audits it first.
+   */
+  readOnly?: boolean;
   /** Tools that touch shared state (hardware, files) run one at a time, in the model's order. */
   sequential?: boolean;
   /** The owner must say yes before each call (tools.confirm in the config can add more). */

@@ -1,6 +1,8 @@
 // A model of the MCU firmware behind the ByteLink interface, for unit tests of the host side (the
 // real firmware runs in emulators in test/firmware.test.ts): it executes requests, caches the last
 // reply per id as the protocol requires, can drop replies, speak another version or stay silent.
+import { createServer, type Socket } from 'node:net';
+import type { Test } from 'tap';
 import type { ByteLink } from '../../src/hardware/mcu/client.js';
 import { encodeFrame, FrameDecoder, type Message } from '../../src/hardware/mcu/frame.js';
 import { REPLY, TYPE } from '../../src/hardware/mcu/messages.js';
@@ -90,3 +92,41 @@ export function fakeMcu(o: { dropReplies?: number; version?: number; silent?: bo
 
 
 
+
+/** arduino-uno's hello as the firmware model says it: D0, D3, D13, A0. */
+export const UNO_HELLO = [1, 1, 0, 0, 10, 11, ...Buffer.from('arduino-uno'), 4, 0, 0x03, 3, 0x33, 13, 0x23, 14, 0x09];
+
+/**
+ * The firmware model behind a TCP server (socket://, as an emulator or ser2net serves a board),
+ * answering adc_read itself with `adc(pin)` when given (the model has no ADC) and passing every
+ * other request to fakeMcu. Each connection gets a fresh model with the pin levels of the last one,
+ * as a board that stays powered while the host restarts: the model's reply cache matches ids only,
+ * and a second process numbers its requests from 1 again.
+ */
+export async function fakeMcuOverTcp(t: Test, o: { hello?: number[]; adc?: (pin: number) => number } = {}) {
+  let mcu = fakeMcu({ hello: o.hello ?? UNO_HELLO });
+  const sockets: Socket[] = [];
+  const server = createServer((s) => {
+    const model = fakeMcu({ hello: o.hello ?? UNO_HELLO });
+    for (const [pin, v] of mcu.pins) model.pins.set(pin, v);
+    mcu = model;
+    sockets.push(s);
+    model.link.onData((b) => void s.write(b));
+    const decoder = new FrameDecoder((m) => {
+      if (m.type === TYPE.adc_read && o.adc) {
+        const v = o.adc(m.payload[0]!);
+        s.write(encodeFrame({ version: 1, type: m.type | REPLY, id: m.id, payload: Uint8Array.from([v & 0xff, v >> 8]) }));
+      } else {
+        model.link.write(encodeFrame(m));
+      }
+    });
+    s.on('data', (b) => decoder.push(b));
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  return { board: () => mcu, url: `socket://127.0.0.1:${(server.address() as { port: number }).port}` };
+}

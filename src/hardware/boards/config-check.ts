@@ -12,6 +12,7 @@ import { HOST_ROOTS, type HostRoots } from './host-roots.js';
 import { loadBoardRegistry, userBoardsDir, type BoardRegistry } from './registry.js';
 import { lineIndex, type BoardProfile, type Capability } from './schema.js';
 import { chooseBoard } from './select.js';
+import { sensorConfigIssues } from '../sensors/config-check.js';
 
 const LINE_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -111,6 +112,7 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     required(issues, `${at}.session`, s.session);
     required(issues, `${at}.message`, s.message);
   });
+  issues.push(...sensorConfigIssues(hw));
   return issues;
 }
 

@@ -112,6 +112,7 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
 export function boardInfoTool(text: () => string): Tool {
   return {
     name: 'board_info',
+    readOnly: true,
     description: 'What board pinclaw runs on and has attached: the profile, its reserved lines as they are now, GPIO chips, I2C buses, lines pinclaw holds.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     async execute() {

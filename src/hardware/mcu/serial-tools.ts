@@ -23,6 +23,7 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
 
   const list: Tool = {
     name: 'serial_list',
+    readOnly: true,
     description: 'The serial ports of this machine (with USB ids and stable /dev/serial/by-id names) and the configured devices with their state.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     async execute() {

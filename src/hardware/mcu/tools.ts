@@ -55,6 +55,7 @@ function num(args: Record<string, unknown>, key: string, min: number, max: numbe
 export function mcuTools(d: McuToolDeps): Tool[] {
   const info: Tool = {
     name: 'mcu_info',
+    readOnly: true,
     description: 'What a microcontroller board on a serial port is: its connection state, firmware, board name and pins with their capabilities.',
     inputSchema: { type: 'object', properties: { device: { type: 'string', minLength: 1, maxLength: 64 } }, required: ['device'], additionalProperties: false },
     async execute(input) {

@@ -18,6 +18,7 @@ export function globTool(d: FileToolDeps): Tool {
   const maxResults = d.settings.maxResults;
   return {
     name: 'glob',
+    readOnly: true,
     description:
       'Find files and directories by name pattern, e.g. "**/*.ts", "notes/*.md", "src/**/{a,b}*.json". * and ? match ' +
       'within one path segment, ** any number of segments; names starting with a dot match only when the pattern ' +

@@ -32,6 +32,7 @@ export function grepTool(d: FileToolDeps): Tool {
   const { maxResults, maxSearchBytes } = d.settings;
   return {
     name: 'grep',
+    readOnly: true,
     description:
       'Search file contents for a regular expression (JavaScript syntax) or, with literal, a plain text. Searches the ' +
       'file or every file under the directory path (default: the workspace), optionally only files matching glob ' +

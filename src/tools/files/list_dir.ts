@@ -23,6 +23,7 @@ export function listDirTool(d: FileToolDeps): Tool {
   const maxResults = d.settings.maxResults;
   return {
     name: 'list_dir',
+    readOnly: true,
     description: `List a directory (default: the workspace): each entry's type, size in bytes and name, directories first; at most ${maxResults} entries.`,
     inputSchema: {
       type: 'object',

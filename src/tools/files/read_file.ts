@@ -28,6 +28,7 @@ export function readFileTool(d: FileToolDeps): Tool {
   const maxBytes = d.settings.maxReadBytes;
   return {
     name: 'read_file',
+    readOnly: true,
     description:
       'Read a text file in the workspace (or a configured root), with line numbers. offset is the first line (1-based), ' +
       `limit the number of lines (default ${DEFAULT_LINES}). Long files are returned in pieces of at most ${maxBytes} bytes; ` +

@@ -1,0 +1,98 @@
+// MQTT in the gateway: the entry of the lazy `mqtt` chunk (scripts/build.mjs), loaded only when
+// mqtt.url is set. It puts together the one broker connection and what uses it: the chat channel,
+// Home Assistant discovery, MQTT triggers and the fleet's remote tools. Each part gets plain
+// functions (submit, runTool) from the gateway, so none of them imports the conductor.
+import type { PinclawConfig } from '../../config/schema.js';
+import type { Bus } from '../../conductor/bus.js';
+import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
+import { createRedactor, secretValues } from '../../config/redact.js';
+import { errorMessage } from '../../errors.js';
+import { log } from '../../log.js';
+import type { Db } from '../../store/db.js';
+import type { Registry } from '../../tools/registry.js';
+import type { Tool } from '../../tools/types.js';
+import { haEntitiesOf, type HardwareSources } from '../../fleet/hardware-entities.js';
+import { startHomeAssistant } from '../../fleet/home-assistant.js';
+import { remoteTool, startFleetServer } from '../../fleet/remote.js';
+import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
+import { routeSession } from '../../hardware/triggers/runner.js';
+import { createMqttChat } from './chat.js';
+import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
+
+export interface MqttRuntime {
+  /** the chat channel (when mqtt.chat.enabled) */
+  channels: ChannelAdapter[];
+  /** remote_tool */
+  tools: Tool[];
+  /** trigger turns are answered on the 'hardware' channel (mqtt.chat off): the gateway must run one */
+  needsHardwareChannel: boolean;
+  /** Connects and starts every part; returns when they are registered (not when the broker answers). */
+  start(o: { conductor: Conductor; tools: Registry; knownChannels: readonly string[]; hardware: HardwareSources | undefined; startedAt: number }): void;
+  /** Stops the parts, publishes `offline` and disconnects. */
+  close(): Promise<void>;
+}
+
+/** Checks the settings (a ConfigError exits 78 before anything starts) and builds the parts. */
+export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): MqttRuntime {
+  const settings = o.config.mqtt;
+  checkMqttSettings(settings);
+  checkMqttTriggers(settings.triggers);
+  const nodeId = nodeIdOf(settings);
+  let link: MqttLink | undefined;
+  const linkNow = () => {
+    if (!link) throw new Error('mqtt is not started yet');
+    return link;
+  };
+  const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings }) : undefined;
+  const remote = remoteTool({ link: linkNow, nodeId, settings });
+  const stops: (() => void)[] = [];
+  return {
+    channels: chat ? [chat.channel] : [],
+    tools: [remote.tool],
+    needsHardwareChannel: !chat && settings.triggers.length > 0,
+    start(s) {
+      // Opened here, and every subscription registered in this same tick: the broker's queued QoS 1
+      // messages (a resumed session) can arrive only after the handlers exist.
+      const l = openMqttLink({ settings });
+      link = l;
+      stops.push(l.onState((state, detail) => o.bus.emit({ type: 'channel_status', channel: 'mqtt', state, detail })));
+      // Replies that waited for the broker go out as soon as it is back.
+      stops.push(l.onConnect(() => s.conductor.retryDelivery('mqtt')));
+      if (chat) stops.push(chat.start((m) => s.conductor.submit(m)));
+      stops.push(remote.start());
+      // A trigger's session that names no chat ("home") is answered on chat/out with that session.
+      const channelFor = (session: string) => {
+        const r = routeSession(session, s.knownChannels);
+        return chat && r.channel === 'hardware' ? { channel: 'mqtt', chatId: session } : r;
+      };
+      const triggers = startMqttTriggers({ link: l, triggers: settings.triggers, submit: (m) => s.conductor.submit(m), channelFor });
+      stops.push(() => triggers.stop());
+      const redact = createRedactor(secretValues(o.config, process.env));
+      stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx) }));
+      if (settings.homeAssistant.enabled) {
+        stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, runTool: (call, ctx) => s.tools.run(call, ctx) }));
+      }
+    },
+    async close() {
+      for (const stop of stops.reverse()) {
+        try {
+          stop();
+        } catch (err) {
+          log.warn(`mqtt: stopping: ${errorMessage(err)}`);
+        }
+      }
+      await link?.close();
+    },
+  };
+}
+
+/** doctor's "mqtt" check: the settings, one connection attempt, and the node's retained status. */
+export async function mqttCheck(settings: MqttSettings): Promise<{ name: 'mqtt'; state: 'ok' | 'warn' | 'fail'; detail: string }> {
+  try {
+    checkMqttTriggers(settings.triggers);
+    const r = await probeBroker(settings);
+    return { name: 'mqtt', state: r.ok ? 'ok' : 'fail', detail: r.detail };
+  } catch (err) {
+    return { name: 'mqtt', state: 'fail', detail: errorMessage(err) };
+  }
+}

@@ -31,6 +31,7 @@ const packages = {
   'libsimavr-dev': 'the AVR simulator the firmware tests link',
   chromium: "the dashboard's browser test (driven by playwright-core; no browser is downloaded)",
   mosquitto: 'the MQTT tests: a real broker',
+  openssl: "the MQTT tests: the test broker's TLS certificates",
 };
 /** The VM tests download (not install) Debian's arm64 kernel and busybox: apt must know arm64. */
 const foreignArch = 'arm64';

@@ -187,3 +187,30 @@ t.test('doctor: the broker takes the settings, refuses them, or is not there', a
   const r = await runPinclawAsync(['doctor', '--json'], { env: cleanEnv({ PINCLAW_HOME: home }) });
   t.notOk((JSON.parse(r.stdout) as { checks: { name: string }[] }).checks.some((c) => c.name === 'mqtt'), 'no check without mqtt.url');
 });
+
+t.test('mqtts:// with mqtt.ca, ws://, and MQTT 3.1.1', async (t) => {
+  const b = await startBroker({ tls: true, websockets: true });
+  t.teardown(() => b.stop());
+  const connects = async (s: MqttSettings, what: string) => {
+    const errors: string[] = [];
+    const link = openMqttLink({ settings: s, log: { ...quiet, error: (m: string) => errors.push(m) } });
+    t.teardown(() => link.close());
+    const end = Date.now() + 10_000;
+    while (!link.connected() && !errors.length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    if (!link.connected()) return { ok: false, errors };
+    // A message through the broker and back over this transport.
+    const seen: string[] = [];
+    link.subscribe(link.topic('echo'), (_t, p) => seen.push(p.toString()));
+    await new Promise((r) => setTimeout(r, 200));
+    await link.publish(link.topic('echo'), what);
+    while (!seen.length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    return { ok: seen[0] === what, errors };
+  };
+  t.same(await connects(settings(b.tlsUrl!, { nodeId: 'tls', ca: b.caFile }), 'over TLS'), { ok: true, errors: [] }, 'TLS with the CA of mqtt.ca');
+  const untrusted = await connects(settings(b.tlsUrl!, { nodeId: 'tls2' }), 'x');
+  t.equal(untrusted.ok, false, 'a certificate the system does not trust is refused');
+  t.match(untrusted.errors[0], /mqtt: mqtts:\/\/127\.0\.0\.1:\d+: .*(self[- ]signed|unable to (get|verify))/i);
+  t.same(await connects(settings(b.wsUrl!, { nodeId: 'ws' }), 'over WebSocket'), { ok: true, errors: [] }, 'ws://');
+  t.same(await connects(settings(b.url, { nodeId: 'old', protocol: '3.1.1' }), 'MQTT 3.1.1'), { ok: true, errors: [] }, 'protocol 3.1.1');
+  t.throws(() => openMqttLink({ settings: settings(b.tlsUrl!, { ca: '/nonexistent/ca.pem' }) }), /mqtt\.ca: cannot read \/nonexistent\/ca\.pem/);
+});

@@ -72,6 +72,7 @@ t.test('a real broker: matches become messages, debounced and rate-limited; reta
   const link = openMqttLink({ settings: { ...defaults().mqtt, url: b.url, nodeId: 'n1' }, log: quiet });
   t.teardown(() => link.close());
   const submitted: NewInbound[] = [];
+  const warnings: string[] = [];
   let clock = 1_000_000;
   const triggers = startMqttTriggers({
     link,
@@ -82,7 +83,7 @@ t.test('a real broker: matches become messages, debounced and rate-limited; reta
     submit: (m) => submitted.push(m),
     knownChannels: ['telegram'],
     now: () => clock,
-    log: quiet,
+    log: { ...quiet, warn: (m: string) => warnings.push(m) },
   });
   t.teardown(() => triggers.stop());
   await until(() => link.connected(), 'connected');
@@ -105,6 +106,7 @@ t.test('a real broker: matches become messages, debounced and rate-limited; reta
   await pub.publishAsync('home/door', '{"contact":false}', { qos: 1 });
   await until(() => submitted.length === 2, 'after the quiet period');
   t.equal(triggers.status()[0]!.lastMiss, 'the payload is not JSON, and when.path (contact) needs a JSON field');
+  t.same(warnings, ['mqtt trigger 0 (home/door): a message on home/door cannot match: the payload is not JSON, and when.path (contact) needs a JSON field (mqtt.triggers[0].when.path; said once an hour)']);
 
   // Wildcards, routing to a chat session, and the rate limit: 5 hot readings, 2 turns.
   for (const v of [31, 29, 35, 40, 33, 50]) {
@@ -116,6 +118,11 @@ t.test('a real broker: matches become messages, debounced and rate-limited; reta
   t.equal(hot.length, 2);
   t.match(hot[0], { channel: 'telegram', chatId: '42', text: /MQTT message on home\/attic\/temp: 31\)$/ });
   t.equal(triggers.status()[1]!.suppressed, 3, 'the readings above 30 beyond the limit');
+  t.match(warnings[1], /^mqtt trigger 1 \(home\/\+\/temp\): more than 2 matches within 60 s; further matches are dropped/);
+  // Another message of the wrong shape within the hour: not said again.
+  await pub.publishAsync('home/door', '{"open":1}', { qos: 1 });
+  await until(() => triggers.status()[0]!.lastMiss === 'the payload has no field contact', 'the second miss');
+  t.equal(warnings.length, 2);
 });
 
 t.test('through a gateway: a matching message starts one turn; the others reach no model', async (t) => {

@@ -6,7 +6,8 @@ import type { PinclawConfig } from '../config/schema.js';
 
 export type TriggerCondition = NonNullable<PinclawConfig['mqtt']['triggers'][number]['when']>;
 
-export type Verdict = { match: true; value: unknown } | { match: false; why: string };
+/** `shape`: the payload is not what when.path expects (not JSON, no such field): likely a wrong topic or path. */
+export type Verdict = { match: true; value: unknown } | { match: false; why: string; shape?: true };
 
 /** A payload as the condition sees it: the parsed JSON when it is JSON, else the text. */
 export function payloadValue(text: string): { json: boolean; value: unknown } {
@@ -48,9 +49,9 @@ export function judge(when: TriggerCondition | undefined, text: string): Verdict
   const payload = payloadValue(text);
   let value = payload.value;
   if (when?.path !== undefined) {
-    if (!payload.json) return { match: false, why: `the payload is not JSON, and when.path (${when.path}) needs a JSON field` };
+    if (!payload.json) return { match: false, why: `the payload is not JSON, and when.path (${when.path}) needs a JSON field`, shape: true };
     const at = valueAt(payload.value, when.path);
-    if (!at.found) return { match: false, why: `the payload has no field ${when.path}` };
+    if (!at.found) return { match: false, why: `the payload has no field ${when.path}`, shape: true };
     value = at.value;
   }
   if (!when) return { match: true, value };

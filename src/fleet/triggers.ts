@@ -15,6 +15,8 @@ import { judge } from './condition.js';
 
 export type MqttTriggerConfig = PinclawConfig['mqtt']['triggers'][number];
 
+/** A trigger whose messages cannot match (not JSON, no such field) says so at most this often. */
+const SHAPE_WARNING_EVERY_MS = 60 * 60_000;
 /** The payload is appended to the message up to this many characters. */
 const MAX_PAYLOAD_CHARS = 2000;
 
@@ -75,6 +77,7 @@ export function startMqttTriggers(deps: MqttTriggerDeps): MqttTriggers {
     statuses.push(status);
     const filter = new EdgeFilter({ edge: 'both', debounceMs: t.debounceMs, maxPerWindow: t.rateLimit.max, windowMs: t.rateLimit.perSeconds * 1000 });
     const what = `mqtt trigger ${i} (${t.topic})`;
+    let lastShapeWarning = -Infinity;
     stops.push(
       deps.link.subscribe(t.topic, (topic, payload, info) => {
         // A retained message is the topic's old state handed to a new subscription, not an event.
@@ -84,7 +87,13 @@ export function startMqttTriggers(deps: MqttTriggerDeps): MqttTriggers {
         const verdict = judge(t.when, text);
         if (!verdict.match) {
           status.lastMiss = verdict.why;
-          log.debug(`${what}: no match on ${topic}: ${verdict.why}`);
+          // A payload of the wrong shape says the topic or when.path is probably wrong: told, once an hour.
+          if (verdict.shape && now() - lastShapeWarning >= SHAPE_WARNING_EVERY_MS) {
+            lastShapeWarning = now();
+            log.warn(`${what}: a message on ${topic} cannot match: ${verdict.why} (mqtt.triggers[${i}].when.path; said once an hour)`);
+          } else {
+            log.debug(`${what}: no match on ${topic}: ${verdict.why}`);
+          }
           return;
         }
         const v = filter.offer('rising', now());

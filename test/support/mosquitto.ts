@@ -17,11 +17,21 @@ export interface BrokerOptions {
   users?: Record<string, string>;
   /** keep retained messages and sessions across stop/start (default true) */
   persistence?: boolean;
+  /** also a TLS listener with a certificate for 127.0.0.1 signed by a CA made for this broker */
+  tls?: boolean;
+  /** also a WebSocket listener */
+  websockets?: boolean;
 }
 
 export interface Broker {
   port: number;
   url: string;
+  /** mqtts://127.0.0.1:N with `tls` */
+  tlsUrl?: string;
+  /** the PEM file of the CA that signed the TLS listener's certificate */
+  caFile?: string;
+  /** ws://127.0.0.1:N with `websockets` */
+  wsUrl?: string;
   dir: string;
   /** what the broker wrote to its log so far */
   log(): string;
@@ -62,6 +72,18 @@ async function listening(port: number, child: ChildProcess, log: () => string, t
   }
 }
 
+/** A CA and a certificate for 127.0.0.1 it signed, with openssl (ca.pem, server.pem, server.key in dir). */
+function makeCertificates(dir: string): void {
+  const sh = (args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr || r.error?.message}`);
+  };
+  writeFileSync(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  sh(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=pinclaw test CA']);
+  sh(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  sh(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.cnf']);
+}
+
 export async function startBroker(o: BrokerOptions = {}): Promise<Broker> {
   if (!MOSQUITTO) throw new Error('mosquitto is not installed (npm run setup installs it)');
   const dir = tempDir('pinclaw-mosquitto-');
@@ -77,6 +99,18 @@ export async function startBroker(o: BrokerOptions = {}): Promise<Broker> {
     lines.push('allow_anonymous false', `password_file ${pw}`);
   } else {
     lines.push('allow_anonymous true');
+  }
+  let tlsPort: number | undefined;
+  let wsPort: number | undefined;
+  if (o.tls) {
+    tlsPort = await freePort();
+    makeCertificates(dir);
+    // Listener options follow their listener line; the default listener's are set above it.
+    lines.push(`listener ${tlsPort} 127.0.0.1`, `cafile ${dir}/ca.pem`, `certfile ${dir}/server.pem`, `keyfile ${dir}/server.key`);
+  }
+  if (o.websockets) {
+    wsPort = await freePort();
+    lines.push(`listener ${wsPort} 127.0.0.1`, 'protocol websockets');
   }
   mkdirSync(dir, { recursive: true });
   const conf = join(dir, 'mosquitto.conf');
@@ -94,6 +128,8 @@ export async function startBroker(o: BrokerOptions = {}): Promise<Broker> {
   return {
     port,
     url: `mqtt://127.0.0.1:${port}`,
+    ...(tlsPort ? { tlsUrl: `mqtts://127.0.0.1:${tlsPort}`, caFile: join(dir, 'ca.pem') } : {}),
+    ...(wsPort ? { wsUrl: `ws://127.0.0.1:${wsPort}` } : {}),
     dir,
     log: () => out,
     async stop() {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -24,6 +24,12 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/memory/memory.ts', 'building the search index', 'memory'],
     ['src/memory/memory-index.ts', 'the index snapshot has no readable header', 'memory'],
     ['src/cli/memory-command.ts', 'pinclaw memory add TEXT [--kind K] [--json]', 'memory-cli'],
+    // MQTT: the mqtt package and everything that uses the broker, evaluated only with mqtt.url.
+    ['mqtt (the package)', 'topicAliasMaximum from broker is out of range', 'mqtt'],
+    ['src/channels/mqtt/connection.ts', 'mqtt: not connected to ', 'mqtt'],
+    ['src/fleet/remote.ts', 'it has no mqtt.fleet.key and answers no calls', 'mqtt'],
+    ['src/fleet/home-assistant.ts', 'to let Home Assistant switch lines', 'mqtt'],
+    ['src/hardware/sensors/tool.ts', 'Read a named sensor (hardware.sensors)', 'sensors'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

@@ -78,6 +78,16 @@ export function checkMqttSettings(s: MqttSettings): void {
   }
   if (s.reconnect.maxMs < s.reconnect.minMs) throw new ConfigError(`mqtt.reconnect.maxMs (${s.reconnect.maxMs}) is below mqtt.reconnect.minMs (${s.reconnect.minMs})`);
   nodeIdOf(s);
+  // Read here too, so a gateway finds a missing CA file before anything starts.
+  if (s.ca) caOf(s.ca);
+}
+
+function caOf(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`mqtt.ca: cannot read ${file}: ${errorMessage(err)}`);
+  }
 }
 
 /**
@@ -117,14 +127,7 @@ const SESSION_EXPIRY_S = 7 * 24 * 3600;
  */
 function brokerOptions(s: MqttSettings, extra: Pick<IClientOptions, 'clientId' | 'will'> & Partial<IClientOptions>): IClientOptions {
   const v5 = s.protocol === '5';
-  let ca: Buffer | undefined;
-  if (s.ca) {
-    try {
-      ca = readFileSync(s.ca);
-    } catch (err) {
-      throw new ConfigError(`mqtt.ca: cannot read ${s.ca}: ${errorMessage(err)}`);
-    }
-  }
+  const ca = s.ca ? caOf(s.ca) : undefined;
   const u = new URL(s.url!);
   return {
     protocol: u.protocol.slice(0, -1) as 'mqtt' | 'mqtts' | 'ws' | 'wss',

@@ -18,14 +18,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { cachedNode, cleanupOnExit, elfArch, listeningUrl, procMemory } from './support/lib.mjs';
+import { benchRun, cachedNode, elfArch, listeningUrl, procMemory } from './support/lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { note, warnings, warn, fail, integer, children, tempDirs, tempDir } = benchRun('bench:footprint');
 const { values } = parseArgs({
   options: {
     turns: { type: 'string', default: '10000' },
@@ -57,31 +57,6 @@ const TARGETS = { idleAnon: 4, idleRss: 8, growth: 5, size: 8 };
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const STRIP_PREFIX = { x64: 'x86_64-linux-gnu-', arm64: 'aarch64-linux-gnu-' };
 
-// Progress goes to stderr so that `--json` leaves stdout parseable.
-const note = (msg) => process.stderr.write(`${msg}\n`);
-const warnings = [];
-const warn = (msg) => {
-  warnings.push(msg);
-  note(`warning: ${msg}`);
-};
-
-function integer(text, flag, min) {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min) fail(`${flag} wants an integer >= ${min}, got '${text}'`);
-  return n;
-}
-
-function fail(msg) {
-  process.stderr.write(`bench:footprint: ${msg}\n`);
-  process.exit(1);
-}
-
-const { children, tempDirs } = cleanupOnExit();
-function tempDir(prefix) {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const mib = (kib) => (kib === null || kib === undefined ? null : kib / 1024);
 

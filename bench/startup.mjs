@@ -5,16 +5,16 @@
 // other load) hits every candidate alike instead of skewing whichever ran during the noisy minute.
 // It never asserts: it prints numbers and whether each ratio meets its target.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cachedNode, cleanupOnExit, elfArch, listeningUrl, procMemory } from './support/lib.mjs';
+import { benchRun, cachedNode, elfArch, listeningUrl, procMemory } from './support/lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { note, warnings, warn, fail, integer: positiveInt, children, tempDirs, tempDir } = benchRun('bench:startup');
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '15' },
@@ -31,33 +31,7 @@ const LISTEN_TIMEOUT_MS = 30_000;
 const EXIT_TIMEOUT_MS = 10_000;
 const TARGETS = { version: 1.5, gateway: 2 };
 
-// Progress goes to stderr so that `--json` leaves stdout parseable.
-const note = (msg) => process.stderr.write(`${msg}\n`);
-const warnings = [];
-const warn = (msg) => {
-  warnings.push(msg);
-  note(`warning: ${msg}`);
-};
 
-function positiveInt(text, flag, min) {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min) fail(`${flag} wants an integer >= ${min}, got '${text}'`);
-  return n;
-}
-
-function fail(msg) {
-  process.stderr.write(`bench:startup: ${msg}\n`);
-  process.exit(1);
-}
-
-// --- cleanup -------------------------------------------------------------------------------------
-const { children, tempDirs } = cleanupOnExit();
-
-function tempDir(prefix) {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
 function removeTempDir(dir) {
   rmSync(dir, { recursive: true, force: true });
   tempDirs.delete(dir);

@@ -1,5 +1,6 @@
 // Small helpers the benchmarks share.
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A seeded generator (mulberry32) of numbers in [0, 1): the same inputs on every run. */
@@ -107,4 +108,34 @@ export function procMemory(pid) {
     return m ? Number(m[1]) : null;
   };
   return { vmRss: field('VmRSS'), rssAnon: field('RssAnon'), rssFile: field('RssFile'), vmHwm: field('VmHWM') };
+}
+
+/**
+ * What every command-line benchmark shares: progress and warnings on stderr (so `--json` leaves
+ * stdout parseable), a failure that names the benchmark, integer flags, and temporary directories
+ * and children removed on exit (cleanupOnExit).
+ */
+export function benchRun(name) {
+  const note = (msg) => process.stderr.write(`${msg}\n`);
+  const warnings = [];
+  const warn = (msg) => {
+    warnings.push(msg);
+    note(`warning: ${msg}`);
+  };
+  const fail = (msg) => {
+    process.stderr.write(`${name}: ${msg}\n`);
+    process.exit(1);
+  };
+  const integer = (text, flag, min) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) fail(`${flag} wants an integer >= ${min}, got '${text}'`);
+    return n;
+  };
+  const { children, tempDirs } = cleanupOnExit();
+  const tempDir = (prefix) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    tempDirs.add(dir);
+    return dir;
+  };
+  return { note, warnings, warn, fail, integer, children, tempDirs, tempDir };
 }

@@ -22,7 +22,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { benchRun, cachedNode, elfArch, listeningUrl, procMemory } from './support/lib.mjs';
+import { benchRun, cachedNode, elfArch, listeningUrl, procMemory, cpuSeconds } from './support/lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { note, warnings, warn, fail, integer, children, tempDirs, tempDir } = benchRun('bench:footprint');
@@ -283,15 +283,6 @@ async function stopServer(s) {
   if (code !== 0) warn(`${s.label}: exited ${code} after SIGTERM: ${s.stderr().trim().split('\n').at(-1)}`);
 }
 
-/** CPU seconds (user + system) of a process so far, from /proc/<pid>/stat; null when it is gone. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return null;
-  }
-}
 
 function memory(s) {
   const m = procMemory(s.child.pid);

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cleanupOnExit, listeningUrl } from './support/lib.mjs';
+import { cleanupOnExit, listeningUrl, cpuSeconds } from './support/lib.mjs';
 import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 
@@ -172,15 +172,6 @@ async function stopServer(s) {
   if (code !== 0) warn(`${s.label}: exited ${code} after SIGTERM: ${s.stderr().trim().split('\n').at(-1)}`);
 }
 
-/** CPU seconds (user + system) of a child so far, from /proc; null elsewhere. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return null;
-  }
-}
 
 // --- the load loop -------------------------------------------------------------------------------
 const pools = new Set();

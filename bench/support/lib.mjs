@@ -139,3 +139,13 @@ export function benchRun(name) {
   };
   return { note, warnings, warn, fail, integer, children, tempDirs, tempDir };
 }
+
+/** CPU seconds (user + system) of a process so far, from /proc/<pid>/stat; null when it is gone. */
+export function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return null;
+  }
+}

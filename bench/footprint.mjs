@@ -3,8 +3,8 @@
 //   - an idle gateway (10 s after it listens) against a bare Node http server for RssAnon, and
 //     against a trivial single executable (the same one-line server, built from the same Node the
 //     way build:sea builds pinclaw) for VmRSS;
-//   - a gateway's RSS after N chat turns (--turns, default 10,000) against its own first idle figure
-//     and against its figure after the first 100 turns (what first turns load is not growth), and
+//   - a gateway's RSS after N chat turns (--turns, default 10,000) and --settle-seconds (70) quiet,
+//     against its own first idle figure and against its figure after the first 100 turns (what first turns load is not growth), and
 //     another gateway's after S seconds idle (--idle-seconds, default 60; the hour is
 //     --idle-seconds 3600), against its own first idle figure;
 //   - the executable's size against a stripped copy of the Node binary it was built from, with what
@@ -30,7 +30,9 @@ const { values } = parseArgs({
   options: {
     turns: { type: 'string', default: '10000' },
     'idle-seconds': { type: 'string', default: '60' },
-    'settle-seconds': { type: 'string', default: '10' },
+    // Past the gateway's conductor.releaseAfterIdleSeconds (60 by default): what it holds once
+    // quiet again, after it has freed what only turns use (docs/operations.md, Memory when idle).
+    'settle-seconds': { type: 'string', default: '70' },
     rounds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '4' },
     sessions: { type: 'string', default: '100' },

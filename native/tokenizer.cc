@@ -3,14 +3,18 @@
 //   tokenCount(encoding, text)                 number of tokens (synchronous)
 //   tokenEncode(encoding, text)                Uint32Array of token ids (synchronous)
 //   tokenCountAsync(encoding, text)            Promise<number>, counted on the libuv thread pool
+//   tokenizerUnload(encoding)                  free the rank table (a later call needs tokenizerLoad again)
 //   tokenizerInfo()                            { unicodeVersion, loaded }
 // `text` is a string or a Uint8Array. Strings reach C++ as UTF-8 with lone surrogates already
 // replaced by U+FFFD (V8 does that, as the TextEncoder in front of tiktoken's WASM does); bytes
 // are checked and, where invalid, repaired the way TextDecoder would.
-// The rank tables are process-wide and never freed: they are immutable once loaded, shared by all
-// threads (workers included), and a process needs at most two.
+// The rank tables are process-wide: immutable once loaded and shared by all threads (workers
+// included). An idle gateway unloads them (8.7 MiB for o200k_base; src/release.ts): each call takes
+// its own reference to the table, so a count still running on the thread pool keeps the table it
+// started with alive until it is done.
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -29,11 +33,11 @@ using tokenizer::Ranks;
 struct Encoding {
   const char* name;
   Pattern pattern;
-  Ranks ranks;
-  std::atomic<bool> loaded{false};
+  // Read and written with std::atomic_load/atomic_store (C++17 has no std::atomic<shared_ptr>).
+  std::shared_ptr<const Ranks> ranks;
 };
 
-Encoding g_encodings[] = {{"o200k_base", Pattern::kO200k, {}, {}}, {"cl100k_base", Pattern::kCl100k, {}, {}}};
+Encoding g_encodings[] = {{"o200k_base", Pattern::kO200k, nullptr}, {"cl100k_base", Pattern::kCl100k, nullptr}};
 std::mutex g_load_mutex;
 
 // Inputs larger than this are not kept in the per-thread buffer between calls.
@@ -54,24 +58,36 @@ std::string KnownNames() {
   return names;
 }
 
-// The encoding named by a JS argument; throws (returns nullptr) when unknown or, if `must_be_loaded`,
-// not loaded yet.
-Encoding* EncodingArg(Napi::Env env, const Napi::Value& v, bool must_be_loaded) {
+// The encoding named by a JS argument; throws (returns nullptr) when unknown.
+Encoding* EncodingArg(Napi::Env env, const Napi::Value& v) {
   if (!v.IsString()) {
     Fail(env, "encoding must be a string", true);
     return nullptr;
   }
   const std::string name = v.As<Napi::String>().Utf8Value();
   for (Encoding& e : g_encodings) {
-    if (name != e.name) continue;
-    if (must_be_loaded && !e.loaded.load(std::memory_order_acquire)) {
-      Fail(env, std::string("encoding ") + e.name + " is not loaded; call tokenizerLoad first");
-      return nullptr;
-    }
-    return &e;
+    if (name == e.name) return &e;
   }
   Fail(env, "unknown encoding '" + name + "'; known: " + KnownNames());
   return nullptr;
+}
+
+// A loaded encoding's table, named by a JS argument: the caller's own reference, which an unload
+// cannot take away. Throws (returns null) when the name is unknown or the encoding is not loaded.
+struct Loaded {
+  Pattern pattern;
+  std::shared_ptr<const Ranks> ranks;
+};
+bool LoadedArg(Napi::Env env, const Napi::Value& v, Loaded* out) {
+  Encoding* e = EncodingArg(env, v);
+  if (!e) return false;
+  out->pattern = e->pattern;
+  out->ranks = std::atomic_load(&e->ranks);
+  if (!out->ranks) {
+    Fail(env, std::string("encoding ") + e->name + " is not loaded; call tokenizerLoad first");
+    return false;
+  }
+  return true;
 }
 
 // A string argument as UTF-8 in `storage`. napi_get_value_string_utf8 writes at most size - 1
@@ -122,12 +138,12 @@ bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool co
 }
 
 // Counts or encodes valid UTF-8, repairing byte input first when needed.
-size_t Run(const Encoding& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out) {
+size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out) {
   if (text.from_bytes && !tokenizer::IsValidUtf8(text.data, text.size)) {
     tokenizer::RepairUtf8(text.data, text.size, repaired);
-    return tokenizer::EncodeText(e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out);
+    return tokenizer::EncodeText(*e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out);
   }
-  return tokenizer::EncodeText(e.ranks, e.pattern, text.data, text.size, out);
+  return tokenizer::EncodeText(*e.ranks, e.pattern, text.data, text.size, out);
 }
 
 void Trim(std::string* s) {
@@ -137,35 +153,49 @@ void Trim(std::string* s) {
 Napi::Value TokenizerLoad(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[1].IsString()) return Fail(env, "tokenizerLoad(encoding: string, ranks: string)", true);
-  Encoding* e = EncodingArg(env, info[0], false);
+  Encoding* e = EncodingArg(env, info[0]);
   if (!e) return env.Undefined();
   std::lock_guard<std::mutex> lock(g_load_mutex);
-  if (e->loaded.load(std::memory_order_acquire)) return env.Undefined();
+  if (std::atomic_load(&e->ranks)) return env.Undefined();
   std::string text;
   if (!StringUtf8(env, info[1], &text)) return Fail(env, "cannot read the rank text");
   std::string err;
+  std::shared_ptr<Ranks> ranks;
   try {
-    err = e->ranks.Load(text.data(), text.size());
+    ranks = std::make_shared<Ranks>();
+    err = ranks->Load(text.data(), text.size());
   } catch (const std::bad_alloc&) {
     err = "out of memory";
   }
   if (!err.empty()) return Fail(env, std::string(e->name) + " rank data: " + err);
-  e->loaded.store(true, std::memory_order_release);
+  std::atomic_store(&e->ranks, std::shared_ptr<const Ranks>(std::move(ranks)));
   return env.Undefined();
+}
+
+// Drops this process's reference to the table; counts still running keep theirs until they end.
+// Returns whether it was loaded.
+Napi::Value TokenizerUnload(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1) return Fail(env, "tokenizerUnload(encoding: string)", true);
+  Encoding* e = EncodingArg(env, info[0]);
+  if (!e) return env.Undefined();
+  std::lock_guard<std::mutex> lock(g_load_mutex);
+  std::shared_ptr<const Ranks> old = std::atomic_exchange(&e->ranks, std::shared_ptr<const Ranks>());
+  return Napi::Boolean::New(env, old != nullptr);
 }
 
 Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "tokenCount(encoding: string, text: string | Uint8Array)";
   if (info.Length() < 2) return Fail(env, kUsage, true);
-  Encoding* e = EncodingArg(env, info[0], true);
-  if (!e) return env.Undefined();
+  Loaded e;
+  if (!LoadedArg(env, info[0], &e)) return env.Undefined();
   thread_local std::string storage, repaired;
   TextArg text;
   if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
   size_t n;
   try {
-    n = Run(*e, text, &repaired, nullptr);
+    n = Run(e, text, &repaired, nullptr);
   } catch (const std::bad_alloc&) {
     return Fail(env, "tokenCount: out of memory");
   }
@@ -178,15 +208,15 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "tokenEncode(encoding: string, text: string | Uint8Array)";
   if (info.Length() < 2) return Fail(env, kUsage, true);
-  Encoding* e = EncodingArg(env, info[0], true);
-  if (!e) return env.Undefined();
+  Loaded e;
+  if (!LoadedArg(env, info[0], &e)) return env.Undefined();
   thread_local std::string storage, repaired;
   thread_local std::vector<uint32_t> ids;
   TextArg text;
   if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
   ids.clear();
   try {
-    Run(*e, text, &repaired, &ids);
+    Run(e, text, &repaired, &ids);
   } catch (const std::bad_alloc&) {
     return Fail(env, "tokenEncode: out of memory");
   }
@@ -202,7 +232,7 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
 // main thread, so JavaScript may change or drop its buffer meanwhile.
 class CountWorker : public Napi::AsyncWorker {
  public:
-  CountWorker(Napi::Env env, const Encoding& e) : Napi::AsyncWorker(env, "pinclaw:tokenCount"), encoding_(e), deferred_(Napi::Promise::Deferred::New(env)) {}
+  CountWorker(Napi::Env env, Loaded e) : Napi::AsyncWorker(env, "pinclaw:tokenCount"), encoding_(std::move(e)), deferred_(Napi::Promise::Deferred::New(env)) {}
   std::string* storage() { return &text_; }
   TextArg& text() { return arg_; }
   Napi::Promise Promise() { return deferred_.Promise(); }
@@ -218,7 +248,7 @@ class CountWorker : public Napi::AsyncWorker {
   void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
 
  private:
-  const Encoding& encoding_;
+  const Loaded encoding_;  // its own reference: an unload meanwhile does not free the table
   Napi::Promise::Deferred deferred_;
   std::string text_, repaired_;
   TextArg arg_;
@@ -229,9 +259,9 @@ Napi::Value TokenCountAsync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "tokenCountAsync(encoding: string, text: string | Uint8Array)";
   if (info.Length() < 2) return Fail(env, kUsage, true);
-  Encoding* e = EncodingArg(env, info[0], true);
-  if (!e) return env.Undefined();
-  auto* worker = new CountWorker(env, *e);
+  Loaded e;
+  if (!LoadedArg(env, info[0], &e)) return env.Undefined();
+  auto* worker = new CountWorker(env, std::move(e));
   if (!ReadText(env, info[1], worker->storage(), true, &worker->text(), kUsage)) {
     delete worker;
     return env.Undefined();
@@ -248,7 +278,7 @@ Napi::Value TokenizerInfo(const Napi::CallbackInfo& info) {
   Napi::Array loaded = Napi::Array::New(env);
   uint32_t i = 0;
   for (const Encoding& e : g_encodings) {
-    if (e.loaded.load(std::memory_order_acquire)) loaded.Set(i++, e.name);
+    if (std::atomic_load(&e.ranks)) loaded.Set(i++, e.name);
   }
   out.Set("loaded", loaded);
   return out;
@@ -258,6 +288,7 @@ Napi::Value TokenizerInfo(const Napi::CallbackInfo& info) {
 
 void InitTokenizer(Napi::Env env, Napi::Object exports) {
   exports.Set("tokenizerLoad", Napi::Function::New(env, TokenizerLoad, "tokenizerLoad"));
+  exports.Set("tokenizerUnload", Napi::Function::New(env, TokenizerUnload, "tokenizerUnload"));
   exports.Set("tokenizerInfo", Napi::Function::New(env, TokenizerInfo, "tokenizerInfo"));
   exports.Set("tokenCount", Napi::Function::New(env, TokenCount, "tokenCount"));
   exports.Set("tokenEncode", Napi::Function::New(env, TokenEncode, "tokenEncode"));

@@ -1,10 +1,10 @@
 // Compresses some assets of the single executable: each selected `key` becomes `<key>.br` (brotli),
-// which src/native/sea.ts's seaTextAsset(key) decompresses. Only text that is read once and kept as
-// a string is worth it (the tokenizer's ranks, the lazy chunks): getAsset copies such an asset
-// anyway, so decompressing costs no memory that reading it did not. Assets used in place stay as
-// they are: the addons (extracted byte for byte, compared with the manifest's hash) and the
-// embedder's data (read where it lies in the executable's pages, which the kernel can drop; a
-// decompressed copy would be ~14 MB of the process's own memory, to save 8%).
+// which src/native/sea.ts's seaTextAsset(key) and seaBinaryAsset(key) decompress. Worth it for
+// what is read once and kept as a copy anyway (the tokenizer's ranks, the lazy chunks: getAsset
+// copies them) and for the addons, which are read only when they are extracted into the cache (a
+// start whose cached copy's stamp matches reads none of them; src/native/loader.ts). The embedder's
+// data stay as they are: they are used in place, in the executable's pages, which the kernel can
+// drop; a decompressed copy would be the process's own memory.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { brotliCompressSync, constants } from 'node:zlib';

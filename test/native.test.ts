@@ -1,5 +1,6 @@
 // The addon against its TypeScript reference, and the loader's fallback when the addon is missing.
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addonStatus, loadAddon } from '../src/native/loader.js';
@@ -73,4 +74,34 @@ t.test('trimMemory gives freed heap memory back to the OS', async (t) => {
   t.ok(trimmed < freed - 20, `RssAnon ${peak.toFixed(0)} MiB at peak, ${freed.toFixed(0)} after free, ${trimmed.toFixed(0)} after trim`);
   t.equal(reference.trimMemory(), false, 'the reference cannot reach the allocator and says so');
   void blocks;
+});
+
+t.test('trimFilePages drops the pages of read-only file mappings and keeps what the process wrote', async (t) => {
+  const status = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+  // Touch code of Node and of the addon, so that there are file pages to drop.
+  createHash('sha256').update('x').digest('hex');
+  addon.info();
+  const dry = addon.trimFilePages(true);
+  t.ok(dry.mappings > 3, `${dry.mappings} read-only file mappings (node, the addon, libc, ...)`);
+  t.ok(dry.fileBytes > 4 * 1024 * 1024, `${(dry.fileBytes / 2 ** 20).toFixed(1)} MiB of them mapped`);
+  // RELRO: pages the dynamic linker relocated before making them read-only are the process's own.
+  t.ok(dry.keptBytes > 0, `${dry.keptBytes} bytes written by the process found and kept`);
+  const before = status('RssFile');
+  const trimmed = addon.trimFilePages();
+  const after = status('RssFile');
+  t.ok(after < before - 4 * 1024 * 1024, `RssFile ${(before / 2 ** 20).toFixed(1)} -> ${(after / 2 ** 20).toFixed(1)} MiB (dropped ${(trimmed.fileBytes / 2 ** 20).toFixed(1)} MiB)`);
+  t.equal(trimmed.keptBytes, dry.keptBytes, 'the written pages are still there, untouched');
+  // What was dropped comes back from the file: Node, the addon and the relocated tables still work.
+  t.equal(createHash('sha256').update('abc').digest('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  t.equal(addon.info().arch, process.arch);
+  t.equal(typeof addon.trimMemory(), 'boolean');
+  t.throws(() => addon.trimFilePages('yes' as unknown as boolean), /trimFilePages\(dryRun\?: boolean\)/);
+  t.equal(reference.trimFilePages(), null, 'the reference cannot call madvise and says so');
+});
+
+t.test('limitMallocArenas sets glibc\'s arena limit and refuses a count below one', async (t) => {
+  t.equal(addon.limitMallocArenas(8), true, 'mallopt(M_ARENA_MAX) accepted (glibc)');
+  t.throws(() => addon.limitMallocArenas(0), /limitMallocArenas\(count: number >= 1\)/);
+  t.throws(() => addon.limitMallocArenas('1' as unknown as number), /limitMallocArenas\(count: number >= 1\)/);
+  t.equal(reference.limitMallocArenas(), false, 'the reference cannot set it and says so');
 });

@@ -7,11 +7,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { get_encoding, type Tiktoken } from 'tiktoken';
 import { loadAddon } from '../src/native/loader.js';
-import { ASYNC_THRESHOLD, getTokenizer, type TokenizerAddon, type TokenizerInput } from '../src/native/tokenizer.js';
+import { ASYNC_THRESHOLD, getTokenizer, releaseTokenizers, type TokenizerAddon, type TokenizerInput } from '../src/native/tokenizer.js';
 import { loadEncodingData, parseEncodingData } from '../src/native/tokenizer-data.js';
 import { ENCODINGS, type EncodingName, UnknownEncodingError } from '../src/native/tokenizer-encodings.js';
 import { CLAUDE_TOKEN_FACTOR, estimateClaudeTokens } from '../src/native/token-estimate.js';
 import { parseRanks, ReferenceTokenizer, wellFormed } from '../src/native/tokenizer-reference.js';
+import { releaseCaches } from '../src/release.js';
 import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
 import { buildCorpus, prng } from './support/tokenizer-corpus.js';
 import { classDifferences } from './support/unicode-probe.js';
@@ -197,6 +198,36 @@ t.test('invalid UTF-8 bytes are read as TextDecoder reads them', async (t) => {
       t.same(reference(name).encode(bytes), Array.from(want));
     }
   }
+});
+
+t.test('a quiet process frees the rank tables; the next count loads them again', async (t) => {
+  const anon = () => Number(/^RssAnon:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+  const text = 'The quick brown fox jumps over the lazy dog. '.repeat(50);
+  const tok = getTokenizer('cl100k_base');
+  const expected = tk('cl100k_base').encode_ordinary(text).length;
+  t.equal(tok.count(text), expected);
+  t.ok(addon.tokenizerInfo().loaded.includes('cl100k_base'));
+  const loaded = anon();
+  t.ok(releaseCaches().includes('tokenizer'), 'registered with the release of a quiet gateway');
+  t.notOk(addon.tokenizerInfo().loaded.includes('cl100k_base'), 'the table is gone');
+  (addon as unknown as { trimMemory(): boolean }).trimMemory();
+  t.ok(anon() < loaded - 2, `RssAnon ${loaded.toFixed(1)} -> ${anon().toFixed(1)} MiB once the allocator gave it back`);
+  t.throws(() => addon.tokenCount('cl100k_base', text), /cl100k_base is not loaded; call tokenizerLoad first/, 'the addon itself says so');
+  t.equal(tok.count(text), expected, 'a tokenizer obtained before loads it again on its next count');
+  t.same(Array.from(tok.encode(text)), tk('cl100k_base').encode_ordinary(text).slice(0));
+  t.equal(await tok.countAsync(text), expected);
+  // A count running on the thread pool keeps the table it started with.
+  const big = text.repeat(60);
+  t.ok(big.length > ASYNC_THRESHOLD);
+  const running = addon.tokenCountAsync('cl100k_base', big);
+  t.equal(addon.tokenizerUnload!('cl100k_base'), true);
+  t.equal(addon.tokenizerUnload!('cl100k_base'), false, 'unloading twice: it was not loaded');
+  t.equal(await running, tk('cl100k_base').encode_ordinary(big).length, 'the count in flight finished on its own reference');
+  releaseTokenizers();
+  t.equal(await tok.countAsync(big), tk('cl100k_base').encode_ordinary(big).length, 'and the async path reloads too');
+  t.throws(() => addon.tokenizerUnload!('p50k_base'), /unknown encoding 'p50k_base'/);
+  // The tests below use the addon directly, with both tables loaded.
+  for (const e of ENCODINGS) getTokenizer(e).count('x');
 });
 
 t.test('unknown encodings and wrong arguments are errors that say what is wrong', async (t) => {

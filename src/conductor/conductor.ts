@@ -16,8 +16,8 @@ import { saveSession } from '../store/sessions.js';
 import type { Bus } from './bus.js';
 import { createDeliverer, defaultDeliveryRetryDelay, type Deliverer, type DeliveryChannel } from './delivery.js';
 import { ownerAlive, selfOwner } from './owner.js';
-import { trimMemory } from '../native/index.js';
 import { runTurn, type TurnDeps } from './turn.js';
+import { idleMemory } from './idle-memory.js';
 import type { ConfirmRequest } from '../tools/types.js';
 
 export interface ChannelAdapter extends DeliveryChannel {
@@ -86,8 +86,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
   let started = false;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
-  const IDLE_TRIM_MS = 1000;
+  const idle = idleMemory(config.conductor.releaseAfterIdleSeconds * 1000);
 
   // A sub-agent's session (`<session>/spawn/<n>`) belongs to its parent: what it sends is
   // delivered by the process that serves the parent.
@@ -175,14 +174,10 @@ export function createConductor(opts: ConductorOptions): Conductor {
           pump();
         });
       running.set(key, p);
-      clearTimeout(idleTimer);
+      idle.busy();
     }
-    // Gone idle: after a quiet second, hand the memory freed by the turns back to the OS.
-    if (running.size === 0) {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(trimMemory, IDLE_TRIM_MS);
-      idleTimer.unref();
-    }
+    // Gone idle: hand back what the turns used (idle-memory.ts).
+    if (running.size === 0) idle.quiet();
     // Wake up for debounced bursts and scheduled retries.
     const next = nextAvailableAt(db, channelNames);
     if (next !== null && running.size < config.conductor.concurrency) {
@@ -231,7 +226,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
     async stop(drainMs) {
       stopping = true;
       clearTimeout(timer);
-      clearTimeout(idleTimer);
+      idle.stop();
       const all = Promise.all(running.values());
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), drainMs).unref());
       if ((await Promise.race([all.then(() => 'done' as const), timeout])) === 'timeout') {

@@ -164,6 +164,7 @@ const sections = {
     fields: {
       concurrency: { kind: 'integer', min: 1, default: 2, description: 'sessions handled at the same time' },
       maxAttempts: { kind: 'integer', min: 1, default: 5, description: 'attempts of one message before it is marked failed' },
+      releaseAfterIdleSeconds: { kind: 'integer', min: 0, max: 86400, default: 60, description: 'seconds without a turn after which the gateway frees what only turns use (the tokenizer\'s and the embedder\'s tables, SQLite\'s cache), loaded again by the next turn; 0 keeps them (docs/operations.md#memory-when-idle)' },
     },
   },
   heartbeat: {

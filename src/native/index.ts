@@ -16,6 +16,20 @@ export interface PinclawAddon {
   info(): NativeInfo;
   notify(socketPath: string, state: string): boolean;
   trimMemory(): boolean;
+  trimFilePages(dryRun?: boolean): FilePagesTrim;
+  limitMallocArenas(count: number): boolean;
+}
+
+/** What trimFilePages found in the read-only private file mappings (bytes are multiples of a page). */
+export interface FilePagesTrim {
+  /** Mappings looked at. */
+  mappings: number;
+  /** Their mapped pages that were still the file's: dropped (or, in a dry run, droppable). */
+  fileBytes: number;
+  /** Their pages the process had written, which a drop would lose: kept. */
+  keptBytes: number;
+  /** madvise calls made (or that would be). */
+  ranges: number;
 }
 
 export function addon(): PinclawAddon | null {
@@ -44,4 +58,24 @@ export function sdNotify(state: string, env: NodeJS.ProcessEnv = process.env): b
 export function trimMemory(): boolean {
   const a = addon();
   return a ? a.trimMemory() : reference.trimMemory();
+}
+
+/**
+ * At most `count` glibc malloc arenas from now on (native/memory.cc says why a gateway wants one);
+ * false without the addon or glibc.
+ */
+export function limitMallocArenas(count: number): boolean {
+  const a = addon();
+  return a && typeof a.limitMallocArenas === 'function' ? a.limitMallocArenas(count) : reference.limitMallocArenas();
+}
+
+/**
+ * Drops the pages of the executable, the addons and the libraries that this process has mapped
+ * but not written from its page tables (native/memory.cc says why that is safe); what it runs next
+ * faults back in from the page cache. Null without the addon: JavaScript cannot call madvise.
+ */
+export function trimFilePages(dryRun = false): FilePagesTrim | null {
+  const a = addon();
+  // An addon from before this function (a stale dev build) lacks it: nothing is trimmed.
+  return a && typeof a.trimFilePages === 'function' ? a.trimFilePages(dryRun) : reference.trimFilePages();
 }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../fsutil.js';
 import { errorMessage } from '../errors.js';
 import { projectRoot } from './root.js';
-import { isSea, seaAsset, seaTextAsset } from './sea.js';
+import { isSea, seaBinaryAsset, seaTextAsset } from './sea.js';
 
 export const ADDONS = ['pinclaw', 'better_sqlite3', 'serialport', 'i2c'] as const;
 export type AddonName = (typeof ADDONS)[number];
@@ -166,7 +166,7 @@ export function extractAsset(name: AddonName): string {
   const dir = join(settings.cacheDir, 'native', entry.sha256.slice(0, 16));
   const file = join(dir, `${name}.node`);
   if (!settings.compareBytes && stampValid(file, entry.sha256)) return file;
-  const bytes = seaAsset(entry.asset);
+  const bytes = seaBinaryAsset(entry.asset);
   const before = lstatOrNull(file);
   if (before?.isFile()) {
     const onDisk = readFileSync(file);

@@ -16,3 +16,13 @@ export function notify(socketPath: string, state: string): boolean {
 export function trimMemory(): boolean {
   return false;
 }
+
+/** Nor can it set the allocator's options. */
+export function limitMallocArenas(): boolean {
+  return false;
+}
+
+/** JavaScript cannot call madvise either: the pages stay mapped until the kernel reclaims them. */
+export function trimFilePages(): null {
+  return null;
+}

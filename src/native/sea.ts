@@ -48,6 +48,17 @@ function compressed(m: SeaModule, key: string): boolean {
 }
 
 /**
+ * An embedded binary asset the build may have compressed (the addons: read only when one is
+ * extracted or checked, so a copy then costs nothing at idle). Without compression, no copy.
+ */
+export function seaBinaryAsset(key: string): Uint8Array {
+  const m = seaModule();
+  if (!m) throw new Error('not a single executable');
+  if (compressed(m, key)) return brotliDecompressSync(new Uint8Array(m.getRawAsset(`${key}.br`)));
+  return new Uint8Array(m.getRawAsset(key));
+}
+
+/**
  * An embedded text asset. The build compresses the large text assets that are read once and kept
  * as a string (the tokenizer's ranks, the lazy chunks); decompressing costs the same memory as the
  * copy getAsset makes anyway, for ~2.5 MB less executable.

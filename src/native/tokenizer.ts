@@ -1,8 +1,10 @@
 // The tokenizer façade: exact o200k_base / cl100k_base token ids and counts, from the addon when it
 // loads (native/tokenizer*.cc) and from the TypeScript reference otherwise. Both equal tiktoken's
 // encode_ordinary: special-token text such as <|endoftext|> is counted as plain text.
-// Rank data is read on first use of an encoding, never at start-up.
+// Rank data is read on first use of an encoding, never at start-up, and dropped when the gateway
+// has been quiet for a while (src/release.ts): 8.7 MiB for o200k_base, ~60 ms to load again.
 import { log } from '../log.js';
+import { onRelease } from '../release.js';
 import { addonStatus, tryAddon } from './loader.js';
 import { loadEncodingData } from './tokenizer-data.js';
 import { DEFAULT_ENCODING, isEncodingName, UnknownEncodingError, type EncodingName } from './tokenizer-encodings.js';
@@ -27,6 +29,8 @@ export interface Tokenizer {
 /** What native/tokenizer.cc exports. */
 export interface TokenizerAddon {
   tokenizerLoad(encoding: string, ranks: string): void;
+  /** Absent from addons built before it; returns whether the encoding was loaded. */
+  tokenizerUnload?(encoding: string): boolean;
   tokenizerInfo(): { unicodeVersion: string; loaded: string[] };
   tokenCount(encoding: string, text: TokenizerInput): number;
   tokenEncode(encoding: string, text: TokenizerInput): Uint32Array;
@@ -37,25 +41,68 @@ function size(text: TokenizerInput): number {
   return typeof text === 'string' ? text.length : text.byteLength;
 }
 
-function nativeTokenizer(a: TokenizerAddon, encoding: EncodingName): Tokenizer {
-  a.tokenizerLoad(encoding, loadEncodingData(encoding).ranks);
+/** A tokenizer and how to drop its rank table; the tokenizer loads the table again when next used. */
+interface Held {
+  tokenizer: Tokenizer;
+  release(): void;
+}
+
+function nativeTokenizer(a: TokenizerAddon, encoding: EncodingName): Held {
+  let loaded = false;
+  const ready = (): void => {
+    if (loaded) return;
+    a.tokenizerLoad(encoding, loadEncodingData(encoding).ranks);
+    loaded = true;
+  };
+  ready();
   return {
-    encoding,
-    implementation: 'native',
-    count: (text) => a.tokenCount(encoding, text),
-    encode: (text) => a.tokenEncode(encoding, text),
-    countAsync: (text) => (size(text) > ASYNC_THRESHOLD ? a.tokenCountAsync(encoding, text) : Promise.resolve().then(() => a.tokenCount(encoding, text))),
+    tokenizer: {
+      encoding,
+      implementation: 'native',
+      count: (text) => {
+        ready();
+        return a.tokenCount(encoding, text);
+      },
+      encode: (text) => {
+        ready();
+        return a.tokenEncode(encoding, text);
+      },
+      countAsync: (text) => {
+        if (size(text) <= ASYNC_THRESHOLD) {
+          return Promise.resolve().then(() => {
+            ready();
+            return a.tokenCount(encoding, text);
+          });
+        }
+        ready();
+        return a.tokenCountAsync(encoding, text);
+      },
+    },
+    release: () => {
+      // An addon built before tokenizerUnload keeps its table.
+      if (loaded && a.tokenizerUnload) {
+        a.tokenizerUnload(encoding);
+        loaded = false;
+      }
+    },
   };
 }
 
-function referenceTokenizer(encoding: EncodingName): Tokenizer {
-  const ref = new ReferenceTokenizer(loadEncodingData(encoding));
+function referenceTokenizer(encoding: EncodingName): Held {
+  let ref: ReferenceTokenizer | null = null;
+  const ready = (): ReferenceTokenizer => (ref ??= new ReferenceTokenizer(loadEncodingData(encoding)));
+  ready();
   return {
-    encoding,
-    implementation: 'reference',
-    count: (text) => ref.count(text),
-    encode: (text) => Uint32Array.from(ref.encode(text)),
-    countAsync: (text) => (size(text) > ASYNC_THRESHOLD ? ref.countAsync(text) : Promise.resolve().then(() => ref.count(text))),
+    tokenizer: {
+      encoding,
+      implementation: 'reference',
+      count: (text) => ready().count(text),
+      encode: (text) => Uint32Array.from(ready().encode(text)),
+      countAsync: (text) => (size(text) > ASYNC_THRESHOLD ? ready().countAsync(text) : Promise.resolve().then(() => ready().count(text))),
+    },
+    release: () => {
+      ref = null;
+    },
   };
 }
 
@@ -66,7 +113,16 @@ export function tokenizerAddon(): TokenizerAddon | null {
   return null;
 }
 
-const cache = new Map<EncodingName, Tokenizer>();
+const cache = new Map<EncodingName, Held>();
+
+/**
+ * Frees every loaded rank table. A Tokenizer obtained before keeps working: its next call loads
+ * the table again.
+ */
+export function releaseTokenizers(): void {
+  for (const held of cache.values()) held.release();
+}
+onRelease('tokenizer', releaseTokenizers);
 
 /** The tokenizer of an encoding (default o200k_base); throws UnknownEncodingError for other names. */
 export function getTokenizer(encoding: string = DEFAULT_ENCODING): Tokenizer {
@@ -81,5 +137,5 @@ export function getTokenizer(encoding: string = DEFAULT_ENCODING): Tokenizer {
     t = a ? nativeTokenizer(a, encoding) : referenceTokenizer(encoding);
     cache.set(encoding, t);
   }
-  return t;
+  return t.tokenizer;
 }

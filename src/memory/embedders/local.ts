@@ -7,6 +7,7 @@
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import { addonStatus, tryAddon } from '../../native/loader.js';
+import { onRelease } from '../../release.js';
 import { EmbedderError, type Embedder } from '../types.js';
 import { DEFAULT_WORDS, EMBEDDER_DIMS, embedderId, loadEmbedderBytes, parseEmbedderData } from './local-asset.js';
 import { prepareText, ReferenceEmbedder } from './local-reference.js';
@@ -86,6 +87,11 @@ async function loadBackend(opts: Required<Pick<LocalEmbedderOptions, 'words' | '
 // One backend per data file and implementation for the whole process: every localEmbedder() shares
 // it, so the data are read and the word table built once.
 const backends = new Map<string, Promise<Backend>>();
+
+// A quiet gateway drops them (src/release.ts): the addon's word table is freed once its handle is
+// collected, and the executable's pages of the data can go. The next embed loads them again; an
+// embed still running keeps the backend it started with.
+onRelease('embedder', () => backends.clear());
 
 function backendFor(settings: Parameters<typeof loadBackend>[0]): Promise<Backend> {
   const key = `${settings.words}\0${settings.implementation}\0${settings.file ?? ''}`;

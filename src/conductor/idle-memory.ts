@@ -1,0 +1,87 @@
+// What the conductor does with memory when it goes quiet (docs/operations.md, "Memory when idle").
+//   a quiet second: the C heap's freed blocks go back to the OS (malloc_trim) and the pages of the
+//     executable, the addons and the libraries that the turns touched leave the process's page
+//     tables (trimFilePages): both cheap to undo, what the next turn runs faults back in.
+//   conductor.releaseAfterIdleSeconds quiet (60 by default; 0 never): also what only turns need
+//     (src/release.ts: rank tables, the embedder, SQLite's page cache), then a full collection so
+//     that native memory held by collected handles is freed, then the same trims. The next turn
+//     loads what it needs again, tens of milliseconds.
+// Idle is decided by the conductor, which knows when turns run: quiet() when none is running,
+// busy() when one starts. quiet() again without a busy() in between changes nothing, so a pump
+// that finds no work does not postpone the release for ever.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { log } from '../log.js';
+import { trimFilePages, trimMemory } from '../native/index.js';
+import { releaseCaches } from '../release.js';
+
+const SETTLE_MS = 1000;
+
+export interface IdleMemory {
+  busy(): void;
+  quiet(): void;
+  stop(): void;
+}
+
+let collector: (() => void) | null | undefined;
+
+/**
+ * A full garbage collection. V8 offers no API for it without --expose-gc; setting the flag now
+ * gives a new context its gc function (the documented way to reach it from a running process).
+ */
+function collectGarbage(): void {
+  if (collector === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      collector = runInNewContext('gc') as () => void;
+    } catch {
+      collector = null;
+    }
+  }
+  collector?.();
+}
+
+function settle(): void {
+  trimMemory();
+  try {
+    trimFilePages();
+  } catch (err) {
+    log.once('trim-file-pages', 'warn', `memory: cannot trim file pages: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function release(): void {
+  const released = releaseCaches();
+  collectGarbage();
+  // Finalizers of collected native handles run from the immediate queue: trim after them.
+  setImmediate(settle);
+  log.debug(`memory: released ${released.join(', ') || 'nothing'} after the idle time`);
+}
+
+export function idleMemory(releaseAfterMs: number): IdleMemory {
+  let settleTimer: NodeJS.Timeout | undefined;
+  let releaseTimer: NodeJS.Timeout | undefined;
+  let quietSince: number | null = null;
+  const clear = () => {
+    clearTimeout(settleTimer);
+    clearTimeout(releaseTimer);
+    settleTimer = releaseTimer = undefined;
+  };
+  return {
+    busy() {
+      clear();
+      quietSince = null;
+    },
+    quiet() {
+      if (quietSince !== null) return;
+      quietSince = Date.now();
+      // unref'd: memory housekeeping never keeps a process (a CLI turn) alive.
+      settleTimer = setTimeout(settle, SETTLE_MS).unref();
+      if (releaseAfterMs > 0) releaseTimer = setTimeout(release, releaseAfterMs).unref();
+    },
+    stop() {
+      clear();
+      quietSince = null;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// What a quiet gateway gives back (src/release.ts, src/conductor/idle-memory.ts): release functions
+// run once the conductor has been quiet for conductor.releaseAfterIdleSeconds, a failing one does
+// not stop the others, a turn in between postpones them, SQLite connections register their cache.
+import t from 'tap';
+import { join } from 'node:path';
+import { idleMemory } from '../src/conductor/idle-memory.js';
+import { setLogSink } from '../src/log.js';
+import { onRelease, releaseCaches } from '../src/release.js';
+import { openDatabase } from '../src/store/db.js';
+import { tempDir } from './support/proc.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+t.test('release functions: each runs, a failure is logged and contained, removal works', async (t) => {
+  const lines: string[] = [];
+  setLogSink((l) => lines.push(l));
+  t.teardown(() => setLogSink((l) => process.stderr.write(`${l}\n`)));
+  const ran: string[] = [];
+  const offA = onRelease('test-a', () => ran.push('a'));
+  const offBad = onRelease('test-bad', () => {
+    throw new Error('cannot drop it');
+  });
+  const offB = onRelease('test-b', () => ran.push('b'));
+  const done = releaseCaches();
+  t.same(ran, ['a', 'b']);
+  t.ok(done.includes('test-a') && done.includes('test-b') && !done.includes('test-bad'));
+  t.match(lines.join('\n'), /memory: releasing test-bad failed: cannot drop it/);
+  offA();
+  offBad();
+  offB();
+  ran.length = 0;
+  releaseCaches();
+  t.same(ran, [], 'removed functions no longer run');
+  // Removing a name that was registered again since removes nothing.
+  const first = onRelease('test-c', () => ran.push('c1'));
+  const second = onRelease('test-c', () => ran.push('c2'));
+  first();
+  releaseCaches();
+  t.same(ran, ['c2']);
+  second();
+});
+
+t.test('the release waits for the configured quiet time; a turn in between postpones it', async (t) => {
+  let released = 0;
+  const off = onRelease('test-count', () => released++);
+  t.teardown(off);
+  const idle = idleMemory(150);
+  t.teardown(() => idle.stop());
+  idle.quiet();
+  await sleep(60);
+  idle.quiet(); // a pump that found no work: does not restart the wait
+  await sleep(60);
+  t.equal(released, 0, 'not before the time');
+  idle.busy();
+  await sleep(120);
+  t.equal(released, 0, 'a turn started: nothing is released under it');
+  idle.quiet();
+  await sleep(250);
+  t.equal(released, 1, 'released once, 150 ms after going quiet');
+  await sleep(200);
+  t.equal(released, 1, 'and not again until the next turn');
+  const never = idleMemory(0);
+  never.quiet();
+  await sleep(100);
+  never.stop();
+  t.equal(released, 1, '0: never released');
+});
+
+t.test('a SQLite connection hands its page cache back, and stops being asked once closed', async (t) => {
+  const dir = tempDir('pinclaw-idle-db-');
+  const db = openDatabase(join(dir, 'x.db'));
+  db.exec('CREATE TABLE t (v TEXT)');
+  const insert = db.prepare('INSERT INTO t VALUES (?)');
+  for (let i = 0; i < 2000; i++) insert.run('x'.repeat(500));
+  const names = releaseCaches();
+  t.ok(names.some((n) => n.startsWith('sqlite#') && n.endsWith(join(dir, 'x.db'))), names.join(', '));
+  t.equal((db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 2000, 'the connection works on after shrink_memory');
+  db.close();
+  t.notOk(releaseCaches().some((n) => n.endsWith(join(dir, 'x.db'))), 'a closed connection is no longer registered');
+});

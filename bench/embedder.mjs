@@ -1,9 +1,9 @@
-// npm run bench:embedder [-- --words 50000,100000,150000 --rounds 5 --json]: the memory's local
+// npm run bench:embedder [-- --words 60000,100000 --rounds 5 --json]: the memory's local
 // embedder (docs/memory-embedder.md) at each vocabulary size: data size, ms per 400-token chunk for
 // the addon (the dev build in build/Release, dlopen'ed directly) and the TypeScript reference with
 // their ratio, RSS growth when loaded (each in a child process of its own), and quality (retrieval,
 // paraphrases, typos, vocabulary coverage). Missing data files are built first (scripts/
-// embedder-assets.mjs, ~15 s each). Bundles bench/support/embedder-main.ts with esbuild and runs it.
+// embedder-assets.mjs, ~35 s each). Bundles bench/support/embedder-main.ts with esbuild and runs it.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

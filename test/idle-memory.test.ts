@@ -78,3 +78,12 @@ t.test('a SQLite connection hands its page cache back, and stops being asked onc
   db.close();
   t.notOk(releaseCaches().some((n) => n.endsWith(join(dir, 'x.db'))), 'a closed connection is no longer registered');
 });
+
+t.test('the local embedder is dropped with the caches and loads again, giving the same vectors', async (t) => {
+  const { localEmbedder } = await import('../src/memory/embedders/local.js');
+  const e = localEmbedder();
+  const [before] = await e.embed(['turn the thermostat down']);
+  t.ok(releaseCaches().includes('embedder'));
+  const [after] = await e.embed(['turn the thermostat down']);
+  t.same(Array.from(after!), Array.from(before!), 'the reloaded backend embeds alike');
+});

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { get_encoding } from 'tiktoken';
-import { parseEmbedderData } from '../../src/memory/embedders/local-asset.js';
+import { DEFAULT_WORDS, parseEmbedderData, wordList } from '../../src/memory/embedders/local-asset.js';
 import { prepareText, ReferenceEmbedder } from '../../src/memory/embedders/local-reference.js';
 import type { EmbedAddon } from '../../src/memory/embedders/local.js';
 import { splitTerms } from '../../src/native/ranking-text.js';
@@ -17,7 +17,7 @@ import { prng } from '../../test/support/prng.js';
 const { values } = parseArgs({
   options: {
     root: { type: 'string' },
-    words: { type: 'string', default: '50000,100000,150000' },
+    words: { type: 'string', default: `${DEFAULT_WORDS},100000` },
     rounds: { type: 'string', default: '5' },
     json: { type: 'boolean', default: false },
     child: { type: 'string' },
@@ -28,6 +28,8 @@ const { values } = parseArgs({
 });
 const root = values.root ?? process.cwd();
 const DIMS = 100;
+/** The data's share of the executable's size budget (docs/memory-embedder.md). */
+const BUDGET_BYTES = 3 * 1024 * 1024;
 const say = (m: string) => process.stderr.write(`bench:embedder: ${m}\n`);
 
 const mod = { exports: {} as EmbedAddon };
@@ -172,8 +174,10 @@ for (const words of values.words.split(',').map(Number)) {
     const [ea, en, ef] = emb([a, n, f]);
     if (cos(ea!, en!) > cos(ea!, ef!)) won++;
   }
-  const vocab = new TextDecoder().decode(bytes.subarray(data.wordsOffset, data.wordsOffset + data.wordBytes)).split('\n');
-  const typos = typoSet(vocab);
+  // The list is sorted; its frequency classes give the frequency order the typo set draws from.
+  const vocab = wordList(data);
+  const classes = bytes.subarray(data.classesOffset, data.classesOffset + data.words);
+  const typos = typoSet(vocab.map((w, i) => ({ w, i })).sort((a, b) => classes[a.i]! - classes[b.i]! || a.i - b.i).map((x) => x.w));
   const tv = emb(typos.flatMap(([w, t]) => [w, t]));
   let typo = 0;
   for (let i = 0; i < typos.length; i++) typo += cos(tv[2 * i]!, tv[2 * i + 1]!);
@@ -204,8 +208,8 @@ if (values.json) {
   console.log('| words | data MB | load ms addon / ref | ms per chunk: addon | reference | ref / addon | batch (pool) | RSS MiB addon / ref | retrieval MRR | paraphrases | typo cos | coverage |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
-    console.log(`| ${r.words / 1000}k | ${f(r.bytes / 1e6)}${r.bytes > 16e6 ? ' (over 16)' : ''} | ${f(r.loadMs.native, 0)} / ${f(r.loadMs.reference, 0)} | ${f(r.msPerChunk.native, 3)} | ${f(r.msPerChunk.reference, 3)} | ${f(r.msPerChunk.ratio, 1)}× | ${f(r.batchMsPerChunk, 3)} | ${f(r.rss.native, 1)} / ${f(r.rss.reference, 1)} | ${f(r.mrr, 3)} | ${r.triples} | ${f(r.typo, 3)} | ${f(r.coverage * 100, 1)} % |`);
+    console.log(`| ${r.words / 1000}k | ${f(r.bytes / 1e6)}${r.bytes > BUDGET_BYTES ? ' (over 3 MiB)' : ''} | ${f(r.loadMs.native, 0)} / ${f(r.loadMs.reference, 0)} | ${f(r.msPerChunk.native, 3)} | ${f(r.msPerChunk.reference, 3)} | ${f(r.msPerChunk.ratio, 1)}× | ${f(r.batchMsPerChunk, 3)} | ${f(r.rss.native, 1)} / ${f(r.rss.reference, 1)} | ${f(r.mrr, 3)} | ${r.triples} | ${f(r.typo, 3)} | ${f(r.coverage * 100, 1)} % |`);
   }
-  const ok = (r: Row) => r.bytes <= 16e6 && r.msPerChunk.native <= 2 && r.rss.native <= 30;
-  for (const r of rows) console.log(`${r.words / 1000}k: budget (data ≤ 16 MB, addon ≤ 2 ms per chunk, ≤ 30 MiB RSS) ${ok(r) ? 'meets' : 'MISSES'}`);
+  const ok = (r: Row) => r.bytes <= BUDGET_BYTES && r.msPerChunk.native <= 2 && r.rss.native <= 30;
+  for (const r of rows) console.log(`${r.words / 1000}k: budget (data ≤ 3 MiB, addon ≤ 2 ms per chunk, ≤ 30 MiB RSS) ${ok(r) ? 'meets' : 'MISSES'}`);
 }

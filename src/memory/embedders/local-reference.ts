@@ -8,20 +8,23 @@
 //      "wi-fi" stays one term (the vocabulary stores "wi_fi").
 //   2. Terms: the ranking's splitTerms (runs of word characters; CJK characters and pairs).
 //   3. Each term, in order, adds a vector to a double-precision sum:
-//      a. a vocabulary word: its int8 vector times its scale, which already carries the word's SIF
-//         weight a / (a + p(w)) (p from the word's frequency rank, Zipf's estimate; a = 1e-3);
+//      a. a vocabulary word: its product-quantized vector (per subspace, the centroid its code
+//         names, from the frequent or the rare words' codebook as its frequency class says) times
+//         the SIF weight a / (a + p(w)) of its class (p from the word's frequency rank, Zipf's
+//         estimate; a = 1e-3);
 //      b. otherwise, a term with "_" is looked up part by part (snake_case, unknown compounds);
 //      c. an unknown part of 5 to 24 letters a–z: the most frequent vocabulary word one edit away
-//         (deletion, transposition, substitution, insertion): a typo gets its word's vector;
+//         (deletion, transposition, substitution, insertion): a typo gets its word's vector. "Most
+//         frequent": the lowest frequency class, then the first in the (sorted) word list;
 //      d. else, unless it is one ASCII character (a stray "a", "s", "5"): the sum of the vectors of
 //         its character 3- to 5-grams of "<term>" (FNV-1a of the UTF-8 bytes, modulo the bucket
-//         count), normalised, times the unknown-word scale (the SIF weight of a word rarer than all
-//         known ones at a typical vector length).
+//         count; each bucket's vector product-quantized too), normalised, times the unknown-word
+//         scale (the SIF weight of a word rarer than all known ones at a typical vector length).
 //   4. The common component (stored unit vector u) is removed: v -= (v·u) u; then v / |v|, as
 //      float32. A text without a term (or whose sum is zero) gets u itself: orthogonal to every
 //      other embedding, the same for all such texts.
 import { foldText, splitTerms } from '../../native/ranking-text.js';
-import { RECORD_BYTES, type EmbedderData } from './local-asset.js';
+import { CENTROIDS, wordList, type EmbedderData } from './local-asset.js';
 
 const ASCII = /^[\x00-\x7f]*$/;
 const LATIN_ACCENTED = /[\u00c0-\u024f\u1e00-\u1eff]/g;
@@ -59,21 +62,18 @@ function utf8Of(cp: number): number[] {
 export class ReferenceEmbedder {
   readonly dims: number;
   private readonly vocab = new Map<string, number>();
-  private readonly q: Int8Array;
-  private readonly scales: Float32Array;
-  private readonly bucketScales: Float32Array;
+  private readonly bytes: Uint8Array;
+  /** SIF weight of each word (its class's). */
+  private readonly weights: Float64Array;
+  private readonly classes: Uint8Array;
 
   constructor(readonly data: EmbedderData) {
-    const { bytes, words, buckets, vectorsOffset, bucketsOffset, wordsOffset, wordBytes } = data;
+    const { bytes, words, classesOffset, classWeights } = data;
     this.dims = data.dims;
-    this.q = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.scales = new Float32Array(words);
-    for (let i = 0; i < words; i++) this.scales[i] = view.getFloat32(vectorsOffset + i * RECORD_BYTES, true);
-    this.bucketScales = new Float32Array(buckets);
-    for (let i = 0; i < buckets; i++) this.bucketScales[i] = view.getFloat32(bucketsOffset + i * RECORD_BYTES, true);
-    const list = new TextDecoder().decode(bytes.subarray(wordsOffset, wordsOffset + wordBytes)).split('\n');
-    if (list.length !== words) throw new Error(`embedder data ${data.source}: ${list.length} words in the list, the header says ${words}`);
+    this.bytes = bytes;
+    this.classes = bytes.subarray(classesOffset, classesOffset + words);
+    this.weights = Float64Array.from(this.classes, (c) => classWeights[c]!);
+    const list = wordList(data);
     // The first occurrence wins, as in the addon's table (the list has no duplicates).
     for (let i = 0; i < words; i++) if (!this.vocab.has(list[i]!)) this.vocab.set(list[i]!, i);
   }
@@ -103,9 +103,28 @@ export class ReferenceEmbedder {
   }
 
   private addWord(index: number, acc: Float64Array): void {
-    const scale = this.scales[index]!;
-    const base = this.data.vectorsOffset + index * RECORD_BYTES + 4;
-    for (let k = 0; k < this.dims; k++) acc[k] = acc[k]! + this.q[base + k]! * scale;
+    const w = this.weights[index]!;
+    const { firstRareClass, frequentCodebook, rareCodebook, codeOffsets } = this.data;
+    const { subspaces, offsets, sizes, values } = this.classes[index]! < firstRareClass ? frequentCodebook : rareCodebook;
+    const codes = codeOffsets[index]!;
+    for (let s = 0; s < subspaces; s++) {
+      const o = offsets[s]!;
+      const n = sizes[s]!;
+      const base = CENTROIDS * o + this.bytes[codes + s]! * n;
+      for (let k = 0; k < n; k++) acc[o + k] = acc[o + k]! + values[base + k]! * w;
+    }
+  }
+
+  /** Adds bucket `b`'s vector to `sum`, unweighted. */
+  private addBucket(b: number, sum: Float64Array): void {
+    const { subspaces, offsets, sizes, values } = this.data.bucketCodebook;
+    const codes = this.data.bucketCodesOffset + b * subspaces;
+    for (let s = 0; s < subspaces; s++) {
+      const o = offsets[s]!;
+      const n = sizes[s]!;
+      const base = CENTROIDS * o + this.bytes[codes + s]! * n;
+      for (let k = 0; k < n; k++) sum[o + k] = sum[o + k]! + values[base + k]!;
+    }
   }
 
   private addUnknown(term: string, acc: Float64Array): void {
@@ -119,12 +138,12 @@ export class ReferenceEmbedder {
     this.addGrams(term, acc);
   }
 
-  /** The lowest index (most frequent word) among the vocabulary words one edit away, or -1. */
+  /** The most frequent vocabulary word one edit away (lowest class, then lowest index), or -1. */
   private correct(w: string): number {
     let best = -1;
     const consider = (c: string) => {
       const i = this.vocab.get(c);
-      if (i !== undefined && (best < 0 || i < best)) best = i;
+      if (i !== undefined && (best < 0 || this.classes[i]! < this.classes[best]! || (this.classes[i] === this.classes[best] && i < best))) best = i;
     };
     const n = w.length;
     for (let i = 0; i < n; i++) consider(w.slice(0, i) + w.slice(i + 1));
@@ -136,7 +155,7 @@ export class ReferenceEmbedder {
 
   private addGrams(term: string, acc: Float64Array): void {
     const d = this.dims;
-    const { minGram, maxGram, buckets, bucketsOffset, unknownScale } = this.data;
+    const { minGram, maxGram, buckets, unknownScale } = this.data;
     const cps: number[][] = [[0x3c]];
     for (const ch of term) cps.push(utf8Of(ch.codePointAt(0)!));
     cps.push([0x3e]);
@@ -145,10 +164,7 @@ export class ReferenceEmbedder {
       for (let i = 0; i + n <= cps.length; i++) {
         let h = 0x811c9dc5;
         for (let j = i; j < i + n; j++) for (const b of cps[j]!) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-        const bucket = h % buckets;
-        const scale = this.bucketScales[bucket]!;
-        const base = bucketsOffset + bucket * RECORD_BYTES + 4;
-        for (let k = 0; k < d; k++) sum[k] = sum[k]! + this.q[base + k]! * scale;
+        this.addBucket(h % buckets, sum);
       }
     }
     let sq = 0;

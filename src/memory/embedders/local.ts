@@ -3,7 +3,7 @@
 // words, typos corrected against the vocabulary, unknown words from hashed character n-grams, the
 // common component removed. Computed by the addon (native/embed*.cc) or, when it is missing, by the
 // TypeScript reference (local-reference.ts), which gives the same vectors. Nothing is read until
-// the first embed: a process that never embeds never touches the ~14 MB of data.
+// the first embed: a process that never embeds never touches the ~2.7 MB of data.
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import { addonStatus, tryAddon } from '../../native/loader.js';
@@ -23,7 +23,7 @@ export interface EmbedAddon {
 }
 
 export interface LocalEmbedderOptions {
-  /** Vocabulary size of the data to use; only the default (100k) is inside the executable. */
+  /** Vocabulary size of the data to use; only the default (60k) is inside the executable. */
   words?: number;
   /** "auto" (default): the addon when it loads, else the reference. */
   implementation?: 'auto' | 'native' | 'reference';
@@ -106,7 +106,7 @@ function backendFor(settings: Parameters<typeof loadBackend>[0]): Promise<Backen
   return b;
 }
 
-/** The built-in embedder: id local-wink100-100k-v1, 100 dimensions, unit vectors. */
+/** The built-in embedder: id local-wink100-60k-v2, 100 dimensions, unit vectors. */
 export function localEmbedder(opts: LocalEmbedderOptions = {}): LocalEmbedder {
   const words = opts.words ?? DEFAULT_WORDS;
   const settings = { words, implementation: opts.implementation ?? 'auto', ...(opts.file ? { file: opts.file } : {}) } as const;

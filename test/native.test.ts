@@ -1,6 +1,7 @@
 // The addon against its TypeScript reference, and the loader's fallback when the addon is missing.
 import t from 'tap';
 import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addonStatus, loadAddon } from '../src/native/loader.js';
@@ -105,3 +106,59 @@ t.test('limitMallocArenas sets glibc\'s arena limit and refuses a count below on
   t.throws(() => addon.limitMallocArenas('1' as unknown as number), /limitMallocArenas\(count: number >= 1\)/);
   t.equal(reference.limitMallocArenas(), false, 'the reference cannot set it and says so');
 });
+
+/** Runs `body` in a fresh Node with --expose-gc and the dev addon as `a`; returns its last line as JSON. */
+function inFreshNode(body: string): Record<string, number> {
+  const script = `const a = require(${JSON.stringify(addonStatus('pinclaw').path)});
+const anon = () => Number(/RssAnon:\\s+(\\d+)/.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+// V8 frees array buffers' memory on a background thread after a collection: wait for it.
+const collect = async () => { for (let i = 0; i < 2; i++) { gc(); await new Promise((r) => setTimeout(r, 100)); } };
+(async () => {
+${body}
+})();`;
+  // A clean environment: tap's NODE_OPTIONS would load its loaders into the child and their memory.
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', env: cleanEnv() }).trim().split('\n');
+  return JSON.parse(out[out.length - 1]!) as Record<string, number>;
+}
+
+t.test('fixMallocThresholds keeps a freed large block from raising glibc\'s thresholds for good', async (t) => {
+  // A 16 MiB block comes and goes (glibc mmaps it, and by default raises its thresholds to its
+  // size); then a 4 MiB one. With the thresholds raised it comes from the heap and stays resident
+  // after free; with them fixed it is mmapped and unmapped by free.
+  const body = (fix: boolean) => inFreshNode(`
+const fixed = ${fix} ? a.fixMallocThresholds(128 * 1024) : null;
+let b = Buffer.allocUnsafeSlow(16 << 20); b.fill(1); b = null; await collect();
+const before = anon();
+let c = Buffer.allocUnsafeSlow(4 << 20); c.fill(1); c = null; await collect();
+console.log(JSON.stringify({ fixed, kept: anon() - before }));`);
+  const raised = body(false);
+  const fixed = body(true);
+  t.equal(fixed.fixed, true, 'mallopt accepted both thresholds (glibc)');
+  t.ok(raised.kept > 3, `default thresholds: ${raised.kept.toFixed(1)} MiB of the freed 4 MiB block still resident`);
+  t.ok(fixed.kept < 1, `fixed thresholds: ${fixed.kept.toFixed(1)} MiB still resident`);
+  t.throws(() => addon.fixMallocThresholds(100), /fixMallocThresholds\(bytes: number from 4096 to 33554432\)/);
+  t.throws(() => addon.fixMallocThresholds(64 << 20), /fixMallocThresholds\(bytes/);
+  t.throws(() => addon.fixMallocThresholds('1' as unknown as number), /fixMallocThresholds\(bytes/);
+  t.equal(reference.fixMallocThresholds(), false, 'the reference cannot set them and says so');
+});
+
+t.test('reduceHeap gives back the heap pages a full collection keeps', async (t) => {
+  // Many young objects, some living a while: V8 grows its young generation and takes old-space
+  // pages; a full collection frees the objects but keeps the pages committed.
+  const body = (reduce: boolean) => inFreshNode(`
+let keep = [];
+for (let i = 0; i < 300000; i++) { keep.push({ i, s: 'x'.repeat(20) + i, a: [i, i + 1] }); if (keep.length > 50000) keep = keep.slice(25000); }
+keep = null;
+await collect(); a.trimMemory();
+const collected = anon();
+if (${reduce}) a.reduceHeap(); else await collect();
+a.trimMemory();
+console.log(JSON.stringify({ collected, after: anon() }));`);
+  const gcOnly = body(false);
+  const reduced = body(true);
+  const label = (r: Record<string, number>) => `${r.collected!.toFixed(0)} → ${r.after!.toFixed(0)} MiB RssAnon`;
+  t.ok(reduced.collected! - reduced.after! > 20, `reduceHeap after a full collection: ${label(reduced)}`);
+  t.ok(reduced.collected! - reduced.after! > gcOnly.collected! - gcOnly.after! + 20, `more than another full collection gives: ${label(gcOnly)}`);
+  t.doesNotThrow(() => reference.reduceHeap(), 'the reference runs a full collection');
+});
+

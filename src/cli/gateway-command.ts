@@ -6,7 +6,7 @@ import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
-import { limitMallocArenas, nativeInfo, sdNotify } from '../native/index.js';
+import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '../native/index.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { aliveWriter, recordGatewayStart, startWatchdog } from '../ops/watchdog.js';
@@ -56,9 +56,12 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  // One malloc arena: what turns free can then be given back when the gateway goes quiet (native/
-  // memory.cc has the figures). MALLOC_ARENA_MAX in the environment, if set, is the user's choice.
+  // One malloc arena from now on, and glibc's first thresholds (128 KiB) kept: what turns free can
+  // then be given back when the gateway goes quiet (native/memory.cc has the figures). The same
+  // settings in the environment (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_)
+  // are the user's choice.
   if (!ctx.env.MALLOC_ARENA_MAX) limitMallocArenas(1);
+  if (!ctx.env.MALLOC_MMAP_THRESHOLD_ && !ctx.env.MALLOC_TRIM_THRESHOLD_) fixMallocThresholds(128 * 1024);
 
   const host = values.host ?? config.gateway.host;
   const port = portFlag ?? config.gateway.port;

@@ -3,16 +3,15 @@
 //     executable, the addons and the libraries that the turns touched leave the process's page
 //     tables (trimFilePages): both cheap to undo, what the next turn runs faults back in.
 //   conductor.releaseAfterIdleSeconds quiet (60 by default; 0 never): also what only turns need
-//     (src/release.ts: rank tables, the embedder, SQLite's page cache), then a full collection so
-//     that native memory held by collected handles is freed, then the same trims. The next turn
-//     loads what it needs again, tens of milliseconds.
+//     (src/release.ts: rank tables, the embedder, SQLite's page cache), then V8's low-memory
+//     collection (reduceHeap: compaction, and the young generation and V8's page pool shrunk, which
+//     a plain gc() leaves), so that native memory held by collected handles is freed too, then the
+//     same trims. The next turn loads what it needs again, tens of milliseconds.
 // Idle is decided by the conductor, which knows when turns run: quiet() when none is running,
 // busy() when one starts. quiet() again without a busy() in between changes nothing, so a pump
 // that finds no work does not postpone the release for ever.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { log } from '../log.js';
-import { trimFilePages, trimMemory } from '../native/index.js';
+import { reduceHeap, trimFilePages, trimMemory } from '../native/index.js';
 import { releaseCaches } from '../release.js';
 
 const SETTLE_MS = 1000;
@@ -21,24 +20,6 @@ export interface IdleMemory {
   busy(): void;
   quiet(): void;
   stop(): void;
-}
-
-let collector: (() => void) | null | undefined;
-
-/**
- * A full garbage collection. V8 offers no API for it without --expose-gc; setting the flag now
- * gives a new context its gc function (the documented way to reach it from a running process).
- */
-function collectGarbage(): void {
-  if (collector === undefined) {
-    try {
-      setFlagsFromString('--expose-gc');
-      collector = runInNewContext('gc') as () => void;
-    } catch {
-      collector = null;
-    }
-  }
-  collector?.();
 }
 
 function settle(): void {
@@ -52,7 +33,7 @@ function settle(): void {
 
 function release(): void {
   const released = releaseCaches();
-  collectGarbage();
+  reduceHeap();
   // Finalizers of collected native handles run from the immediate queue: trim after them.
   setImmediate(settle);
   log.debug(`memory: released ${released.join(', ') || 'nothing'} after the idle time`);

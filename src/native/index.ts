@@ -18,6 +18,8 @@ export interface PinclawAddon {
   trimMemory(): boolean;
   trimFilePages(dryRun?: boolean): FilePagesTrim;
   limitMallocArenas(count: number): boolean;
+  fixMallocThresholds(bytes: number): boolean;
+  reduceHeap(): void;
 }
 
 /** What trimFilePages found in the read-only private file mappings (bytes are multiples of a page). */
@@ -70,6 +72,15 @@ export function limitMallocArenas(count: number): boolean {
 }
 
 /**
+ * Fixes glibc's mmap and trim thresholds at `bytes`, so that freeing one large block does not raise
+ * them for good (native/memory.cc says what that costs); false without the addon or glibc.
+ */
+export function fixMallocThresholds(bytes: number): boolean {
+  const a = addon();
+  return a && typeof a.fixMallocThresholds === 'function' ? a.fixMallocThresholds(bytes) : reference.fixMallocThresholds();
+}
+
+/**
  * Drops the pages of the executable, the addons and the libraries that this process has mapped
  * but not written from its page tables (native/memory.cc says why that is safe); what it runs next
  * faults back in from the page cache. Null without the addon: JavaScript cannot call madvise.
@@ -78,4 +89,16 @@ export function trimFilePages(dryRun = false): FilePagesTrim | null {
   const a = addon();
   // An addon from before this function (a stale dev build) lacks it: nothing is trimmed.
   return a && typeof a.trimFilePages === 'function' ? a.trimFilePages(dryRun) : reference.trimFilePages();
+}
+
+/**
+ * Has V8 give back what it holds beyond the live objects (native/memory.cc: LowMemoryNotification —
+ * full collections, compaction, the young generation and V8's page pool shrunk). Without the addon,
+ * a full collection. Several full collections: once per idle period, not per turn.
+ */
+export function reduceHeap(): void {
+  const a = addon();
+  // An addon from before this function (a stale dev build) lacks it: the fallback's collection.
+  if (a && typeof a.reduceHeap === 'function') a.reduceHeap();
+  else reference.reduceHeap();
 }

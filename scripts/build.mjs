@@ -43,7 +43,8 @@ const REGISTRY = 'pinclaw:host-modules';
  */
 export const lazyChunks = [
   { name: 'undici', entries: ['undici'] },
-  { name: 'anthropic-sdk', entries: ['@anthropic-ai/sdk'] },
+  // unloadable: the idle release drops it (src/agent/providers/anthropic.ts), 1.9 MiB of V8 heap.
+  { name: 'anthropic-sdk', entries: ['@anthropic-ai/sdk'], unloadable: true },
   { name: 'html', entries: [srcFile('tools/web/html.ts')] },
   // Telegram's Markdown renderer (marked): loaded with the first Telegram reply.
   { name: 'telegram-format', entries: [srcFile('channels/telegram/format.ts')] },
@@ -99,12 +100,15 @@ function lazyShim(self, registry) {
         }
         return { path: entryKey(entry), namespace: 'pinclaw-lazy', pluginData: chunk.name };
       });
-      b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy' }, (args) => ({
+      b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy' }, (args) => {
+        const chunk = lazyChunks.find((c) => c.name === args.pluginData);
+        // An unloadable chunk's entry is a view that looks the chunk up on each use: the module cache
+        // around this stub must not hold the chunk's exports, or unloading it would free nothing.
+        const get = chunk.unloadable ? 'lazyChunkView' : 'loadLazyChunk';
+        const call = `require(${JSON.stringify(lazyLoaderPath)}).${get}(${JSON.stringify(args.pluginData)}${chunk.unloadable ? `, ${JSON.stringify(args.path)})` : `)[${JSON.stringify(args.path)}]`}`;
         // The registration first: the chunk's require() of a bundle module is answered from it.
-        contents: `${registry ? `require(${JSON.stringify(REGISTRY)});\n` : ''}module.exports = require(${JSON.stringify(lazyLoaderPath)}).loadLazyChunk(${JSON.stringify(args.pluginData)})[${JSON.stringify(args.path)}];`,
-        loader: 'js',
-        resolveDir: root,
-      }));
+        return { contents: `${registry ? `require(${JSON.stringify(REGISTRY)});\n` : ''}module.exports = ${call};`, loader: 'js', resolveDir: root };
+      });
       if (!registry) return;
       b.onResolve({ filter: /^pinclaw:host-modules$/ }, () => ({ path: REGISTRY, namespace: 'pinclaw-registry' }));
       // Evaluated with the first chunk, not at start: `import * as` of modules the bundle holds

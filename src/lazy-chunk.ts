@@ -4,7 +4,9 @@
 // CommonJS file, a "lazy chunk": next to the bundle as dist/lazy/<name>.cjs, and inside the single
 // executable as the asset lazy/<name>.cjs. The bundle reaches a chunk only through a dynamic import()
 // of one of its entries, which the build turns into a call of loadLazyChunk, so the chunk is read and
-// evaluated on first use; a chunk's own import() of another chunk's entry goes the same way.
+// evaluated on first use; a chunk's own import() of another chunk's entry goes the same way. A chunk
+// marked unloadable in scripts/build.mjs is imported as a view (lazyChunkView) instead, so that the
+// idle release can drop it (unloadLazyChunk) and V8 free it.
 //
 // A module of src/ exists once per process. A chunk may import modules of src/ that the main bundle
 // holds (the logger, the errors, the store, the native loader...): those are not compiled into the
@@ -23,6 +25,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileFunction } from 'node:vm';
+import { log } from './log.js';
 import { isSea, seaTextAsset } from './native/sea.js';
 
 /** The prefix of a chunk's require() of a bundle module (scripts/build.mjs writes the same). */
@@ -73,3 +76,44 @@ export function loadLazyChunk(name: string): unknown {
   loaded.set(name, module.exports);
   return module.exports;
 }
+
+/**
+ * An entry of an unloadable chunk as its importers see it (scripts/build.mjs makes the import() of
+ * such an entry return this): each use reads the chunk as loaded now, so that once unloadLazyChunk
+ * has dropped it only the caller's own references keep it alive. The entry may be a function or a
+ * class (the Anthropic SDK's module is one): the target is a bound function, constructible and
+ * callable, and without the non-configurable `prototype` that would tie the proxy's answers.
+ */
+export function lazyChunkView(name: string, entry: string): object {
+  const current = (): object => (loadLazyChunk(name) as Record<string, object>)[entry]!;
+  const target = function () {}.bind(null);
+  return new Proxy(target, {
+    get: (_t, key) => Reflect.get(current(), key),
+    has: (_t, key) => Reflect.has(current(), key),
+    ownKeys: () => Reflect.ownKeys(current()),
+    // Reported configurable: the target does not hold the property, and a non-configurable one it
+    // does not hold would break the Proxy's invariants.
+    getOwnPropertyDescriptor: (_t, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(current(), key);
+      return d && { ...d, configurable: true };
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(current()),
+    apply: (_t, self, args) => Reflect.apply(current() as (...a: unknown[]) => unknown, self, args),
+    construct: (_t, args) => Reflect.construct(current() as new (...a: unknown[]) => object, args),
+  });
+}
+
+/**
+ * Forgets a loaded chunk: the next use evaluates it again. What it frees depends on its users
+ * dropping their references too (see the release in src/agent/providers/anthropic.ts). False when
+ * it was not loaded (and always under tsx and tap, where there are no chunks).
+ */
+export function unloadLazyChunk(name: string): boolean {
+  const exports = loaded.get(name);
+  if (!loaded.delete(name)) return false;
+  // Said once V8 has freed it (a debug line): what tells that nothing else held on to it.
+  if (typeof exports === 'object' && exports !== null) collected.register(exports, name);
+  return true;
+}
+
+const collected = new FinalizationRegistry<string>((name) => log.debug(`lazy chunk ${name}: unloaded and collected`));

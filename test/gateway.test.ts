@@ -119,3 +119,31 @@ t.test('/metrics counts turns, model calls and their failures, tool calls, deliv
   t.match(text, /^pinclaw_tool_calls_total\{tool="current_time",outcome="ok"\} 1$/m);
   t.match(text, /^pinclaw_deliveries_total\{channel="http",outcome="sent"\} 2$/m);
 });
+
+t.test('the idle release unloads the Anthropic SDK; the next turn loads it again and tells its errors apart', async (t) => {
+  const srv = await startAnthropicServer(textReply('unused'));
+  t.teardown(() => srv.close());
+  const gw = await startGateway({
+    PINCLAW_HOME: tempDir(),
+    PINCLAW_GATEWAY_TOKEN: 'r-token',
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: srv.url,
+    PINCLAW_CONDUCTOR_RELEASE_AFTER_IDLE_SECONDS: '1',
+    PINCLAW_LOG_LEVEL: 'debug',
+  });
+  t.teardown(() => gw.child.kill());
+  const auth = { authorization: 'Bearer r-token', 'content-type': 'application/json' };
+  const chat = async (session: string, text: string) =>
+    (await fetch(`${gw.url}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ session, text }) })).json() as Promise<{ reply: string; kind: string }>;
+  srv.enqueue(textReply('first'));
+  t.same(await chat('u', 'one'), { reply: 'first', kind: 'reply' });
+  // The bundle's stub of the chunk holds no reference: V8 frees the SDK once the provider drops it.
+  await gw.waitFor(/lazy chunk anthropic-sdk: unloaded and collected/);
+  srv.enqueue(textReply('second'));
+  t.same(await chat('u', 'two'), { reply: 'second', kind: 'reply' }, 'the SDK is loaded again');
+  // The error classes come from the SDK loaded now: a 400 is the API refusing, not a network error.
+  srv.enqueue(errorReply(400, 'invalid_request_error', 'bad field'));
+  const failed = await chat('u2', 'three');
+  t.match(failed, { kind: 'notice' });
+  t.match(failed.reply, /anthropic\/[^:]+: 400 bad field/, 'reported as the API status and message');
+});

@@ -108,7 +108,7 @@ t.test('limitMallocArenas sets glibc\'s arena limit and refuses a count below on
 });
 
 /** Runs `body` in a fresh Node with --expose-gc and the dev addon as `a`; returns its last line as JSON. */
-function inFreshNode(body: string): Record<string, number> {
+function inFreshNode<T>(body: string): T {
   const script = `const a = require(${JSON.stringify(addonStatus('pinclaw').path)});
 const anon = () => Number(/RssAnon:\\s+(\\d+)/.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
 // V8 frees array buffers' memory on a background thread after a collection: wait for it.
@@ -118,14 +118,14 @@ ${body}
 })();`;
   // A clean environment: tap's NODE_OPTIONS would load its loaders into the child and their memory.
   const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', env: cleanEnv() }).trim().split('\n');
-  return JSON.parse(out[out.length - 1]!) as Record<string, number>;
+  return JSON.parse(out[out.length - 1]!) as T;
 }
 
 t.test('fixMallocThresholds keeps a freed large block from raising glibc\'s thresholds for good', async (t) => {
   // A 16 MiB block comes and goes (glibc mmaps it, and by default raises its thresholds to its
   // size); then a 4 MiB one. With the thresholds raised it comes from the heap and stays resident
   // after free; with them fixed it is mmapped and unmapped by free.
-  const body = (fix: boolean) => inFreshNode(`
+  const body = (fix: boolean) => inFreshNode<{ fixed: boolean | null; kept: number }>(`
 const fixed = ${fix} ? a.fixMallocThresholds(128 * 1024) : null;
 let b = Buffer.allocUnsafeSlow(16 << 20); b.fill(1); b = null; await collect();
 const before = anon();
@@ -145,7 +145,7 @@ console.log(JSON.stringify({ fixed, kept: anon() - before }));`);
 t.test('reduceHeap gives back the heap pages a full collection keeps', async (t) => {
   // Many young objects, some living a while: V8 grows its young generation and takes old-space
   // pages; a full collection frees the objects but keeps the pages committed.
-  const body = (reduce: boolean) => inFreshNode(`
+  const body = (reduce: boolean) => inFreshNode<{ collected: number; after: number }>(`
 let keep = [];
 for (let i = 0; i < 300000; i++) { keep.push({ i, s: 'x'.repeat(20) + i, a: [i, i + 1] }); if (keep.length > 50000) keep = keep.slice(25000); }
 keep = null;
@@ -156,9 +156,9 @@ a.trimMemory();
 console.log(JSON.stringify({ collected, after: anon() }));`);
   const gcOnly = body(false);
   const reduced = body(true);
-  const label = (r: Record<string, number>) => `${r.collected!.toFixed(0)} → ${r.after!.toFixed(0)} MiB RssAnon`;
-  t.ok(reduced.collected! - reduced.after! > 20, `reduceHeap after a full collection: ${label(reduced)}`);
-  t.ok(reduced.collected! - reduced.after! > gcOnly.collected! - gcOnly.after! + 20, `more than another full collection gives: ${label(gcOnly)}`);
+  const label = (r: { collected: number; after: number }) => `${r.collected.toFixed(0)} → ${r.after.toFixed(0)} MiB RssAnon`;
+  t.ok(reduced.collected - reduced.after > 20, `reduceHeap after a full collection: ${label(reduced)}`);
+  t.ok(reduced.collected - reduced.after > gcOnly.collected - gcOnly.after + 20, `more than another full collection gives: ${label(gcOnly)}`);
   t.doesNotThrow(() => reference.reduceHeap(), 'the reference runs a full collection');
 });
 

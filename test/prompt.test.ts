@@ -2,7 +2,8 @@
 import t from 'tap';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildSystemPrompt, clockTime, FILE_CAP_CHARS, readSkills } from '../src/agent/prompt.js';
+import { clockTime } from '../src/local-time.js';
+import { buildSystemPrompt, FILE_CAP_CHARS, readSkills } from '../src/agent/prompt.js';
 import { ensureWorkspace, PROMPT_FILES } from '../src/agent/workspace.js';
 import { openDatabase } from '../src/store/db.js';
 import { loadSession, saveSession } from '../src/store/sessions.js';

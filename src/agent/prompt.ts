@@ -1,6 +1,7 @@
 // The system prompt: identity, time, runtime and board, the workspace files (each capped), the
 // skills summary, and whatever the memory hook contributes.
 import { frontMatter } from './front-matter.js';
+import { dayText, systemZone } from '../local-time.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -61,29 +62,11 @@ export function readSkills(workspace: string): Skill[] {
   return skills;
 }
 
-// ICU formatters are costly to build and hold native memory: one per time zone, reused.
-const formats = new Map<string, Intl.DateTimeFormat>();
-function dateFormat(tz: string): Intl.DateTimeFormat {
-  let f = formats.get(tz);
-  if (!f) formats.set(tz, (f = new Intl.DateTimeFormat('en-GB', { timeZone: tz, dateStyle: 'full' })));
-  return f;
-}
-const clocks = new Map<string, Intl.DateTimeFormat>();
-/** "HH:MM" in the given zone (undefined: the system zone). */
-export function clockTime(now: Date, tz: string | undefined): string {
-  const key = tz ?? '';
-  let f = clocks.get(key);
-  if (!f) clocks.set(key, (f = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', hour12: false })));
-  return f.format(now);
-}
-
-let systemZone: string | undefined;
-
 export function buildSystemPrompt(p: PromptInput): string {
-  const tz = p.timezone ?? (systemZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone);
+  const tz = p.timezone ?? systemZone();
   // Day granularity keeps the prompt byte-identical for a day, so its cache entry stays valid; each
   // user message carries its own time of day.
-  const local = dateFormat(tz).format(p.now);
+  const local = dayText(p.now, tz);
   const parts: string[] = [
     'You are pinclaw, a personal AI agent running on a small Linux computer that belongs to your owner. You can act on its hardware through tools.',
     `## Date\nToday is ${local}, time zone ${tz}. Each message starts with the time it was sent.`,

@@ -4,7 +4,7 @@
 // child's session). The bounds: model calls (the loop's iteration cap), tokens (summed from the
 // usage of each call, checked before the next) and wall-clock time (an abort).
 import { runAgentLoop } from '../agent/loop.js';
-import { clockTime } from '../agent/prompt.js';
+import { clockTime, dayText, systemZone } from '../local-time.js';
 import type { ContentBlock, Message, Provider, Usage } from '../agent/types.js';
 import type { PinclawConfig } from '../config/schema.js';
 import type { Db } from '../store/db.js';
@@ -64,8 +64,8 @@ function lastText(messages: readonly Message[]): string {
 }
 
 function systemPrompt(now: Date, tz: string | undefined, bounds: SpawnBounds, tools: readonly string[]): string {
-  const zone = tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const day = new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'full' }).format(now);
+  const zone = tz ?? systemZone();
+  const day = dayText(now, zone);
   return [
     'You are a sub-agent of pinclaw, a personal AI agent on a small Linux computer. The main agent gave you one task. Do it with the tools you have, then answer with the result: the main agent reads your final text, the owner does not.',
     `## Date\nToday is ${day}, time zone ${zone}; the task was given at ${clockTime(now, zone)}.`,

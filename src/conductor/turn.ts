@@ -2,7 +2,8 @@
 // compacted when needed, run through the agent loop, and the outcome handed back as data.
 import { compact, describeFailure, estimateContext } from '../agent/compaction.js';
 import { runAgentLoop, contextTokens, type LoopEvent } from '../agent/loop.js';
-import { buildSystemPrompt, clockTime } from '../agent/prompt.js';
+import { clockTime } from '../local-time.js';
+import { buildSystemPrompt } from '../agent/prompt.js';
 import type { TokenCounter } from '../agent/tokens.js';
 import type { Message, Provider } from '../agent/types.js';
 import type { PinclawConfig } from '../config/schema.js';

@@ -1,15 +1,8 @@
 // current_time: the model knows the date from its prompt (day granularity, to keep the prompt
 // cacheable) but not the time of day mid-turn, nor the time in another zone.
+// The host's zone is formatted without ICU (src/local-time.ts says why).
+import { dateTimeText, knownZone, systemZone } from '../local-time.js';
 import type { Tool } from './types.js';
-
-function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function currentTimeTool(opts: { timezone?: string; now?: () => Date } = {}): Tool {
   return {
@@ -23,11 +16,10 @@ export function currentTimeTool(opts: { timezone?: string; now?: () => Date } = 
     },
     async execute(input) {
       const { timezone } = input as { timezone?: string };
-      const zone = timezone ?? opts.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-      if (!validZone(zone)) return { content: `unknown time zone '${zone}'; use an IANA name such as "Europe/Berlin"`, isError: true };
+      const zone = timezone ?? opts.timezone ?? systemZone();
+      if (!knownZone(zone)) return { content: `unknown time zone '${zone}'; use an IANA name such as "Europe/Berlin"`, isError: true };
       const now = opts.now?.() ?? new Date();
-      const local = new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'full', timeStyle: 'long' }).format(now);
-      return { content: `${local} (${zone})\nISO 8601 UTC: ${now.toISOString()}` };
+      return { content: `${dateTimeText(now, zone)} (${zone})\nISO 8601 UTC: ${now.toISOString()}` };
     },
   };
 }

@@ -4,7 +4,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ClientOptions } from '@anthropic-ai/sdk';
 import { format } from 'node:util';
+import { unloadLazyChunk } from '../../lazy-chunk.js';
 import { log } from '../../log.js';
+import { onRelease } from '../../release.js';
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
 import { AnthropicCollector } from './anthropic-stream.js';
@@ -36,9 +38,18 @@ const sdkLogger: NonNullable<ClientOptions['logger']> = {
 };
 
 type Sdk = typeof Anthropic;
-let sdk: Promise<Sdk> | undefined;
-/** The SDK is a lazy chunk (src/lazy-chunk.ts): loaded by the first request, not at start. */
-const loadSdk = (): Promise<Sdk> => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
+/**
+ * The SDK is a lazy chunk (src/lazy-chunk.ts): loaded by the first request, not at start, and dropped
+ * by the idle release with every client made from it (they are keyed by provider here, nowhere else),
+ * so that its code and source (1.9 MiB of V8 heap) leave the process until the next request. The
+ * release runs only when no turn is running, so no request is in flight with the dropped SDK.
+ */
+let loaded: { sdk: Promise<Sdk>; clients: WeakMap<object, Anthropic> } | undefined;
+const sdkState = () => (loaded ??= { sdk: import('@anthropic-ai/sdk').then((m) => m.default), clients: new WeakMap() });
+onRelease('anthropic-sdk', () => {
+  loaded = undefined;
+  unloadLazyChunk('anthropic-sdk');
+});
 
 function classify(Anthropic: Sdk, err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
   if (deadline.expired() || err instanceof Anthropic.APIConnectionTimeoutError) return errors.timeout(timeoutMs, err);
@@ -59,23 +70,28 @@ function classify(Anthropic: Sdk, err: unknown, errors: ErrorFactory, deadline: 
 export function anthropicProvider(model: string, s: AnthropicSettings): Provider {
   const id = `anthropic/${model}`;
   const errors = new ErrorFactory(id, [s.apiKey]);
-  let client: Anthropic | undefined;
+  const key = {};
   return {
     id,
     async complete(req: ProviderRequest, onEvent?: (e: ProviderEvent) => void): Promise<ProviderResponse> {
       // Mapping happens outside the try: a bug there must not pass for a network error and be retried.
       const params = toAnthropicRequest(model, req);
       const collector = new AnthropicCollector(onEvent && ((text) => onEvent({ type: 'text_delta', text })));
-      const Sdk = await loadSdk();
-      client ??= new Sdk({
-        apiKey: s.apiKey,
-        baseURL: s.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
-        maxRetries: 0,
-        timeout: s.timeoutMs,
-        logger: sdkLogger,
-        logLevel: 'warn',
-        openTelemetry: false,
-      });
+      const state = sdkState();
+      const Sdk = await state.sdk;
+      let client = state.clients.get(key);
+      if (!client) {
+        client = new Sdk({
+          apiKey: s.apiKey,
+          baseURL: s.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+          maxRetries: 0,
+          timeout: s.timeoutMs,
+          logger: sdkLogger,
+          logLevel: 'warn',
+          openTelemetry: false,
+        });
+        state.clients.set(key, client);
+      }
       const deadline = startDeadline(s.timeoutMs, req.signal);
       let streaming = false;
       try {

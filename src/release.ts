@@ -32,3 +32,26 @@ export function releaseCaches(): string[] {
   }
   return done;
 }
+
+const workListeners = new Set<() => void>();
+
+/**
+ * Says that work outside turns (the memory's re-index after a file changed, its background embedding)
+ * has just loaded what the release frees (the embedder): a quiet gateway's release timer starts
+ * again from now, so that it is freed again (src/conductor/idle-memory.ts listens).
+ */
+export function backgroundWorkDone(): void {
+  for (const listener of [...workListeners]) {
+    try {
+      listener();
+    } catch (err) {
+      log.warn(`memory: a listener of background work failed: ${errorMessage(err)}`);
+    }
+  }
+}
+
+/** Called at each backgroundWorkDone(); returns a function that removes it. */
+export function onBackgroundWork(listener: () => void): () => void {
+  workListeners.add(listener);
+  return () => workListeners.delete(listener);
+}

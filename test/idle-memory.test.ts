@@ -5,7 +5,7 @@ import t from 'tap';
 import { join } from 'node:path';
 import { idleMemory } from '../src/conductor/idle-memory.js';
 import { setLogSink } from '../src/log.js';
-import { onRelease, releaseCaches } from '../src/release.js';
+import { backgroundWorkDone, onRelease, releaseCaches } from '../src/release.js';
 import { openDatabase } from '../src/store/db.js';
 import { tempDir } from './support/proc.js';
 
@@ -86,4 +86,29 @@ t.test('the local embedder is dropped with the caches and loads again, giving th
   t.ok(releaseCaches().includes('embedder'));
   const [after] = await e.embed(['turn the thermostat down']);
   t.same(Array.from(after!), Array.from(before!), 'the reloaded backend embeds alike');
+});
+
+t.test('work done while quiet (the memory re-indexing a file) starts the quiet time again; not under a turn', async (t) => {
+  let released = 0;
+  const off = onRelease('test-work', () => released++);
+  t.teardown(off);
+  const idle = idleMemory(300);
+  t.teardown(() => idle.stop());
+  idle.quiet();
+  await sleep(200);
+  backgroundWorkDone(); // the embedder was loaded again 200 ms into the quiet time
+  await sleep(200);
+  t.equal(released, 0, 'not 300 ms after going quiet: the work restarted the wait');
+  await sleep(200);
+  t.equal(released, 1, 'released 300 ms after the work');
+  idle.busy();
+  backgroundWorkDone();
+  await sleep(400);
+  t.equal(released, 1, "during a turn the work changes nothing: the turn's end starts the quiet time");
+  idle.stop();
+  idle.quiet();
+  await sleep(200);
+  backgroundWorkDone();
+  await sleep(200);
+  t.equal(released, 2, 'a stopped one no longer listens: the work 200 ms in did not move the release at 300 ms');
 });

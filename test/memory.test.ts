@@ -17,6 +17,7 @@ import { openaiEmbedder } from '../src/memory/embedders/openai.js';
 import type { Embedder } from '../src/memory/types.js';
 import { errorReply, startEmbeddingsServer, vectors } from './support/embeddings-server.js';
 import { tempDir } from './support/proc.js';
+import { onBackgroundWork } from '../src/release.js';
 
 const count = (s: string) => Math.ceil(s.split(/\s+/).filter(Boolean).length * 1.3);
 
@@ -259,4 +260,28 @@ t.test('a long-running process embeds in the background what has no vector of th
   for (let i = 0; i < 200 && m.unembedded() > 0; i++) await new Promise((r) => setTimeout(r, 10));
   t.equal(m.unembedded(), 0, 'all embedded');
   t.equal((await m.search('the cat eats at six', { mode: 'vector' }))[0]!.text, 'the cat eats at six', 'and searchable by vector');
+});
+
+t.test('a watching process says when its background work is done, so a quiet gateway releases the embedder again', async (t) => {
+  const srv = await startEmbeddingsServer(vectors({ dims: 8 }));
+  t.teardown(() => srv.close());
+  const h = home(t);
+  for (const text of ['the dog walker comes at noon', 'the plants need water']) await open(h, null).store(text);
+  const config = defaults();
+  config.memory.embedder = 'openai';
+  config.memory.openai.baseUrl = `${srv.url}/v1`;
+  const paths = { home: h.dir, workspace: h.workspace, cache: h.cacheDir } as Parameters<typeof memoryHolder>[0]['paths'];
+  let done = 0;
+  t.teardown(onBackgroundWork(() => done++));
+  const gateway = memoryHolder({ db: h.db, paths, config, env: {} });
+  const stop = gateway.watchFiles(50);
+  t.teardown(stop);
+  const m = await gateway.get();
+  for (let i = 0; i < 200 && done === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  t.equal(m.unembedded(), 0, 'the background embedding ran');
+  t.equal(done, 1, 'and said so once it ended');
+  writeFileSync(join(h.workspace, 'MEMORY.md'), '# Memory\n\nThe boiler is serviced every October.\n');
+  for (let i = 0; i < 300 && done === 1; i++) await new Promise((r) => setTimeout(r, 10));
+  t.equal(done, 2, 'a re-index after a file changed says so too');
+  t.equal((await m.search('boiler serviced'))[0]?.text.includes('boiler'), true, 'the changed file was indexed');
 });

@@ -12,7 +12,7 @@
 // that finds no work does not postpone the release for ever.
 import { log } from '../log.js';
 import { reduceHeap, trimFilePages, trimMemory } from '../native/index.js';
-import { releaseCaches } from '../release.js';
+import { onBackgroundWork, releaseCaches } from '../release.js';
 
 const SETTLE_MS = 1000;
 
@@ -48,6 +48,19 @@ export function idleMemory(releaseAfterMs: number): IdleMemory {
     clearTimeout(releaseTimer);
     settleTimer = releaseTimer = undefined;
   };
+  const startQuiet = () => {
+    quietSince = Date.now();
+    // unref'd: memory housekeeping never keeps a process (a CLI turn) alive.
+    settleTimer = setTimeout(settle, SETTLE_MS).unref();
+    if (releaseAfterMs > 0) releaseTimer = setTimeout(release, releaseAfterMs).unref();
+  };
+  // Work done while quiet (the memory's re-index) loaded what the release frees: quiet from now.
+  // While a turn runs there is nothing to do: its end starts the quiet time.
+  const offWork = onBackgroundWork(() => {
+    if (quietSince === null) return;
+    clear();
+    startQuiet();
+  });
   return {
     busy() {
       clear();
@@ -55,14 +68,12 @@ export function idleMemory(releaseAfterMs: number): IdleMemory {
     },
     quiet() {
       if (quietSince !== null) return;
-      quietSince = Date.now();
-      // unref'd: memory housekeeping never keeps a process (a CLI turn) alive.
-      settleTimer = setTimeout(settle, SETTLE_MS).unref();
-      if (releaseAfterMs > 0) releaseTimer = setTimeout(release, releaseAfterMs).unref();
+      startQuiet();
     },
     stop() {
       clear();
       quietSince = null;
+      offWork();
     },
   };
 }

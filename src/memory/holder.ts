@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { PinclawConfig } from '../config/schema.js';
 import { errorMessage, PinclawError } from '../errors.js';
 import { log } from '../log.js';
+import { backgroundWorkDone } from '../release.js';
 import { getTokenizer } from '../native/tokenizer.js';
 import type { Paths } from '../paths.js';
 import type { Db } from '../store/db.js';
@@ -68,7 +69,10 @@ export function memoryHolder(o: { db: Db; paths: Paths; config: PinclawConfig; e
         lastTenth = tenth;
         log.info(`memory: embedding with ${id}: ${done} of ${total} chunks`);
       }
-    }).catch((err: unknown) => log.warn(`memory: background embedding stopped: ${errorMessage(err)}`));
+    }).then(backgroundWorkDone, (err: unknown) => {
+      log.warn(`memory: background embedding stopped: ${errorMessage(err)}`);
+      backgroundWorkDone();
+    });
   };
   const open = async (): Promise<Memory> => {
     const [{ createEmbedder }, { openMemory }] = await Promise.all([import('./embedders/index.js'), import('./memory.js')]);
@@ -99,7 +103,7 @@ export function memoryHolder(o: { db: Db; paths: Paths; config: PinclawConfig; e
         if (!opened) return; // not opened yet: the first use indexes them anyway
         opened.syncFiles().then((r) => {
           if (r.changed.length || r.removed.length) log.info(`memory: re-indexed ${[...r.changed, ...r.removed].join(', ')}`);
-        }, (err: unknown) => log.warn(`memory: re-indexing the memory files failed: ${errorMessage(err)}`));
+        }, (err: unknown) => log.warn(`memory: re-indexing the memory files failed: ${errorMessage(err)}`)).finally(backgroundWorkDone);
       };
       const changed = (name: string | null) => {
         if (name && !name.endsWith('.md')) return;

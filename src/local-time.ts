@@ -32,7 +32,10 @@ export function hostZoneName(env: NodeJS.ProcessEnv = process.env, localtime = '
     }
   }
   if (name === undefined || !IANA.test(name)) return undefined;
-  return UTC_ALIASES.has(name) ? 'UTC' : name;
+  if (UTC_ALIASES.has(name)) return 'UTC';
+  // A digit without a slash is a POSIX rule ("CET-1CEST", "UTC0") or a legacy name ("EST5EDT"):
+  // Intl knows what ICU makes of it.
+  return !name.includes('/') && /\d/.test(name) ? undefined : name;
 }
 
 let hostZone: string | undefined;

@@ -20,6 +20,9 @@ t.test('the host zone is read from TZ, else from the /etc/localtime link', async
   t.equal(hostZoneName({ TZ: ':America/New_York' }, none), 'America/New_York', 'the leading colon of TZ is dropped');
   t.equal(hostZoneName({ TZ: 'Etc/UTC' }, none), 'UTC', 'aliases of UTC are UTC, as ICU says');
   t.equal(hostZoneName({ TZ: 'CET-1CEST,M3.5.0,M10.5.0/3' }, none), undefined, 'a POSIX rule is left to Intl');
+  t.equal(hostZoneName({ TZ: 'CET-1CEST' }, none), undefined, 'a short POSIX rule too');
+  t.equal(hostZoneName({ TZ: 'EST5EDT' }, none), undefined, 'and a legacy name with an offset in it');
+  t.equal(hostZoneName({ TZ: 'Etc/GMT+3' }, none), 'Etc/GMT+3', 'a fixed-offset zone has its slash');
   t.equal(hostZoneName({}, link('a', '/usr/share/zoneinfo/Europe/Berlin')), 'Europe/Berlin');
   t.equal(hostZoneName({ TZ: '' }, link('b', '../usr/share/zoneinfo/posix/Asia/Tokyo')), 'Asia/Tokyo', 'posix/ is not part of the name');
   t.equal(hostZoneName({}, link('c', '/usr/share/zoneinfo/Etc/UTC')), 'UTC');

@@ -3,13 +3,14 @@
 //     executable, the addons and the libraries that the turns touched leave the process's page
 //     tables (trimFilePages): both cheap to undo, what the next turn runs faults back in.
 //   conductor.releaseAfterIdleSeconds quiet (60 by default; 0 never): also what only turns need
-//     (src/release.ts: rank tables, the embedder, SQLite's page cache), then V8's low-memory
+//     (src/release.ts: rank tables, the embedder, SQLite's page cache, the Anthropic SDK), then V8's low-memory
 //     collection (reduceHeap: compaction, and the young generation and V8's page pool shrunk, which
 //     a plain gc() leaves), so that native memory held by collected handles is freed too, then the
 //     same trims. The next turn loads what it needs again, tens of milliseconds.
 // Idle is decided by the conductor, which knows when turns run: quiet() when none is running,
 // busy() when one starts. quiet() again without a busy() in between changes nothing, so a pump
-// that finds no work does not postpone the release for ever.
+// that finds no work does not postpone the release for ever. Work outside turns that loads what the
+// release frees (the memory's re-index, src/release.ts backgroundWorkDone) starts the quiet time again.
 import { log } from '../log.js';
 import { reduceHeap, trimFilePages, trimMemory } from '../native/index.js';
 import { onBackgroundWork, releaseCaches } from '../release.js';

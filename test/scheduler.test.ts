@@ -624,3 +624,36 @@ t.test('--deliver telegram:42: the gateway delivers the job\'s reply to that cha
   const runs = await eventually(() => cronJson<RunJson[]>(env, 'runs', '1'), (rs) => rs.some((r) => r.outcome === 'ok'), 'an answered run');
   t.match(runs.find((r) => r.outcome === 'ok'), { reply: 'Time to water the plants.' });
 });
+
+t.test('cron run ID on a job with --deliver: printed here, and delivered to its chat by the gateway (at its start, or running)', async (t) => {
+  const tg = await startTelegramApi();
+  tg.addChat({ id: 42, type: 'private', first_name: 'Ada' });
+  const llm = await startAnthropicServer(textReply('unused'));
+  t.teardown(async () => Promise.all([tg.close(), llm.close()]));
+  const home = tempDir();
+  // Long polls of 50 s: the running gateway finds the second reply through its 10 s wake, not a poll.
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 50, debounceMs: 0, streaming: false } } }));
+  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_HEARTBEAT_EVERY: '0' });
+  cronJson(env, 'add', '--every', '1h', '--message', 'remind the owner to water the plants', '--deliver', 'telegram:42');
+  // No gateway yet: the reply waits in the queue.
+  llm.enqueue(textReply('Water the plants.'));
+  const first = await runPinclawAsync(['cron', 'run', '1'], { env });
+  t.equal(first.code, 0, first.stderr);
+  t.equal(first.stdout, 'Water the plants.\n');
+  t.match(first.stderr, /queued for telegram:42: a running gateway delivers it within 10 s, or when it starts/);
+  t.notOk(tg.sent.some((m) => m.chatId === 42), 'nothing reached the chat without a gateway');
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
+  t.teardown(() => gw.child.kill('SIGKILL'));
+  await tg.waitFor(() => tg.sent.some((m) => m.chatId === 42 && m.text === 'Water the plants.'), 30_000);
+  t.pass('the gateway delivered it when it started');
+  // With the gateway running: it finds the queued reply at its next wake.
+  llm.enqueue(textReply('Water them again.'));
+  const second = await runPinclawAsync(['cron', 'run', '1', '--json'], { env });
+  t.equal(second.code, 0, second.stderr);
+  t.match(JSON.parse(second.stdout), { kind: 'manual', reply: 'Water them again.', queuedFor: 'telegram:42' });
+  await tg.waitFor(() => tg.sent.some((m) => m.chatId === 42 && m.text === 'Water them again.'), 30_000);
+  t.equal(tg.sent.filter((m) => m.chatId === 42).length, 2, 'each reply once');
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  t.match(cronJson<RunJson[]>(env, 'runs', '1'), [{ kind: 'manual', outcome: 'ok' }, { kind: 'manual', outcome: 'ok' }]);
+});

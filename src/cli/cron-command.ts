@@ -3,8 +3,9 @@
 // in the lazy chunk 'scheduler' with croner, which only `add` and `resume` evaluate.
 //
 // `run ID` is the owner trying a job out: it runs once now in this process, through the queue and a
-// conductor as `pinclaw agent` does, in the job's session, and the reply is printed here (not sent to
-// the job's channel). The run log records it as manual.
+// conductor as `pinclaw agent` does, in the job's session, and the reply is printed here; a job with
+// --deliver also gets it on its channel, queued for the gateway (which serves that channel). The run
+// log records it as manual.
 import { execSandbox } from '../sandbox/detect.js';
 import { loadConfig } from '../config/index.js';
 import type { PinclawConfig } from '../config/schema.js';
@@ -16,10 +17,10 @@ import { createRuntime } from '../conductor/runtime.js';
 import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase, type Db } from '../store/db.js';
-import type { OutboundRow } from '../store/queue.js';
+import { recordOutbound, type OutboundRow } from '../store/queue.js';
 import type { ConfirmRequest } from '../tools/types.js';
 import { JobInputError, pauseJob, prepareJob, resumeJob, type JobField } from '../scheduler/job-input.js';
-import { getJob } from '../scheduler/jobs.js';
+import { CRON_CHANNEL, getJob } from '../scheduler/jobs.js';
 import { insertJob, lastRun, listJobs, recordRun, removeJob, runById, runsOf } from '../scheduler/runs.js';
 import { runText } from '../scheduler/fire.js';
 import { jobJson, jobLine, runJson, runLine } from '../scheduler/view.js';
@@ -170,9 +171,16 @@ async function run(id: number, ctx: CliContext): Promise<number> {
         conductor.submit({ sessionKey: job.session_key, channel: 'cli', chatId: 'local', sender: 'cron', text: runText(job, 'manual', 0), meta: { cron: { jobId: id, runId, scheduledAt: now, kind: 'manual' } } }).id);
       if (fired.status !== 'fired' || fired.inboundId === null) throw new PinclawError(`job ${id} could not be run now (${fired.status}); try again`);
       const out = await conductor.delivered(fired.inboundId);
+      // The job's readers are on its --deliver channel, which the gateway serves: the reply is also
+      // queued there, for a running gateway to deliver within its wake interval (10 s) or at its start.
+      const queuedFor = job.channel !== CRON_CHANNEL && out.kind === 'reply' ? `${job.channel}:${job.chat_id}` : undefined;
+      if (queuedFor) {
+        recordOutbound(db, { idempotencyKey: `cron-run:${fired.runId}`, inboundId: null, sessionKey: job.session_key, channel: job.channel, chatId: job.chat_id, text: out.text, kind: 'reply' });
+        if (!ctx.json) ctx.err(`queued for ${queuedFor}: a running gateway delivers it within 10 s, or when it starts`);
+      }
       if (ctx.json) {
         const r = runById(db, fired.runId);
-        ctx.out(JSON.stringify(r ? { ...runJson(r), reply: out.text } : { reply: out.text }, null, 2));
+        ctx.out(JSON.stringify({ ...(r ? runJson(r) : {}), reply: out.text, ...(queuedFor ? { queuedFor } : {}) }, null, 2));
       }
       return out.kind === 'reply' ? 0 : 1;
     } finally {

@@ -31,6 +31,8 @@ import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw gateway [--host H] [--port N]';
 const DRAIN_MS = 10_000;
+/** How often the gateway looks at the queue for what other processes put there (see conductor.wake). */
+const WAKE_MS = 10_000;
 
 function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -147,6 +149,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     // Under systemd with WatchdogSec=: WATCHDOG=1 only while the loop keeps up and the database takes writes.
     const watchdog = startWatchdog({ env: ctx.env, write: aliveWriter(db) });
     if (watchdog) stops.push(watchdog.stop);
+    // Other processes share the queue: a reply `pinclaw cron run` queued for a channel served here.
+    const waker = setInterval(() => conductor.wake(), WAKE_MS).unref();
+    stops.push(() => clearInterval(waker));
 
     const sig = await signal;
     log.info(`${sig}: draining`);

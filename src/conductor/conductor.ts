@@ -65,6 +65,11 @@ export interface Conductor {
   delivered(inboundId: number): Promise<OutboundRow>;
   /** Tries the channel's undelivered replies now (it has just come back), not at their retry time. */
   retryDelivery(channel: string): void;
+  /**
+   * Looks at the queue again for what another process put there (a reply `pinclaw cron run` queued
+   * for a channel only the gateway serves): a delivery pass per channel, then the pump.
+   */
+  wake(): void;
 }
 
 /** Fault injection for the crash-recovery tests: PINCLAW_CRASH_AT names a point to die at. */
@@ -248,6 +253,11 @@ export function createConductor(opts: ConductorOptions): Conductor {
           resolve(done);
         }
       });
+    },
+    wake() {
+      if (!started || stopping) return;
+      for (const d of deliverers.values()) d.kick();
+      pump();
     },
     retryDelivery(channel) {
       if (!started || stopping) return;

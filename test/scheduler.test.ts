@@ -605,15 +605,21 @@ t.test('the gateway fires an --every 1s job through the queue; its reply is logg
   t.ok(Date.parse(list[0]!.nextRun!) > 0);
 });
 
-t.test('--deliver telegram:42: the gateway delivers the job\'s reply to that chat', async (t) => {
+/** A home with Telegram set up against the stand-in (chat 42 opened) and a model stand-in. */
+async function withTelegram(t: Test, reply: string, pollTimeoutSeconds: number) {
   const tg = await startTelegramApi();
   // The owner's chat with the bot (Telegram delivers only to chats a user opened).
   tg.addChat({ id: 42, type: 'private', first_name: 'Ada' });
-  const llm = await startAnthropicServer(textReply('Time to water the plants.'));
+  const llm = await startAnthropicServer(textReply(reply));
   t.teardown(async () => Promise.all([tg.close(), llm.close()]));
   const home = tempDir();
-  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0, streaming: false } } }));
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds, debounceMs: 0, streaming: false } } }));
   const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_HEARTBEAT_EVERY: '0' });
+  return { tg, llm, env };
+}
+
+t.test('--deliver telegram:42: the gateway delivers the job\'s reply to that chat', async (t) => {
+  const { tg, env } = await withTelegram(t, 'Time to water the plants.', 2);
   const job = cronJson<JobView>(env, 'add', '--every', '1s', '--message', 'remind the owner to water the plants', '--deliver', 'telegram:42');
   t.match(job, { deliver: 'telegram:42', session: 'telegram:42' });
   const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
@@ -626,14 +632,8 @@ t.test('--deliver telegram:42: the gateway delivers the job\'s reply to that cha
 });
 
 t.test('cron run ID on a job with --deliver: printed here, and delivered to its chat by the gateway (at its start, or running)', async (t) => {
-  const tg = await startTelegramApi();
-  tg.addChat({ id: 42, type: 'private', first_name: 'Ada' });
-  const llm = await startAnthropicServer(textReply('unused'));
-  t.teardown(async () => Promise.all([tg.close(), llm.close()]));
-  const home = tempDir();
   // Long polls of 50 s: the running gateway finds the second reply through its 10 s wake, not a poll.
-  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 50, debounceMs: 0, streaming: false } } }));
-  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_HEARTBEAT_EVERY: '0' });
+  const { tg, llm, env } = await withTelegram(t, 'unused', 50);
   cronJson(env, 'add', '--every', '1h', '--message', 'remind the owner to water the plants', '--deliver', 'telegram:42');
   // No gateway yet: the reply waits in the queue.
   llm.enqueue(textReply('Water the plants.'));

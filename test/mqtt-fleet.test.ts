@@ -317,9 +317,10 @@ t.test('two gateway processes as a fleet: the agent on house reads the time on s
     hardware: { devices: [{ name: 'bench', port: mcuUrl, board: 'arduino-uno' }] },
   });
   const house = gateway({ mqtt: { url: b.url, nodeId: 'house', fleet: { key: 'fleet-secret', timeoutMs: 5_000 } } }, { PINCLAW_GATEWAY_TOKEN: 'house-token' });
-  await shed.waitFor(/mqtt: connected to .* as shed/);
+  // Subscribed, not just connected: a request published before shed's subscription is taken is lost.
+  await shed.waitFor(/mqtt: subscribed to .*shed\/fleet\/req/);
   const m = await house.waitFor(/gateway listening on (http:\/\/\S+)/);
-  await house.waitFor(/mqtt: connected to .* as house/);
+  await house.waitFor(/mqtt: subscribed to .*house\/fleet\/res/);
   await shed.waitFor(/gateway listening/);
 
   llm.enqueue(

@@ -117,6 +117,8 @@ t.test('chat round trip: chat/in to the agent, the reply on chat/out with inRepl
   const gw = await f.gateway();
   const w = await client(t, b, [STATUS]);
   await until('online', () => w.got.some((m) => m.text === 'online'), 20_000, gw.stderr);
+  // Online is said before the subscription is taken; a message published in between would be lost.
+  await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
   await p.c.publishAsync(IN, JSON.stringify({ session: 'kitchen', text: 'is the oven off', id: 'c1' }), { qos: 1 });
   const reply = await until('the reply', () => p.got.find((m) => m.json?.inReplyTo === 'c1'), 30_000, gw.stderr);
   t.match(reply.json, { session: 'kitchen', text: 'echo: is the oven off', inReplyTo: 'c1', kind: 'reply' });
@@ -147,6 +149,7 @@ t.test('the broker is down when the gateway starts: it serves, says why, and goe
   await b.start();
   const p = await client(t, b, [OUT, STATUS]);
   await until('online', () => p.got.some((m) => m.topic === STATUS && m.text === 'online'), 30_000, gw.stderr);
+  await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
   await p.c.publishAsync(IN, JSON.stringify({ session: 'late', text: 'are you there', id: 'late-1' }), { qos: 1 });
   const reply = await until('the reply', () => p.got.find((m) => m.json?.inReplyTo === 'late-1'), 30_000, gw.stderr);
   t.equal(reply.json!.text, 'echo: are you there');
@@ -164,6 +167,7 @@ t.test('broker restarted with messages in flight: every QoS 1 message answered e
   // is back, and replies published while it is away wait for it at the broker.
   const sender = await client(t, b, [OUT, STATUS], { clientId: 'sender-d', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 3600 } });
   await until('online', () => sender.got.some((m) => m.topic === STATUS && m.text === 'online'), 20_000, gw.stderr);
+  await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
   const say = (i: number) => sender.c.publishAsync(IN, JSON.stringify({ session: `s${i}`, text: `message ${i}`, id: `d${i}` }), { qos: 1 });
   const half = N / 2;
   for (let i = 0; i < half; i++) await say(i);

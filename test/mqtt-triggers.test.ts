@@ -69,7 +69,8 @@ t.test('a real broker: matches become messages, debounced and rate-limited; reta
   t.teardown(() => pub.endAsync());
   // Old state, retained before pinclaw subscribes: not a trigger.
   await pub.publishAsync('home/door', '{"contact":false}', { qos: 1, retain: true });
-  const link = openMqttLink({ settings: { ...defaults().mqtt, url: b.url, nodeId: 'n1' }, log: quiet });
+  const linkInfo: string[] = [];
+  const link = openMqttLink({ settings: { ...defaults().mqtt, url: b.url, nodeId: 'n1' }, log: { ...quiet, info: (m: string) => linkInfo.push(m) } });
   t.teardown(() => link.close());
   const submitted: NewInbound[] = [];
   const warnings: string[] = [];
@@ -86,9 +87,9 @@ t.test('a real broker: matches become messages, debounced and rate-limited; reta
     log: { ...quiet, warn: (m: string) => warnings.push(m) },
   });
   t.teardown(() => triggers.stop());
-  await until(() => link.connected(), 'connected');
-  // A round trip on a topic of ours proves the subscriptions are in place before the test publishes.
-  await new Promise((r) => setTimeout(r, 300));
+  // The broker has acknowledged both filters before the test publishes (connected alone is too early).
+  const subscribed = () => linkInfo.filter((l) => l.startsWith('mqtt: subscribed to ')).join(', ');
+  await until(() => subscribed().includes('home/door') && subscribed().includes('home/+/temp'), 'both subscriptions');
   await pub.publishAsync('home/door', '{"contact":true}', { qos: 1 });
   await pub.publishAsync('home/door', 'not json', { qos: 1 });
   await pub.publishAsync('home/door', '{"contact":false}', { qos: 1 });
@@ -136,7 +137,9 @@ t.test('through a gateway: a matching message starts one turn; the others reach 
   }));
   const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url }) });
   t.teardown(() => gw.child.kill('SIGKILL'));
-  await gw.waitFor(/mqtt: connected to .* as garage/);
+  // Subscribed, not just connected: a message published before the broker took the subscription
+  // reaches nobody (it is not retained).
+  await gw.waitFor(/mqtt: subscribed to .*sensors\/garage/);
   const pub = await mqtt.connectAsync(b.url, { clientId: 'co2-sensor' });
   t.teardown(() => pub.endAsync());
   const out: string[] = [];

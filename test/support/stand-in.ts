@@ -17,8 +17,8 @@ export interface StandIn<R> {
   url: string;
   requests: Recorded[];
   enqueue(...steps: Step<R>[]): void;
-  /** resolves when the server has received `n` requests in total */
-  received(n: number): Promise<void>;
+  /** resolves when the server has received `n` requests in total; fails after `ms` (default 60 s) naming how many came */
+  received(n: number, ms?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,7 +57,24 @@ export async function startStandIn<R>(answer: (res: ServerResponse, reply: R, re
     url: `http://127.0.0.1:${port}`,
     requests,
     enqueue: (...steps) => void script.push(...steps),
-    received: (n) => new Promise((resolve) => (requests.length >= n ? resolve() : waiters.push({ n, resolve }))),
+    // A deadline, so a request that never comes fails its test with a reason instead of hanging
+    // until the runner's timeout.
+    received: (n, ms = 60_000) =>
+      new Promise((resolve, reject) => {
+        if (requests.length >= n) return resolve();
+        const w = {
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(w), 1);
+          reject(new Error(`the stand-in received ${requests.length} of ${n} requests within ${ms} ms`));
+        }, ms);
+        waiters.push(w);
+      }),
     close: () =>
       new Promise((r) => {
         for (const s of sockets) s.destroy();

@@ -244,7 +244,14 @@ export function openMqttLink(o: OpenOptions): MqttLink {
     // hand a trigger the same old state again.
     client.subscribe(filters.map((f) => f), { qos: 1, ...(v5 ? { rh: 1 } : {}) }, (err, granted) => {
       if (err) return log.error(`mqtt: subscribing ${filters.join(', ')} failed: ${errorMessage(err)}`);
-      for (const g of granted ?? []) if (g.qos === 128) log.error(`mqtt: the broker refused the subscription ${g.topic} (not authorized?)`);
+      const taken: string[] = [];
+      for (const g of granted ?? []) {
+        if (g.qos === 128) log.error(`mqtt: the broker refused the subscription ${g.topic} (not authorized?)`);
+        else taken.push(g.topic);
+      }
+      // Said once the broker acknowledged: from here on a message on these topics reaches pinclaw
+      // ("connected" alone does not mean that, and a trigger's message published in between is lost).
+      if (taken.length) log.info(`mqtt: subscribed to ${taken.slice(0, 8).join(', ')}${taken.length > 8 ? ` and ${taken.length - 8} more` : ''}`);
     });
   };
 

@@ -26,6 +26,7 @@ import { configuredRegistry } from '../src/tools/setup.js';
 import type { ToolContext } from '../src/tools/types.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { bundle, cleanEnv, runPinclaw, runPinclawAsync, start, tempDir } from './support/proc.js';
+import { recordingClient, startBroker, until as untilSeen } from './support/mosquitto.js';
 import { startTelegramApi } from './support/telegram-api.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 
@@ -134,6 +135,12 @@ t.test('adding a job: every bad field is refused by name, and nothing is stored'
   await t.rejects(addJob(db, { every: '1h', message: 'x', deliver: 'matrix:1' }, withTelegram), /--deliver: unknown channel 'matrix'; channels it can deliver to: telegram/);
   const job = await addJob(db, { every: '1h', message: 'hello', deliver: 'telegram:42' }, withTelegram);
   t.match(job, { channel: 'telegram', chat_id: '42', session_key: 'telegram:42', next_run_at: now + 3_600_000, state: 'active', created_by: 'cli' });
+  // MQTT: a chat session on chat/out, once a broker is set and the MQTT chat is on.
+  await t.rejects(addJob(db, { every: '1h', message: 'x', deliver: 'mqtt:kitchen' }, withTelegram), /--deliver: channel mqtt is not set up \(mqtt\.url is unset\); channels it can deliver to: telegram/);
+  const withMqtt = (enabled: boolean) => ({ ...ctx, config: { ...config, mqtt: { ...config.mqtt, url: 'mqtt://127.0.0.1:1883', chat: { ...config.mqtt.chat, enabled } } } });
+  await t.rejects(addJob(db, { every: '1h', message: 'x', deliver: 'mqtt:kitchen' }, withMqtt(false)), /--deliver: channel mqtt is not set up \(mqtt\.chat\.enabled is false\); channels it can deliver to: none/);
+  const onMqtt = await addJob(db, { every: '1h', message: 'hello', deliver: 'mqtt:kitchen' }, withMqtt(true));
+  t.match(onMqtt, { channel: 'mqtt', chat_id: 'kitchen', session_key: 'mqtt:kitchen' }, 'the session an MQTT chat message to "kitchen" has');
   const logged = await addJob(db, { cron: '0 9 * * *', message: 'brief' }, ctx);
   t.match(logged, { channel: 'cron', chat_id: String(logged.id), session_key: `cron:${logged.id}`, tz: 'Europe/Berlin' }, 'without --deliver: logged, in its own session, in agent.timezone');
   // prepareJob alone touches nothing.
@@ -441,7 +448,8 @@ t.test('the cron tools through the registry: policy, input errors, audit', async
   t.match(bad, { outcome: 'error', result: { isError: true, content: "cron_add: every: 'often' is not a duration; expected 30s, 15m, 2h, 1d, 1w or a sum such as 1h30m" } });
   t.match(await call('cron_add', { message: 'x' }), { result: { content: 'cron_add: give exactly one of cron, every or at' } });
   t.match(await call('cron_add', { every: '1h', message: 'x', tz: 'Nowhere/City' }), { result: { content: /cron_add: tz: unknown time zone 'Nowhere\/City'/ } });
-  t.match(await call('cron_add', { every: '1h', message: 'x', deliver: 'mqtt:1' }), { result: { content: /cron_add: deliver: unknown channel 'mqtt'/ } });
+  t.match(await call('cron_add', { every: '1h', message: 'x', deliver: 'matrix:1' }), { result: { content: /cron_add: deliver: unknown channel 'matrix'/ } });
+  t.match(await call('cron_add', { every: '1h', message: 'x', deliver: 'mqtt:1' }), { result: { content: /cron_add: deliver: channel mqtt is not set up \(mqtt\.url is unset\)/ } });
   t.match(await call('cron_add', { every: '1h', message: 'x', session: 'telegram:7' }), { outcome: 'error', rule: 'inputSchema' }, 'a tool cannot pick another session');
   t.match(await call('cron_add', { every: '1h', message: 'x', deliver: 'telegram:7' }, chat), { outcome: 'denied', rule: 'tools.controlChats' }, 'delivering to another chat needs a control chat');
   t.equal(listJobs(db).length, 2, 'refused calls stored nothing');
@@ -629,6 +637,27 @@ t.test('--deliver telegram:42: the gateway delivers the job\'s reply to that cha
   t.equal((await gw.exited).code, 0, gw.stderr());
   const runs = await eventually(() => cronJson<RunJson[]>(env, 'runs', '1'), (rs) => rs.some((r) => r.outcome === 'ok'), 'an answered run');
   t.match(runs.find((r) => r.outcome === 'ok'), { reply: 'Time to water the plants.' });
+});
+
+t.test('--deliver mqtt:kitchen: the gateway publishes the job\'s reply on chat/out in that session', async (t) => {
+  const b = await startBroker();
+  t.teardown(() => b.stop());
+  const llm = await startAnthropicServer(textReply('The bread is ready.'));
+  t.teardown(() => llm.close());
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { url: b.url, nodeId: 'oven', homeAssistant: { enabled: false } } }));
+  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_HEARTBEAT_EVERY: '0' });
+  const watch = await recordingClient(b, ['pinclaw/oven/chat/out']);
+  t.teardown(() => watch.client.endAsync());
+  const job = cronJson<JobView>(env, 'add', '--at', '1s', '--message', 'tell the kitchen when the bread is done', '--deliver', 'mqtt:kitchen');
+  t.match(job, { deliver: 'mqtt:kitchen', session: 'mqtt:kitchen' });
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
+  t.teardown(() => gw.child.kill('SIGKILL'));
+  const got = await untilSeen('the reply on chat/out', () => watch.got.find((m) => m.json?.text === 'The bread is ready.'), 30_000, gw.stderr);
+  t.match(got.json, { session: 'kitchen', kind: 'reply' });
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  t.match(cronJson<RunJson[]>(env, 'runs', '1'), [{ outcome: 'ok', reply: 'The bread is ready.' }]);
 });
 
 t.test('cron run ID on a job with --deliver: printed here, and delivered to its chat by the gateway (at its start, or running)', async (t) => {

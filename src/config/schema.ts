@@ -173,7 +173,7 @@ const sections = {
     fields: {
       every: { kind: 'string', default: '30m', description: 'how often the gateway reads HEARTBEAT.md, a duration such as 30m or 2h; 0 turns the heartbeat off. While the file holds no task (only headings, comments, blank lines) no model is called' },
       session: { kind: 'string', default: 'heartbeat', description: 'the session the heartbeat turns run in' },
-      deliver: { kind: 'string', description: 'CHANNEL:CHAT that gets the replies other than HEARTBEAT_OK, e.g. telegram:12345; unset: they are logged' },
+      deliver: { kind: 'string', description: 'CHANNEL:CHAT that gets the replies other than HEARTBEAT_OK, e.g. telegram:12345 or mqtt:kitchen; unset: they are logged' },
     },
   },
   channels: {

@@ -2,9 +2,13 @@
 // configuration. Shared by `cron add --deliver`, the cron tools and heartbeat.deliver.
 import type { PinclawConfig } from '../config/schema.js';
 
-/** Channels a reply can be delivered to from a job: those with a chat at the other end. */
+/**
+ * Channels a reply can be delivered to from a job: those with a chat at the other end. For MQTT the
+ * chat is a session name: `mqtt:kitchen` is published on chat/out with "session": "kitchen", the
+ * session key an MQTT chat message to "kitchen" has too.
+ */
 export function deliverableChannels(config: PinclawConfig): string[] {
-  return config.channels.telegram.token ? ['telegram'] : [];
+  return [...(config.channels.telegram.token ? ['telegram'] : []), ...(config.mqtt.url && config.mqtt.chat.enabled ? ['mqtt'] : [])];
 }
 
 /** "telegram:12345" → its parts; undefined when it is not CHANNEL:CHAT. */
@@ -15,6 +19,11 @@ export function splitTarget(text: string): { channel: string; chatId: string } |
 
 /** Why a channel cannot take replies here, naming what to set. */
 export function undeliverable(channel: string, config: PinclawConfig): string {
-  const why = channel === 'telegram' ? 'channel telegram is not set up (channels.telegram.token is unset)' : `unknown channel '${channel}'`;
+  const why =
+    channel === 'telegram'
+      ? 'channel telegram is not set up (channels.telegram.token is unset)'
+      : channel === 'mqtt'
+        ? `channel mqtt is not set up (${config.mqtt.url ? 'mqtt.chat.enabled is false' : 'mqtt.url is unset'})`
+        : `unknown channel '${channel}'`;
   return `${why}; channels it can deliver to: ${deliverableChannels(config).join(', ') || 'none'}`;
 }

@@ -61,7 +61,7 @@ export function cronTools(o: CronToolOptions): Tool[] {
           at: { type: 'string', minLength: 1, maxLength: 40, description: 'one time: ISO date and time (in tz, or with Z or an offset), or a duration from now such as 20m' },
           message: { type: 'string', minLength: 1, maxLength: 8000, description: 'what you will be told at each run, e.g. "remind the owner to water the plants"' },
           tz: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone of cron and at (default: the configured one)' },
-          deliver: { type: 'string', minLength: 3, maxLength: 300, description: 'CHANNEL:CHAT that gets the answers, e.g. telegram:12345; default: this chat' },
+          deliver: { type: 'string', minLength: 3, maxLength: 300, description: 'CHANNEL:CHAT that gets the answers, e.g. telegram:12345 or mqtt:kitchen; default: this chat' },
         },
         required: ['message'],
         additionalProperties: false,

@@ -98,14 +98,14 @@ function lazyShim(self, registry) {
         if (args.kind !== 'dynamic-import') {
           return { errors: [{ text: `${args.importer} imports ${args.path} statically; it is in the lazy chunk '${chunk.name}': use await import() (a type-only import is fine)` }] };
         }
-        return { path: entryKey(entry), namespace: 'pinclaw-lazy', pluginData: chunk.name };
+        return { path: entryKey(entry), namespace: 'pinclaw-lazy', pluginData: chunk };
       });
       b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy' }, (args) => {
-        const chunk = lazyChunks.find((c) => c.name === args.pluginData);
+        const chunk = args.pluginData;
         // An unloadable chunk's entry is a view that looks the chunk up on each use: the module cache
         // around this stub must not hold the chunk's exports, or unloading it would free nothing.
         const get = chunk.unloadable ? 'lazyChunkView' : 'loadLazyChunk';
-        const call = `require(${JSON.stringify(lazyLoaderPath)}).${get}(${JSON.stringify(args.pluginData)}${chunk.unloadable ? `, ${JSON.stringify(args.path)})` : `)[${JSON.stringify(args.path)}]`}`;
+        const call = `require(${JSON.stringify(lazyLoaderPath)}).${get}(${JSON.stringify(chunk.name)}${chunk.unloadable ? `, ${JSON.stringify(args.path)})` : `)[${JSON.stringify(args.path)}]`}`;
         // The registration first: the chunk's require() of a bundle module is answered from it.
         return { contents: `${registry ? `require(${JSON.stringify(REGISTRY)});\n` : ''}module.exports = ${call};`, loader: 'js', resolveDir: root };
       });

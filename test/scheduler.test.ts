@@ -21,6 +21,7 @@ import { addJob, JobInputError, pauseJob, prepareJob, resumeJob, type JobField, 
 import { getJob, onJobsChanged, type CronJob } from '../src/scheduler/jobs.js';
 import { lastRun, listJobs, recordRun, runsOf } from '../src/scheduler/runs.js';
 import { dueSlots, nextAfter, parseSchedule, ScheduleInputError } from '../src/scheduler/schedule.js';
+import { prepareScheduling } from '../src/scheduler/gateway.js';
 import { createScheduler, type Fired } from '../src/scheduler/scheduler.js';
 import { configuredRegistry } from '../src/tools/setup.js';
 import type { ToolContext } from '../src/tools/types.js';
@@ -139,6 +140,7 @@ t.test('adding a job: every bad field is refused by name, and nothing is stored'
   await t.rejects(addJob(db, { every: '1h', message: 'x', deliver: 'mqtt:kitchen' }, withTelegram), /--deliver: channel mqtt is not set up \(mqtt\.url is unset\); channels it can deliver to: telegram/);
   const withMqtt = (enabled: boolean) => ({ ...ctx, config: { ...config, mqtt: { ...config.mqtt, url: 'mqtt://127.0.0.1:1883', chat: { ...config.mqtt.chat, enabled } } } });
   await t.rejects(addJob(db, { every: '1h', message: 'x', deliver: 'mqtt:kitchen' }, withMqtt(false)), /--deliver: channel mqtt is not set up \(mqtt\.chat\.enabled is false\); channels it can deliver to: none/);
+  await t.rejects(addJob(db, { every: '1h', message: 'x', deliver: 'mqtt:the kitchen' }, withMqtt(true)), { field: 'deliver', message: '--deliver: the MQTT session "the kitchen" must be 1-64 letters, digits or _ . : @ -' });
   const onMqtt = await addJob(db, { every: '1h', message: 'hello', deliver: 'mqtt:kitchen' }, withMqtt(true));
   t.match(onMqtt, { channel: 'mqtt', chat_id: 'kitchen', session_key: 'mqtt:kitchen' }, 'the session an MQTT chat message to "kitchen" has');
   const logged = await addJob(db, { cron: '0 9 * * *', message: 'brief' }, ctx);
@@ -147,6 +149,27 @@ t.test('adding a job: every bad field is refused by name, and nothing is stored'
   const before = listJobs(db).length;
   await prepareJob({ every: '1h', message: 'x' }, ctx);
   t.equal(listJobs(db).length, before);
+});
+
+t.test('bad heartbeat.* settings are configuration errors naming the key, found before anything starts', async (t) => {
+  const workspace = tempDir();
+  const withHeartbeat = (h: Partial<PinclawConfig['heartbeat']>, mqttUrl?: string) => {
+    const config = defaults();
+    config.heartbeat = { ...config.heartbeat, ...h };
+    if (mqttUrl) config.mqtt.url = mqttUrl;
+    return () => prepareScheduling({ config, workspace });
+  };
+  const bad: [() => unknown, RegExp | string][] = [
+    [withHeartbeat({ every: 'often' }), /^heartbeat\.every: expected a duration .* or 0 to turn it off, got 'often'$/],
+    [withHeartbeat({ every: '30s' }), "heartbeat.every: '30s' is shorter than a minute; every heartbeat with a task is a model call"],
+    [withHeartbeat({ session: ' ' }), 'heartbeat.session: expected a session key, got an empty string'],
+    [withHeartbeat({ deliver: 'telegram' }), "heartbeat.deliver: expected CHANNEL:CHAT such as telegram:12345, got 'telegram'"],
+    [withHeartbeat({ deliver: 'telegram:42' }), 'heartbeat.deliver: channel telegram is not set up (channels.telegram.token is unset); channels it can deliver to: none'],
+    [withHeartbeat({ deliver: 'mqtt:the kitchen' }, 'mqtt://127.0.0.1:1883'), 'heartbeat.deliver: the MQTT session "the kitchen" must be 1-64 letters, digits or _ . : @ -'],
+  ];
+  for (const [prepare, message] of bad) t.throws(prepare, { name: 'ConfigError', message }, String(message));
+  const ok = withHeartbeat({ deliver: 'mqtt:kitchen' }, 'mqtt://127.0.0.1:1883')() as { channels: ChannelAdapter[] };
+  t.same(ok.channels.map((c) => c.name), ['cron', 'heartbeat'], 'mqtt:kitchen is taken');
 });
 
 /** The conductor's submit as far as the scheduler sees it: the inbound row, committed. */

@@ -12,7 +12,7 @@ import { cronChannel } from './cron-channel.js';
 import { DURATION_FORMS, formatDuration, parseDuration } from './duration.js';
 import { createHeartbeat, heartbeatChannel, type Forward } from './heartbeat.js';
 import { activeJobCount } from './jobs.js';
-import { deliverableChannels, splitTarget, undeliverable } from './targets.js';
+import { chatProblem, deliverableChannels, splitTarget, undeliverable } from './targets.js';
 import { createScheduler } from './scheduler.js';
 
 /** What the scheduler needs of the conductor. */
@@ -37,6 +37,8 @@ function heartbeatSettings(config: PinclawConfig): { everyMs: number; deliver?: 
   const target = splitTarget(deliver);
   if (!target) throw new ConfigError(`heartbeat.deliver: expected CHANNEL:CHAT such as telegram:12345, got '${deliver}'`);
   if (!deliverableChannels(config).includes(target.channel)) throw new ConfigError(`heartbeat.deliver: ${undeliverable(target.channel, config)}`);
+  const problem = chatProblem(target);
+  if (problem) throw new ConfigError(`heartbeat.deliver: ${problem}`);
   return { everyMs, deliver: target };
 }
 

@@ -5,7 +5,7 @@ import type { PinclawConfig } from '../config/schema.js';
 import type { Db } from '../store/db.js';
 import { getJob, jobsChanged, type CronJob, type NewJob } from './jobs.js';
 import { insertJob, setJobState } from './runs.js';
-import { deliverableChannels, splitTarget, undeliverable } from './targets.js';
+import { chatProblem, deliverableChannels, splitTarget, undeliverable } from './targets.js';
 
 export type JobField = 'cron' | 'every' | 'at' | 'message' | 'session' | 'deliver' | 'tz';
 
@@ -65,6 +65,8 @@ export function parseTarget(text: string, config: PinclawConfig, name: AddContex
   if (!deliverableChannels(config).includes(target.channel)) {
     throw new JobInputError('deliver', `${flag}: ${undeliverable(target.channel, config)} (without ${flag} the reply is logged)`);
   }
+  const problem = chatProblem(target);
+  if (problem) throw new JobInputError('deliver', `${flag}: ${problem}`);
   return target;
 }
 

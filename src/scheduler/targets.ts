@@ -1,6 +1,7 @@
 // Where a job or the heartbeat can send its replies: the chat channels the gateway runs with this
 // configuration. Shared by `cron add --deliver`, the cron tools and heartbeat.deliver.
 import type { PinclawConfig } from '../config/schema.js';
+import { MQTT_SESSION_NAME, MQTT_SESSION_RULE } from '../mqtt-session-name.js';
 
 /**
  * Channels a reply can be delivered to from a job: those with a chat at the other end. For MQTT the
@@ -26,4 +27,10 @@ export function undeliverable(channel: string, config: PinclawConfig): string {
         ? `channel mqtt is not set up (${config.mqtt.url ? 'mqtt.chat.enabled is false' : 'mqtt.url is unset'})`
         : `unknown channel '${channel}'`;
   return `${why}; channels it can deliver to: ${deliverableChannels(config).join(', ') || 'none'}`;
+}
+
+/** What is wrong with the chat part of a deliverable target, if anything. */
+export function chatProblem(target: { channel: string; chatId: string }): string | undefined {
+  if (target.channel === 'mqtt' && !MQTT_SESSION_NAME.test(target.chatId)) return `the MQTT session ${JSON.stringify(target.chatId)} must be ${MQTT_SESSION_RULE}`;
+  return undefined;
 }

@@ -7,13 +7,12 @@ import type { ChannelAdapter } from '../../conductor/conductor.js';
 import type { Delivery } from '../../conductor/delivery.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
+import { MQTT_SESSION_NAME as SESSION, MQTT_SESSION_RULE } from '../../mqtt-session-name.js';
 import type { Db } from '../../store/db.js';
 import { inboundById, type InboundRow, type NewInbound, type OutboundRow } from '../../store/queue.js';
 import { sql } from '../../store/statements.js';
 import type { MessageInfo, MqttLink, MqttSettings } from './connection.js';
 
-/** A session name becomes part of a session key (`mqtt:<session>`) and of log lines: kept short and plain. */
-const SESSION = /^[A-Za-z0-9_.:@-]{1,64}$/;
 const MAX_ID_CHARS = 128;
 /**
  * The largest text of one chat/out message, in characters (at most 4 UTF-8 bytes each: 256 KiB).
@@ -78,7 +77,7 @@ function fromJson(raw: string, defaultSession: string): ChatMessage | ChatRefusa
   const refuse = (error: string): ChatRefusal => ({ error, session: echo, ...(id !== undefined ? { id } : {}) });
   if (idError) return refuse(idError);
   if (o.session !== undefined && (typeof o.session !== 'string' || !SESSION.test(o.session))) {
-    return refuse(`"session" must be 1-64 letters, digits or _ . : @ -, not ${JSON.stringify(o.session)?.slice(0, 80)}`);
+    return refuse(`"session" must be ${MQTT_SESSION_RULE}, not ${JSON.stringify(o.session)?.slice(0, 80)}`);
   }
   if (typeof o.text !== 'string') return refuse(o.text === undefined ? 'no "text": send {"session":"...","text":"..."}' : `"text" must be a string, not ${typeof o.text}`);
   const text = o.text.trim();
@@ -145,7 +144,7 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
 
 export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
   const defaultSession = o.settings.chat.session;
-  if (!SESSION.test(defaultSession)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(defaultSession)} must be 1-64 letters, digits or _ . : @ -`);
+  if (!SESSION.test(defaultSession)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(defaultSession)} must be ${MQTT_SESSION_RULE}`);
   const out = () => o.link().topic('chat/out');
 
   function refuse(topic: string, r: ChatRefusal): void {

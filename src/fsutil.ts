@@ -37,6 +37,24 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, default
   }
 }
 
+/**
+ * Why a write under `dir` failed and what to do, for a message that already names the file: a
+ * full disk or a read-only file system is the owner's to fix, not a bug to print a stack trace for.
+ */
+export function writeFailure(err: unknown, dir: string): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e.code) {
+    case 'ENOSPC': return `no space left on the device of ${dir} (ENOSPC); free some space there (df -h ${dir}) and try again`;
+    case 'EDQUOT': return `the disk quota of ${dir} is used up (EDQUOT); free some space and try again`;
+    case 'EROFS': return `${dir} is on a read-only file system (EROFS); remount it read-write and try again`;
+    case 'EACCES':
+    case 'EPERM': return `permission denied (${e.code}); check the owner and mode of ${dir}`;
+    case 'EFBIG': return 'the file is larger than this process may write (EFBIG, ulimit -f)';
+    case 'EIO': return `an I/O error (EIO): the storage of ${dir} may be failing`;
+    default: return e.code ? `${e.message}` : String(err);
+  }
+}
+
 /** Creates `dir` if needed and checks that it is writable; the error names the path and the reason. */
 export function ensureWritableDir(dir: string, what: string): void {
   try {

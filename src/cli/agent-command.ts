@@ -9,7 +9,7 @@ import { ensureWritableDir } from '../fsutil.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { createRuntime } from '../conductor/runtime.js';
-import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
+import { missingProvider, resolveModels } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
@@ -18,6 +18,7 @@ import { parseCommandArgs } from './args.js';
 import { agentOptions } from './commands.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
 import { startHardware } from './hardware-runtime.js';
+import { checkConfig } from './config-checks.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
@@ -30,7 +31,8 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
 
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
-  modelRefs(config);
+  // Every configuration error (exit 78) before anything starts, the same checks `config set` runs.
+  await checkConfig(config, ctx);
   // Without a provider no turn can be answered: a configuration error (exit 78) before anything starts.
   const missing = missingProvider(resolveModels(config, ctx.env));
   if (missing) throw new ConfigError(`${missing}\nOr run \`pinclaw onboard\` to set up a provider and its key.`);

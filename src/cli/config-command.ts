@@ -3,6 +3,7 @@ import { ConfigError, EXIT, UsageError } from '../errors.js';
 import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, setSecretValue } from '../config/index.js';
 import type { Field } from '../config/schema.js';
 import { parseCommandArgs } from './args.js';
+import { checkConfig, checkConfigSet, providerNote } from './config-checks.js';
 import { configOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
@@ -62,22 +63,23 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
 
     case 'set': {
       const [key, value] = rest as [string, string];
+      // Refused (exit 78, nothing written) when the gateway or pinclaw agent would refuse the result.
+      const remaining = await checkConfigSet(key, value, ctx);
       if (secret) setSecretValue(ctx.paths, key, value);
       else setConfigValue(file, key, value);
       ctx.out(ctx.json ? JSON.stringify({ set: key, file }) : `set ${key}`);
       for (const name of overridingVars(key, ctx.env)) ctx.err(`note: ${name} is set in the environment and overrides the file`);
+      for (const line of remaining) ctx.err(`note: still to fix: ${line}`);
       return EXIT.ok;
     }
 
     case 'validate': {
       try {
+        // Everything the gateway and pinclaw agent check before they start (src/cli/config-checks.ts).
         const config = loadConfig(ctx.paths, ctx.env);
-        // What the schema cannot say alone (file roots, the search provider's settings, policy
-        // overrides) is checked where the tools are built; build them here too, without running any.
-        const [{ builtinTools }, { createPolicy }] = await Promise.all([import('../tools/builtin.js'), import('../tools/policy.js')]);
-        builtinTools({ config, paths: ctx.paths, env: ctx.env });
-        createPolicy(config.tools);
-        (await import('../hardware/boards/config-check.js')).checkBoardConfig(config, ctx.paths);
+        await checkConfig(config, ctx);
+        const note = providerNote(config, ctx.env);
+        if (note) ctx.err(`note: pinclaw agent would stop (exit 78) until a provider is set up; the gateway starts: ${note}`);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         const problems = err.message.split('\n');

@@ -17,13 +17,12 @@ import { createConfirmations } from '../channels/http/confirmations.js';
 import { createBus } from '../conductor/bus.js';
 import { metricsText } from '../ops/metrics.js';
 import { trackChannelStatus } from '../channels/status.js';
-import { isLoopback } from '../channels/http/guard.js';
 import { createRuntime } from '../conductor/runtime.js';
-import { modelRefs } from '../agent/providers/models.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
+import { bindProblem, checkConfig } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
@@ -53,8 +52,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
-  modelRefs(config);
-  // Bad heartbeat.* settings are configuration errors found before anything starts.
+  // Every configuration error (exit 78) before anything starts, the same checks `config set` runs.
+  await checkConfig(config, ctx);
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
@@ -68,9 +67,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   const host = values.host ?? config.gateway.host;
   const port = portFlag ?? config.gateway.port;
   // Beyond this machine the gateway is reachable by anyone on the network: never without a token.
-  if (!isLoopback(host) && !config.gateway.token) {
-    throw new ConfigError(`refusing to listen on ${host} without gateway.token: anyone on the network could use the agent; set one (pinclaw config set --secret gateway.token VALUE) or bind 127.0.0.1`);
-  }
+  const bind = bindProblem(host, config.gateway.token);
+  if (bind) throw new ConfigError(bind);
   const signal = nextSignal();
   const startedAt = Date.now();
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });

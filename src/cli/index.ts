@@ -69,7 +69,29 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       if (err instanceof UsageError && !err.message.includes('usage:')) io.err(`usage: pinclaw [--home DIR] [--config FILE] [--json] COMMAND [ARGS]`);
       return err.exitCode;
     }
+    const damaged = damagedDatabase(err, argv, io.env);
+    if (damaged) {
+      io.err(`pinclaw: ${damaged}`);
+      return EXIT.failure;
+    }
     io.err(`pinclaw: unexpected error: ${err instanceof Error && err.stack ? err.stack : errorMessage(err)}`);
     return EXIT.failure;
   }
+}
+
+/**
+ * SQLite's "file is damaged" codes, whichever query met the damaged page first: a disk or power
+ * failure, not a bug, so a message with the way out instead of a stack trace.
+ */
+function damagedDatabase(err: unknown, argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) return undefined;
+  let file = 'pinclaw.db in PINCLAW_HOME';
+  try {
+    const { flags } = splitCommand(argv);
+    file = resolvePaths({ home: flags.home, config: flags.config }, env).database;
+  } catch {
+    // the arguments were read once already; keep the generic name
+  }
+  return `the database ${file} is damaged (${errorMessage(err)}); stop pinclaw, then restore it from a backup (pinclaw restore FILE), or move it aside (mv ${file} ${file}.damaged) to start with an empty one; sqlite3's .recover may save its rows`;
 }

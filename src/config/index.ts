@@ -2,8 +2,8 @@
 // (load, get, set) goes through the same schema so they cannot disagree about a key.
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
+import { ConfigError, PinclawError } from '../errors.js';
+import { ensureWritableDir, writeFailure, writeFileAtomic } from '../fsutil.js';
 import type { Paths } from '../paths.js';
 import { closest } from '../suggest.js';
 import { applyEnv, envVarFor, parseFieldText } from './env.js';
@@ -33,7 +33,11 @@ export function readConfigFile(file: string): Record<string, unknown> {
 
 /** Defaults, then the file, then PINCLAW_* variables; any problem is a ConfigError listing all of them. */
 export function loadConfig(paths: Paths, env: NodeJS.ProcessEnv = process.env): PinclawConfig {
-  const fromFile = readConfigFile(paths.config);
+  return configFromRaw(readConfigFile(paths.config), paths, env);
+}
+
+/** A file's content as loadConfig makes it a config: defaults, environment, decrypted secrets. */
+export function configFromRaw(fromFile: Record<string, unknown>, paths: Pick<Paths, 'config' | 'secretKey'>, env: NodeJS.ProcessEnv = process.env): PinclawConfig {
   const merged = applyEnv(fromFile, env);
   const result = validateConfig(merged.raw);
   const lines = [formatIssues(result.errors, paths.config), formatIssues(merged.errors)].filter(Boolean);
@@ -95,6 +99,14 @@ export function getConfigValue(config: PinclawConfig, key: string): unknown {
  * Only the file's own content is written: defaults and environment values stay out of it.
  */
 export function setConfigValue(file: string, key: string, valueText: string): void {
+  writeConfigFile(file, plannedConfig(file, key, valueText));
+}
+
+/**
+ * The file's content after `config set KEY VALUE`, not written: a ConfigError when the value or the
+ * resulting file does not fit the schema.
+ */
+export function plannedConfig(file: string, key: string, valueText: string): Record<string, unknown> {
   const field = lookupKey(key);
   const parsed = parseFieldText(field, valueText, key);
   if (!parsed.ok) throw new ConfigError(`${formatIssue(parsed.issue)}; ${file} was not changed`);
@@ -115,9 +127,20 @@ export function setConfigValue(file: string, key: string, valueText: string): vo
 
   const { errors } = validateConfig(raw);
   if (errors.length) throw new ConfigError(`${formatIssues(errors, file)}\n${file} was not changed`);
+  return raw;
+}
 
+/**
+ * Writes a whole config file atomically. A failed write (a full disk, a read-only file system) is a
+ * message naming the file and the way out, and the old file is left as it was.
+ */
+export function writeConfigFile(file: string, raw: Record<string, unknown>): void {
   ensureWritableDir(dirname(file), 'config directory');
-  writeFileAtomic(file, JSON.stringify(raw, null, 2) + '\n', 0o600);
+  try {
+    writeFileAtomic(file, JSON.stringify(raw, null, 2) + '\n', 0o600);
+  } catch (err) {
+    throw new PinclawError(`cannot write ${file}: ${writeFailure(err, dirname(file))}; ${file} was not changed`);
+  }
 }
 
 export interface KeyDescription {

@@ -140,10 +140,38 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
     value = JSON.parse(body);
   } catch (err) {
     if (err instanceof SyntaxError) throw syntaxError(err, body, file);
+    // V8 may run out of stack on deep nesting; the owner gets the same message as below.
+    if (err instanceof RangeError) throw tooDeep(file);
     throw err;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(`${file}: expected a JSON object at the top level, found ${describeValue(value)}`);
   }
+  const deep = deepestPath(value);
+  if (deep) throw tooDeep(file, deep);
   return value as Record<string, unknown>;
+}
+
+/**
+ * No pinclaw setting is nested more than a few levels; a file nested deeper is damaged or hostile,
+ * and the recursive code after parsing (validation, structuredClone, JSON.stringify on `config set`)
+ * would run out of stack on it with a RangeError instead of a message.
+ */
+export const MAX_CONFIG_DEPTH = 32;
+
+function tooDeep(file: string, path?: string): ConfigError {
+  return new ConfigError(`${file}: nested more than ${MAX_CONFIG_DEPTH} levels deep${path ? ` at ${path}` : ''}; no pinclaw setting is, so the file is damaged: fix it, or move it aside and run \`pinclaw onboard\``);
+}
+
+/** The path of the first value nested deeper than MAX_CONFIG_DEPTH, or undefined; iterative, so any depth is safe. */
+function deepestPath(root: object): string | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: root, path: '', depth: 0 }];
+  while (stack.length) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_CONFIG_DEPTH) return path;
+    const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [path ? `.${k}` : k, v] as const);
+    for (const [seg, v] of entries) if (typeof v === 'object' && v !== null) stack.push({ value: v, path: `${path}${seg}`, depth: depth + 1 });
+  }
+  return undefined;
 }

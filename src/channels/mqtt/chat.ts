@@ -142,9 +142,15 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
   return parts.length ? parts : [''];
 }
 
-export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
-  const defaultSession = o.settings.chat.session;
+/** What the schema cannot check of mqtt.chat.*: a ConfigError (exit 78); `config set` runs it too. */
+export function checkMqttChat(settings: MqttSettings): void {
+  const defaultSession = settings.chat.session;
   if (!SESSION.test(defaultSession)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(defaultSession)} must be ${MQTT_SESSION_RULE}`);
+}
+
+export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
+  checkMqttChat(o.settings);
+  const defaultSession = o.settings.chat.session;
   const out = () => o.link().topic('chat/out');
 
   function refuse(topic: string, r: ChatRefusal): void {

@@ -16,7 +16,7 @@ import { startHomeAssistant } from '../../fleet/home-assistant.js';
 import { remoteTool, startFleetServer } from '../../fleet/remote.js';
 import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
 import { routeSession } from '../../hardware/triggers/runner.js';
-import { createMqttChat } from './chat.js';
+import { checkMqttChat, createMqttChat } from './chat.js';
 import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
 
 export interface MqttRuntime {
@@ -32,11 +32,21 @@ export interface MqttRuntime {
   close(): Promise<void>;
 }
 
+/**
+ * What the schema cannot check of mqtt.*: a ConfigError (exit 78). The gateway runs it before
+ * anything starts, and `config validate` and `config set` run it (src/cli/config-checks.ts).
+ */
+export function checkMqttConfig(config: PinclawConfig): void {
+  const settings = config.mqtt;
+  checkMqttSettings(settings);
+  checkMqttTriggers(settings.triggers);
+  if (settings.chat.enabled) checkMqttChat(settings);
+}
+
 /** Checks the settings (a ConfigError exits 78 before anything starts) and builds the parts. */
 export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): MqttRuntime {
   const settings = o.config.mqtt;
-  checkMqttSettings(settings);
-  checkMqttTriggers(settings.triggers);
+  checkMqttConfig(o.config);
   const nodeId = nodeIdOf(settings);
   let link: MqttLink | undefined;
   const linkNow = () => {

@@ -1,0 +1,107 @@
+// Every check of the configuration that the gateway and `pinclaw agent` run before they start, in
+// one place: they call it, `config validate` reports it and `config set` refuses a change it would
+// fail. A value the schema accepts but a process refuses (exit 78) would otherwise be written by
+// `config set` and found only at the next restart, which under systemd becomes a restart loop.
+// Here in cli/ because it reaches every layer (providers, tools, hardware, channels); the code
+// an idle gateway never runs (tools, MQTT) is imported only when a check runs.
+import { isLoopback } from '../channels/http/guard.js';
+import { configFromRaw, plannedConfig, readConfigFile, type PinclawConfig } from '../config/index.js';
+import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
+import { ConfigError } from '../errors.js';
+import { checkBoardConfig } from '../hardware/boards/config-check.js';
+import { checkSensorConfig } from '../hardware/sensors/config-check.js';
+import type { Paths } from '../paths.js';
+import { prepareScheduling } from '../scheduler/gateway.js';
+
+type Where = { paths: Paths; env: NodeJS.ProcessEnv };
+
+/** The refusal of a gateway bound beyond this machine without a token (gateway.host or --host). */
+export function bindProblem(host: string, token: string | undefined): string | undefined {
+  if (isLoopback(host) || token) return undefined;
+  return `refusing to listen on ${host} without gateway.token: anyone on the network could use the agent; set one (pinclaw config set --secret gateway.token VALUE) or bind 127.0.0.1`;
+}
+
+/** Runs one check; a ConfigError becomes its lines, anything else is a bug and propagates. */
+function collect(problems: string[], check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.message.split('\n'));
+  }
+}
+
+/**
+ * Every problem the gateway or `pinclaw agent` would exit 78 for, one line each (empty: none). What
+ * only the agent needs (a provider with credentials) is not here: the gateway runs without one, and
+ * a first `config set` must work before the key is set; see providerNote.
+ */
+export async function configProblems(config: PinclawConfig, { paths, env }: Where): Promise<string[]> {
+  const problems: string[] = [];
+  collect(problems, () => modelRefs(config));
+  // The base URLs of the providers (agent exits 78 on a bad one, the gateway at its first turn).
+  collect(problems, () => void resolveModels(config, env));
+  collect(problems, () => void prepareScheduling({ config, workspace: paths.workspace }));
+  collect(problems, () => {
+    const bind = bindProblem(config.gateway.host, config.gateway.token);
+    if (bind) throw new ConfigError(`gateway.host: ${bind}`);
+  });
+  collect(problems, () => checkSensorConfig(config.hardware, paths.config));
+  collect(problems, () => checkBoardConfig(config, paths));
+  collect(problems, () => {
+    const cam = config.hardware.maixcam;
+    if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
+  });
+  // File roots, the search provider's settings and the policy are checked where the tools are built;
+  // build them here too, without running any.
+  const [{ builtinTools }, { createPolicy }] = await Promise.all([import('../tools/builtin.js'), import('../tools/policy.js')]);
+  collect(problems, () => void builtinTools({ config, paths, env }));
+  collect(problems, () => void createPolicy(config.tools));
+  if (config.mqtt.url) {
+    const { checkMqttConfig } = await import('../channels/mqtt/start.js');
+    collect(problems, () => checkMqttConfig(config));
+  }
+  return [...new Set(problems)];
+}
+
+/** The gateway's and the agent's entry: a ConfigError (exit 78) listing every problem. */
+export async function checkConfig(config: PinclawConfig, where: Where): Promise<void> {
+  const problems = await configProblems(config, where);
+  if (problems.length) throw new ConfigError(problems.join('\n'));
+}
+
+/** Why `pinclaw agent` would stop for want of a provider (it exits 78), or undefined. */
+export function providerNote(config: PinclawConfig, env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return missingProvider(resolveModels(config, env));
+  } catch {
+    return undefined; // a bad model or base URL is among configProblems already
+  }
+}
+
+/** The problems of a raw file content, as the processes would load it (environment, secrets). */
+async function rawProblems(raw: Record<string, unknown>, where: Where): Promise<string[]> {
+  let config: PinclawConfig;
+  try {
+    config = configFromRaw(raw, where.paths, where.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.message.split('\n');
+  }
+  return configProblems(config, where);
+}
+
+/**
+ * `config set KEY VALUE`'s check before anything is written: a ConfigError (exit 78) with the
+ * problems the change would add, in the words the gateway would use. Problems the file already had
+ * do not block a change (it may be the first of several fixes); they are returned, to be shown.
+ */
+export async function checkConfigSet(key: string, valueText: string, where: Where): Promise<string[]> {
+  const file = where.paths.config;
+  const after = await rawProblems(plannedConfig(file, key, valueText), where);
+  if (!after.length) return [];
+  const before = new Set(await rawProblems(readConfigFile(file), where));
+  const added = after.filter((p) => !before.has(p));
+  if (added.length) throw new ConfigError(`${added.join('\n')}\n${file} was not changed (the gateway and pinclaw agent would refuse to start with it)`);
+  return after;
+}

@@ -141,9 +141,10 @@ t.test('-- lets an operand start with a dash', async (t) => {
   t.equal(await main(['config', 'set', '--', 'gateway.port', '-1'], c.io), 78, 'the value -1 reaches the config check');
   t.match(c.err.join('\n'), /gateway\.port/);
   c = capture({ PINCLAW_HOME: home });
-  t.equal(await main(['config', 'set', '--', 'agent.model', '--secret'], c.io), 0, 'after -- "--secret" is the value, not the flag');
+  // (agent.model would refuse it now: "--secret" names no provider; a session name takes any text)
+  t.equal(await main(['config', 'set', '--', 'heartbeat.session', '--secret'], c.io), 0, 'after -- "--secret" is the value, not the flag');
   c = capture({ PINCLAW_HOME: home });
-  t.equal(await main(['config', '--json', 'get', 'agent.model'], c.io), 0);
+  t.equal(await main(['config', '--json', 'get', 'heartbeat.session'], c.io), 0);
   t.same(c.out, ['"--secret"']);
 });
 

@@ -270,3 +270,18 @@ t.test('a problem already in the file does not block a set that fixes another, a
   t.equal((await config(paths, 'set', ['agent.model', 'openai/gpt-5'])).code, 0);
   t.equal((await config(paths, 'validate', [])).code, 0, 'valid at the end');
 });
+
+t.test('--host replaces gateway.host in the check, both ways', async (t) => {
+  const dir = tempDir('pinclaw-config-host-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env = cleanEnv({ PINCLAW_HOME: dir });
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ gateway: { host: '0.0.0.0' } }));
+  const g = start(process.execPath, [bundle, 'gateway', '--port', '0', '--host', '127.0.0.1'], { env });
+  await g.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:/);
+  g.child.kill('SIGTERM');
+  t.equal((await g.exited).code, 0, 'the gateway bound to loopback by --host starts');
+  writeFileSync(join(dir, 'config.json'), '{}');
+  const r = runPinclaw(['gateway', '--port', '0', '--host', '0.0.0.0'], { env });
+  t.equal(r.code, 78);
+  t.match(r.stderr, /^pinclaw: refusing to listen on 0\.0\.0\.0 without gateway\.token/);
+});

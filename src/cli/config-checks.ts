@@ -13,7 +13,8 @@ import { checkSensorConfig } from '../hardware/sensors/config-check.js';
 import type { Paths } from '../paths.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 
-type Where = { paths: Paths; env: NodeJS.ProcessEnv };
+/** `host`: the address the gateway binds, when `--host` replaces gateway.host. */
+type Where = { paths: Paths; env: NodeJS.ProcessEnv; host?: string };
 
 /** The refusal of a gateway bound beyond this machine without a token (gateway.host or --host). */
 export function bindProblem(host: string, token: string | undefined): string | undefined {
@@ -36,15 +37,15 @@ function collect(problems: string[], check: () => void): void {
  * only the agent needs (a provider with credentials) is not here: the gateway runs without one, and
  * a first `config set` must work before the key is set; see providerNote.
  */
-export async function configProblems(config: PinclawConfig, { paths, env }: Where): Promise<string[]> {
+export async function configProblems(config: PinclawConfig, { paths, env, host }: Where): Promise<string[]> {
   const problems: string[] = [];
   collect(problems, () => modelRefs(config));
   // The base URLs of the providers (agent exits 78 on a bad one, the gateway at its first turn).
   collect(problems, () => void resolveModels(config, env));
   collect(problems, () => void prepareScheduling({ config, workspace: paths.workspace }));
   collect(problems, () => {
-    const bind = bindProblem(config.gateway.host, config.gateway.token);
-    if (bind) throw new ConfigError(`gateway.host: ${bind}`);
+    const bind = bindProblem(host ?? config.gateway.host, config.gateway.token);
+    if (bind) throw new ConfigError(host === undefined ? `gateway.host: ${bind}` : bind);
   });
   collect(problems, () => checkSensorConfig(config.hardware, paths.config));
   collect(problems, () => checkBoardConfig(config, paths));

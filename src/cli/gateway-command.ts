@@ -1,7 +1,7 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
 import { execSandbox } from '../sandbox/detect.js';
-import { ConfigError, errorMessage, UsageError } from '../errors.js';
+import { errorMessage, UsageError } from '../errors.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
@@ -22,7 +22,7 @@ import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
-import { bindProblem, checkConfig } from './config-checks.js';
+import { checkConfig } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
@@ -52,8 +52,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   const config = loadConfig(ctx.paths, ctx.env);
-  // Every configuration error (exit 78) before anything starts, the same checks `config set` runs.
-  await checkConfig(config, ctx);
+  // Every configuration error (exit 78) before anything starts, the same checks `config set` runs;
+  // among them: beyond this machine (gateway.host or --host) never without a token.
+  await checkConfig(config, { ...ctx, host: values.host });
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
@@ -66,9 +67,6 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
 
   const host = values.host ?? config.gateway.host;
   const port = portFlag ?? config.gateway.port;
-  // Beyond this machine the gateway is reachable by anyone on the network: never without a token.
-  const bind = bindProblem(host, config.gateway.token);
-  if (bind) throw new ConfigError(bind);
   const signal = nextSignal();
   const startedAt = Date.now();
   const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });

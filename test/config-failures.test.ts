@@ -62,6 +62,9 @@ t.test('a database with damaged pages', async (t) => {
   t.match(r.stderr, /restore it from a backup \(pinclaw restore FILE\), or move it aside/, 'and the way out');
   t.notMatch(r.stderr, noStack, 'no stack trace');
   t.equal(r.stderr.trim().split('\n').length, 1, 'one line');
+  const doctor = runPinclaw(['doctor'], { env });
+  t.equal(doctor.code, 1, 'doctor fails');
+  t.match(doctor.stdout, `FAIL  database: the database ${db} is damaged (database disk image is malformed); stop pinclaw, then restore it from a backup`, 'doctor gives the same way out');
   t.same(readFileSync(db), damaged, 'the damaged file is not changed further (the owner may want to recover it)');
 });
 

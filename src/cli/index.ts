@@ -1,6 +1,7 @@
 // The CLI entry: global flags, dispatch, and the one place that turns errors into exit codes.
 import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
 import { resolvePaths } from '../paths.js';
+import { damagedDatabaseMessage } from '../store/db.js';
 import { closest } from '../suggest.js';
 import { pinclawVersion } from '../version.js';
 import { commandArgs, looseCommandArgs, splitCommand } from './args.js';
@@ -79,13 +80,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   }
 }
 
-/**
- * SQLite's "file is damaged" codes, whichever query met the damaged page first: a disk or power
- * failure, not a bug, so a message with the way out instead of a stack trace.
- */
+/** The damaged-database message (src/store/db.ts) for the database this command line uses. */
 function damagedDatabase(err: unknown, argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) return undefined;
   let file = 'pinclaw.db in PINCLAW_HOME';
   try {
     const { flags } = splitCommand(argv);
@@ -93,5 +89,5 @@ function damagedDatabase(err: unknown, argv: readonly string[], env: NodeJS.Proc
   } catch {
     // the arguments were read once already; keep the generic name
   }
-  return `the database ${file} is damaged (${errorMessage(err)}); stop pinclaw, then restore it from a backup (pinclaw restore FILE), or move it aside (mv ${file} ${file}.damaged) to start with an empty one; sqlite3's .recover may save its rows`;
+  return damagedDatabaseMessage(err, file);
 }

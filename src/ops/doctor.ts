@@ -8,7 +8,7 @@ import { ADDONS, addonStatus, configureNative, tryAddon, type AddonName, type Ad
 import { nativeInfo, type NativeInfo } from '../native/index.js';
 import { isSea } from '../native/sea.js';
 import type { Paths } from '../paths.js';
-import { openDatabase, sqliteReport, type Db, type SqliteReport } from '../store/db.js';
+import { damagedDatabaseMessage, openDatabase, sqliteReport, type Db, type SqliteReport } from '../store/db.js';
 import { recordedChannelStatus } from '../channels/status.js';
 import { currentVersion } from '../store/migrations.js';
 import { pinclawVersion } from '../version.js';
@@ -132,7 +132,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
         detail: `${paths.database}: SQLite ${sqlite.version}, ${sqlite.journalMode}, schema v${sqlite.schemaVersion}, FTS5 ${sqlite.fts5 ? 'present' : 'MISSING'}`,
       });
     } catch (err) {
-      checks.push({ name: 'database', state: 'fail', detail: errorMessage(err) });
+      checks.push({ name: 'database', state: 'fail', detail: damagedDatabaseMessage(err, paths.database) ?? errorMessage(err) });
     }
   }
   if (channels) checks.push(channels);

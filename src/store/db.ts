@@ -83,6 +83,17 @@ export function openPlainDatabase(file: string, opts: { readonly: boolean }): Db
   return new Database(file, { readonly: opts.readonly, fileMustExist: true, nativeBinding: loadAddon<object>('better_sqlite3') as never });
 }
 
+/**
+ * SQLite's "the file is damaged" codes, whichever query met the damaged page first: a disk or power
+ * failure, not a bug, so the owner gets the way out instead of a stack trace. Undefined for any
+ * other error.
+ */
+export function damagedDatabaseMessage(err: unknown, file: string): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) return undefined;
+  return `the database ${file} is damaged (${errorMessage(err)}); stop pinclaw, then restore it from a backup (pinclaw restore FILE), or move it aside (mv ${file} ${file}.damaged) to start with an empty one; sqlite3's .recover may save its rows`;
+}
+
 export interface SqliteReport {
   version: string;
   fts5: boolean;

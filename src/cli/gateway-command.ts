@@ -118,8 +118,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
       host,
       port,
       token: config.gateway.token,
-      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus() }), confirmations),
-      guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens },
+      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus() }), confirmations),
+      guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens, maxGlobalFailures: config.gateway.rateLimit.maxBadTokensTotal },
+      connections: { max: config.gateway.connections.max, perAddress: config.gateway.connections.perAddress, firstRequestMs: config.gateway.connections.firstRequestSeconds * 1000 },
       // The dashboard: its login sessions and pairing requests live in the store.
       web: {
         db,

@@ -44,7 +44,17 @@ const sections = {
         fields: {
           perSecond: { kind: 'integer', min: 1, default: 50, description: 'sustained requests per second per client' },
           burst: { kind: 'integer', min: 1, default: 100, description: 'requests a client may make at once before the rate applies' },
-          maxBadTokens: { kind: 'integer', min: 1, default: 10, description: 'wrong tokens within a minute before the client is locked out (5 minutes, doubling to an hour)' },
+          maxBadTokens: { kind: 'integer', min: 1, default: 10, description: 'wrong tokens within a minute before the client (an IPv4 address, or an IPv6 /64) is locked out (5 minutes, doubling to an hour)' },
+          maxBadTokensTotal: { kind: 'integer', min: 1, default: 30, description: 'wrong tokens within a minute from all clients together before token logins are paused (5 minutes, doubling to an hour) for every client that has not given the right token within a day; a logged-in dashboard keeps working' },
+        },
+      },
+      connections: {
+        kind: 'object',
+        description: 'connections the gateway holds open (docs/channels.md#the-gateways-defences)',
+        fields: {
+          max: { kind: 'integer', min: 1, description: 'connections held at once; more are closed on arrival. Unset: 256, or half the open-files limit when that is lower (the other half stays for the database, model calls and devices)' },
+          perAddress: { kind: 'integer', min: 1, description: 'connections one client (an IPv4 address, or an IPv6 /64) may hold; unset: a quarter of max' },
+          firstRequestSeconds: { kind: 'integer', min: 1, max: 300, default: 10, description: 'a connection that has not sent a whole request (its headers) within this many seconds is closed' },
         },
       },
     },

@@ -1,5 +1,6 @@
 // Prometheus text exposition of the runtime: process figures and the queue, read when scraped.
 import type { GuardStatus } from '../channels/http/guard.js';
+import type { ConnectionStatus } from '../channels/http/connections.js';
 import type { ChannelStatus } from '../channels/status.js';
 import type { Db } from '../store/db.js';
 import { getHeapStatistics } from 'node:v8';
@@ -45,11 +46,13 @@ const COUNTERS: [CounterName, string][] = [
 export interface LiveFigures {
   channels?: readonly ChannelStatus[];
   guard?: GuardStatus;
+  connections?: ConnectionStatus;
 }
 
 export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): string {
   const channels = live.channels ?? [];
   const guard = live.guard;
+  const conns = live.connections;
   const backlog = outboundBacklog(db);
   const mem = process.memoryUsage();
   const inbound = sql(db, `select state, count(*) as n from inbound group by state`).all() as { state: string; n: number }[];
@@ -70,8 +73,15 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
     line('pinclaw_channel_failed_deliveries', 'failed delivery attempts of the undelivered replies, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.failedAttempts])),
     ...COUNTERS.map(([name, help]) => line(`pinclaw_${name}_total`, help, 'counter', counterSeries(name).map((s) => [labels(s.labels), s.value]))),
     ...(guard ? [
-      line('pinclaw_gateway_refused_requests', 'requests the gateway refused since it started: over the rate, or from a client locked out after wrong tokens', 'counter', (['rate', 'lockout'] as const).map((r) => [labels({ reason: r }), guard.refused[r]])),
+      line('pinclaw_gateway_refused_requests', 'requests the gateway refused since it started: over the rate, from a client locked out after wrong tokens, or a token attempt while they are paused for everyone (global)', 'counter', (['rate', 'lockout', 'global'] as const).map((r) => [labels({ reason: r }), guard.refused[r]])),
       line('pinclaw_gateway_locked_clients', 'clients locked out now after wrong tokens', 'gauge', [['', guard.lockedClients]]),
+      line('pinclaw_gateway_token_attempts_paused_seconds', 'seconds left of the pause on token attempts after too many wrong tokens from all clients together (0: none)', 'gauge', [['', guard.globalLockedSeconds]]),
+    ] : []),
+    ...(conns ? [
+      line('pinclaw_gateway_connections', 'connections open now', 'gauge', [['', conns.open]]),
+      line('pinclaw_gateway_connections_max', 'the cap on open connections (gateway.connections.max, or derived from the open-files limit)', 'gauge', [['', conns.max]]),
+      line('pinclaw_gateway_refused_connections_total', 'connections closed on arrival since the gateway started: the gateway full, or the client over its share (address)', 'counter', (['full', 'address'] as const).map((r) => [labels({ reason: r }), conns.refused[r]])),
+      line('pinclaw_gateway_closed_connections_total', 'connections the gateway closed since it started: idle ones to make room for a client holding fewer (evicted), silent ones (timeout)', 'counter', [[labels({ reason: 'evicted' }), conns.evicted], [labels({ reason: 'timeout' }), conns.timedOut]]),
     ] : []),
   ].join('\n') + '\n';
 }

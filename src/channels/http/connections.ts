@@ -4,8 +4,9 @@
 // holds at most `max` connections, well below the descriptor limit, at most `perAddress` of them
 // from one client (an IPv4 address or an IPv6 /64, as guard.ts counts them), and closes a connection
 // that has not sent a whole request within `firstRequestMs`. A connection over a limit is closed at
-// once; when the gateway is full, an idle connection of the client holding the most is closed to let
-// a client holding fewer in, so that one flood cannot keep the owner out.
+// once; when the gateway is full, an idle connection of the client holding the most, or else a
+// connection that never sent a request, is closed to let the newcomer in, so that a flood of idle
+// sockets cannot keep the owner out. Only connections all busy with requests fill it for good.
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -136,20 +137,21 @@ export class ConnectionLimiter {
     socket.once('close', () => this.closed(c));
   }
 
-  /** Closes an idle connection of the client holding the most, if it holds more than `held`. */
+  /**
+   * Closes one connection to let a client holding `held` in: an idle one of the client holding the
+   * most, if it would still hold more than the newcomer; else the oldest that never sent a request
+   * (it is worth least, and would time out soon anyway). Runs only when the gateway is full.
+   */
   private makeRoom(held: number): boolean {
-    let victim: Set<Conn> | undefined;
-    for (const set of this.byClient.values()) if (set.size > held + 1 && (!victim || set.size > victim.size)) victim = set;
+    let busiest: Set<Conn> | undefined;
+    for (const set of this.byClient.values()) if (set.size > held + 1 && (!busiest || set.size > busiest.size)) busiest = set;
+    // Sets and Maps iterate in insertion order: the oldest connection comes first.
+    const victim = (busiest && [...busiest].find((c) => c.inFlight === 0)) ?? [...this.conns.values()].find((c) => !c.sentRequest);
     if (!victim) return false;
-    // Sets iterate in insertion order: the oldest idle connection goes first.
-    for (const c of victim) {
-      if (c.inFlight > 0) continue;
-      this.evicted++;
-      this.closed(c);
-      c.socket.destroy();
-      return true;
-    }
-    return false;
+    this.evicted++;
+    this.closed(victim);
+    victim.socket.destroy();
+    return true;
   }
 
   private started(req: IncomingMessage, res: ServerResponse): void {

@@ -95,7 +95,7 @@ t.test('a secret of the wrong type is not echoed', async (t) => {
 
 t.test('unknown keys get a did-you-mean hint', async (t) => {
   const { errors } = validateConfig({ gateway: { prot: 1 }, gatway: {}, zzzzzzzz: 1 });
-  t.same(errors[0], { path: 'gateway.prot', expected: "one of 'host', 'port', 'token', 'rateLimit'", found: 'unknown key', hint: "did you mean 'port'?" });
+  t.same(errors[0], { path: 'gateway.prot', expected: "one of 'host', 'port', 'token', 'rateLimit', 'connections'", found: 'unknown key', hint: "did you mean 'port'?" });
   t.equal(errors[1]?.hint, "did you mean 'gateway'?");
   t.equal(errors[2]?.hint, undefined, 'no hint when nothing is close');
   const lines = formatIssues(errors, 'config.json').split('\n');
@@ -253,13 +253,13 @@ t.test('setConfigValue', async (t) => {
     const paths = tempHome(t);
     setConfigValue(paths.config, 'gateway', '{"host": "0.0.0.0", "port": 80}');
     // The section's nested defaults are written out with it.
-    t.same(readConfigFile(paths.config), { gateway: { host: '0.0.0.0', port: 80, rateLimit: { perSecond: 50, burst: 100, maxBadTokens: 10 } } });
+    t.same(readConfigFile(paths.config), { gateway: { host: '0.0.0.0', port: 80, rateLimit: { perSecond: 50, burst: 100, maxBadTokens: 10, maxBadTokensTotal: 30 }, connections: { firstRequestSeconds: 10 } } });
   });
 });
 
 t.test('describeSchema lists every leaf with kind, default, env and description', async (t) => {
   const keys = describeSchema();
-  t.same(keys.slice(0, 7).map((k) => k.key), ['gateway.host', 'gateway.port', 'gateway.token', 'gateway.rateLimit.perSecond', 'gateway.rateLimit.burst', 'gateway.rateLimit.maxBadTokens', 'log.level']);
+  t.same(keys.slice(0, 11).map((k) => k.key), ['gateway.host', 'gateway.port', 'gateway.token', 'gateway.rateLimit.perSecond', 'gateway.rateLimit.burst', 'gateway.rateLimit.maxBadTokens', 'gateway.rateLimit.maxBadTokensTotal', 'gateway.connections.max', 'gateway.connections.perAddress', 'gateway.connections.firstRequestSeconds', 'log.level']);
   t.ok(keys.some((k) => k.key === 'providers.anthropic.apiKey' && k.secret && k.env === 'PINCLAW_PROVIDERS_ANTHROPIC_API_KEY'));
   const port = keys.find((k) => k.key === 'gateway.port')!;
   t.match(port, { kind: 'integer', default: 7420, env: 'PINCLAW_GATEWAY_PORT', accepts: 'an integer between 0 and 65535', secret: false });
@@ -307,7 +307,7 @@ t.test('runConfig', async (t) => {
     await runConfig('get', ['native.enabled'], c.ctx);
     await runConfig('get', ['gateway.token'], c.ctx);
     await runConfig('get', ['gateway'], c.ctx);
-    t.same(c.out, ['8080', '127.0.0.1', 'true', '********', '{"host":"127.0.0.1","port":8080,"token":"********","rateLimit":{"perSecond":50,"burst":100,"maxBadTokens":10}}']);
+    t.same(c.out, ['8080', '127.0.0.1', 'true', '********', '{"host":"127.0.0.1","port":8080,"token":"********","rateLimit":{"perSecond":50,"burst":100,"maxBadTokens":10,"maxBadTokensTotal":30},"connections":{"firstRequestSeconds":10}}']);
 
     c = cli(paths, {}, true);
     await runConfig('get', ['gateway.host'], c.ctx);

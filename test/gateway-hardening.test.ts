@@ -108,6 +108,7 @@ t.test('wrong tokens count per address and for everyone: past the total, token l
   t.equal((await browser(`${gw.url}/api/status`, { headers: cookie })).status, 200, 'the logged-in dashboard keeps working');
   t.equal((await c(`${gw.url}/api/status`, { headers: cookie })).status, 200, 'from any address: the cookie is no guess');
   t.equal((await owner(`${gw.url}/api/sessions`, bearer('right-token'))).status, 200, 'the owner, seen with the right token, goes on');
+  t.equal((await browser(`${gw.url}/api/sessions`, bearer('right-token'))).status, 200, 'so does an address that logged in to the dashboard by token');
   t.match(gw.stderr(), /too many wrong tokens from many addresses; token logins are paused/, 'logged once');
 
   const text = await (await fetch(`${gw.url}/metrics`, bearer('right-token'))).text();

@@ -37,6 +37,8 @@ export interface WebOptions {
   onBadCredential?(req: IncomingMessage): void;
   /** asked before a token given to POST /auth/login is compared (the guard's pause on token attempts) */
   checkCredential?(req: IncomingMessage): GuardDecision;
+  /** told of a right token given to POST /auth/login */
+  onGoodCredential?(req: IncomingMessage): void;
   /** the dashboard's read routes (sessions, audit, status, board, memory), tried after `api` */
   dashboard?: DashboardSources;
 }
@@ -154,6 +156,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpSer
         ...opts.web,
         onBadCredential: (req: IncomingMessage) => (noteBadCredential(guard, req.socket.remoteAddress), opts.web!.onBadCredential?.(req)),
         checkCredential: (req: IncomingMessage) => guard.checkCredential(req.socket.remoteAddress),
+        onGoodCredential: (req: IncomingMessage) => (guard.goodCredential(req.socket.remoteAddress), opts.web!.onGoodCredential?.(req)),
         pairing: new PairingLimits(PAIRING_CHANNEL),
       }
     : undefined;

@@ -24,6 +24,8 @@ export interface WebAuthOptions {
   onBadCredential?(req: IncomingMessage): void;
   /** asked before a token is compared; a refusal is answered 429 (the guard's pause on token attempts) */
   checkCredential?(req: IncomingMessage): GuardDecision;
+  /** told of a right token given to POST /auth/login (the guard then trusts the address) */
+  onGoodCredential?(req: IncomingMessage): void;
   /** how many pairing requests each client may have waiting (kept for the server's life) */
   pairing?: PairingLimits;
 }
@@ -100,6 +102,7 @@ async function login(req: IncomingMessage, res: ServerResponse, o: WebAuthOption
     o.onBadCredential?.(req);
     return sendJson(res, 401, { error: o.token ? 'wrong token' : 'no gateway.token configured; pair this browser instead' });
   }
+  o.onGoodCredential?.(req);
   startSession(req, res, o.db, 'token');
   noContent(res);
 }

@@ -9,7 +9,7 @@ import type { Db } from '../../store/db.js';
 import { findPairing, PAIRING_CODE_TTL_MS, requestPairing, revokePairing } from '../../store/pairing.js';
 import { createWebSession, deleteWebSession, pruneWebSessions, useWebSession, WEB_SESSION_TTL_MS } from '../../store/web-sessions.js';
 import { clientKey, type GuardDecision } from './guard.js';
-import type { PairingLimits } from './pairing-limits.js';
+import { PairingLimits } from './pairing-limits.js';
 import { HttpError, readJson, sendJson, sendRefusal } from './server.js';
 
 export const SESSION_COOKIE = 'pinclaw_session';
@@ -26,7 +26,7 @@ export interface WebAuthOptions {
   checkCredential?(req: IncomingMessage): GuardDecision;
   /** told of a right token given to POST /auth/login (the guard then trusts the address) */
   onGoodCredential?(req: IncomingMessage): void;
-  /** how many pairing requests each client may have waiting (kept for the server's life) */
+  /** how many pairing requests each client may have waiting (kept for the server's life; absent: one per database) */
   pairing?: PairingLimits;
 }
 
@@ -107,17 +107,28 @@ async function login(req: IncomingMessage, res: ServerResponse, o: WebAuthOption
   noContent(res);
 }
 
+// The limits when the caller keeps none: never none at all.
+const defaultLimits = new WeakMap<Db, PairingLimits>();
+
+function pairingLimits(o: WebAuthOptions): PairingLimits {
+  if (o.pairing) return o.pairing;
+  let l = defaultLimits.get(o.db);
+  if (!l) defaultLimits.set(o.db, (l = new PairingLimits(PAIRING_CHANNEL)));
+  return l;
+}
+
 function requestPair(req: IncomingMessage, res: ServerResponse, o: WebAuthOptions): void {
   const now = Date.now();
   const client = clientKey(req.socket.remoteAddress);
-  const admitted = o.pairing?.admit(o.db, client, now) ?? { ok: true };
+  const limits = pairingLimits(o);
+  const admitted = limits.admit(o.db, client, now);
   if (!admitted.ok) {
     res.setHeader('retry-after', String(PAIRING_CODE_TTL_MS / 1000));
     throw new HttpError(429, `${admitted.waiting} pairing requests from this address are waiting already; approve one (pinclaw pairing approve CODE on the machine) or let them expire (an hour)`);
   }
   const id = randomBytes(24).toString('base64url');
   const p = requestPairing(o.db, PAIRING_CHANNEL, id, label(req), now);
-  o.pairing?.asked(client, id);
+  limits.asked(client, id);
   sendJson(res, 200, { request: id, code: p.code });
 }
 

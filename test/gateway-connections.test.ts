@@ -110,6 +110,8 @@ t.test('sockets beyond a client\'s share are closed at once; the gateway still a
   t.equal(metric(metrics, 'pinclaw_gateway_connections_max'), 8);
   t.ok(metric(metrics, 'pinclaw_gateway_connections') >= 5, 'the flood\'s 4 and this request\'s');
   t.equal(flood.closed(), 16, 'the flood kept its share');
+  t.match(gw.stderr(), /gateway: closed 1 new connection at once, the last because 127\.0\.0\.2 holds its share \(gateway\.connections\.perAddress 4\)/, 'the first refusal is logged, the rest counted');
+  t.notMatch(gw.stderr(), /closed \d+ new connections/);
 });
 
 t.test('a full gateway lets a newcomer in by closing an idle socket, never a busy one', async (t) => {

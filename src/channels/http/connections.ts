@@ -15,6 +15,8 @@ import { clientKey } from './guard.js';
 /** The cap when the owner sets none: plenty for a dashboard, a few API clients and event streams. */
 export const DEFAULT_MAX_CONNECTIONS = 256;
 export const DEFAULT_FIRST_REQUEST_MS = 10_000;
+/** Refusals are logged at most this often (a flood must not flood the log too). */
+const LOG_EVERY_MS = 60_000;
 
 export interface ConnectionOptions {
   /** Connections held at once; absent: DEFAULT_MAX_CONNECTIONS, or less when the descriptor limit is low. */
@@ -90,8 +92,11 @@ export class ConnectionLimiter {
   private readonly refused = { full: 0, address: 0 };
   private evicted = 0;
   private timedOut = 0;
+  private loggedAt = -Infinity;
+  private refusedSinceLog = 0;
 
-  constructor(cap: ConnectionCap, firstRequestMs = DEFAULT_FIRST_REQUEST_MS) {
+  /** `warn` hears of refused connections: the first, then at most once a minute with the count. */
+  constructor(cap: ConnectionCap, firstRequestMs = DEFAULT_FIRST_REQUEST_MS, private readonly warn?: (msg: string) => void) {
     this.max = cap.max;
     this.perAddress = cap.perAddress;
     this.firstRequestMs = firstRequestMs;
@@ -115,13 +120,11 @@ export class ConnectionLimiter {
     const held = mine?.size ?? 0;
     if (held >= this.perAddress) {
       this.refused.address++;
-      socket.destroy();
-      return;
+      return this.refuse(socket, `${key || 'a client'} holds its share (gateway.connections.perAddress ${this.perAddress})`);
     }
     if (this.conns.size >= this.max && !this.makeRoom(held)) {
       this.refused.full++;
-      socket.destroy();
-      return;
+      return this.refuse(socket, `the gateway holds its cap of busy connections (gateway.connections.max ${this.max})`);
     }
     const c: Conn = { socket, key, inFlight: 0, sentRequest: false };
     this.conns.set(socket, c);
@@ -135,6 +138,16 @@ export class ConnectionLimiter {
       if (!c.sentRequest) this.timedOut++;
     });
     socket.once('close', () => this.closed(c));
+  }
+
+  private refuse(socket: Socket, why: string): void {
+    socket.destroy();
+    this.refusedSinceLog++;
+    const now = Date.now();
+    if (!this.warn || now - this.loggedAt < LOG_EVERY_MS) return;
+    this.warn(`gateway: closed ${this.refusedSinceLog} new connection${this.refusedSinceLog === 1 ? '' : 's'} at once${this.loggedAt === -Infinity ? '' : ' in the last minute'}, the last because ${why}; /metrics counts them`);
+    this.loggedAt = now;
+    this.refusedSinceLog = 0;
   }
 
   /**

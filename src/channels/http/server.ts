@@ -172,7 +172,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpSer
   const fdLimit = opts.connections?.descriptorLimit ?? descriptorLimit();
   const cap = connectionCap({ ...opts.connections, descriptorLimit: fdLimit });
   if (cap.lowered) log.warn(`gateway.connections.max ${cap.lowered.wanted} lowered to ${cap.max}: half the open-files limit (${cap.lowered.descriptorLimit}) stays for the database, model calls and devices; raise the limit (LimitNOFILE= in the service unit, ulimit -n) or lower gateway.connections.max`);
-  const connections = new ConnectionLimiter(cap, opts.connections?.firstRequestMs);
+  const connections = new ConnectionLimiter(cap, opts.connections?.firstRequestMs, (msg) => log.warn(msg));
   connections.attach(server);
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {

@@ -7,10 +7,11 @@ import type { ChannelAdapter } from '../../conductor/conductor.js';
 import type { Delivery } from '../../conductor/delivery.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
-import { MQTT_SESSION_NAME as SESSION, MQTT_SESSION_RULE } from '../../mqtt-session-name.js';
+import { MQTT_SESSION_NAME as SESSION, MQTT_SESSION_RULE, reservedMqttSession } from '../../mqtt-session-name.js';
 import type { Db } from '../../store/db.js';
 import { inboundById, type InboundRow, type NewInbound, type OutboundRow } from '../../store/queue.js';
 import { sql } from '../../store/statements.js';
+import { admit, checkAllowFrom } from './access.js';
 import type { MessageInfo, MqttLink, MqttSettings } from './connection.js';
 
 const MAX_ID_CHARS = 128;
@@ -29,6 +30,9 @@ export interface ChatMessage {
   session: string;
   text: string;
   id?: SenderId;
+  /** who says they sent it and their proof (access.ts judges them); absent in plain text */
+  from?: unknown;
+  token?: unknown;
 }
 
 /** What was wrong with a payload, with what is known of its session and id for the error reply. */
@@ -79,10 +83,15 @@ function fromJson(raw: string, defaultSession: string): ChatMessage | ChatRefusa
   if (o.session !== undefined && (typeof o.session !== 'string' || !SESSION.test(o.session))) {
     return refuse(`"session" must be ${MQTT_SESSION_RULE}, not ${JSON.stringify(o.session)?.slice(0, 80)}`);
   }
+  const reserved = typeof o.session === 'string' ? reservedMqttSession(o.session) : undefined;
+  if (reserved) return refuse(`"session": ${reserved}`);
   if (typeof o.text !== 'string') return refuse(o.text === undefined ? 'no "text": send {"session":"...","text":"..."}' : `"text" must be a string, not ${typeof o.text}`);
   const text = o.text.trim();
   if (!text) return refuse('"text" is empty');
-  return { session: typeof o.session === 'string' ? o.session : defaultSession, text, ...(id !== undefined ? { id } : {}) };
+  return {
+    session: typeof o.session === 'string' ? o.session : defaultSession, text, ...(id !== undefined ? { id } : {}),
+    ...(o.from !== undefined ? { from: o.from } : {}), ...(o.token !== undefined ? { token: o.token } : {}),
+  };
 }
 
 /** A chat/in payload as a message, or what was wrong with it. */
@@ -145,6 +154,9 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
 export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
   const defaultSession = o.settings.chat.session;
   if (!SESSION.test(defaultSession)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(defaultSession)} must be ${MQTT_SESSION_RULE}`);
+  const reserved = reservedMqttSession(defaultSession);
+  if (reserved) throw new ConfigError(`mqtt.chat.session: ${reserved}`);
+  checkAllowFrom(o.settings.chat.allowFrom);
   const out = () => o.link().topic('chat/out');
 
   function refuse(topic: string, r: ChatRefusal): void {
@@ -159,12 +171,18 @@ export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: Mqtt
     if (info.retain) return log.debug(`mqtt chat: ignored a retained message on ${topic}`);
     const p = parseChatPayload(payload, defaultSession);
     if (isRefusal(p)) return refuse(topic, p);
+    const who = admit(o.db, o.settings.chat.allowFrom, p.from, p.token);
+    if (!who.ok) {
+      if (who.pairing) log.info(`mqtt chat: sender ${who.pairing.label ?? '?'} asked to talk; pairing code ${who.pairing.code}`);
+      return refuse(topic, { error: who.error, session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
+    }
     const sessionKey = `mqtt:${p.session}`;
     if (alreadyQueued(o.db, sessionKey, p, info.dup)) {
       return log.info(`mqtt chat: a message to ${sessionKey}${p.id !== undefined ? ` with id ${JSON.stringify(p.id)}` : ''} arrived again; queued once`);
     }
     try {
-      submit({ sessionKey, channel: 'mqtt', chatId: p.session, sender: 'mqtt', text: p.text, meta: { ...(p.id !== undefined ? { id: p.id } : {}), topic } });
+      // The token stays out of the row: only the text, who sent it and how they were admitted.
+      submit({ sessionKey, channel: 'mqtt', chatId: p.session, sender: who.sender, text: p.text, meta: { ...(p.id !== undefined ? { id: p.id } : {}), topic, from: who.sender, admittedBy: who.rule } });
     } catch (err) {
       refuse(topic, { error: errorMessage(err), session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
     }

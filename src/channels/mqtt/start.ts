@@ -44,6 +44,10 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
     return link;
   };
   const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings }) : undefined;
+  // The chat was on by default before it checked senders: an owner who relied on it learns here why
+  // chat/in went quiet, and how to turn it back on safely.
+  if (!chat) log.info('mqtt: the MQTT chat is off (it answers only named senders now and is off until turned on): pinclaw config set mqtt.chat.enabled true, and name each sender with a token in mqtt.chat.allowFrom or approve it with pinclaw pairing approve CODE (docs/mqtt.md)');
+  else if (!settings.chat.allowFrom.length) log.info('mqtt: the MQTT chat is on with an empty mqtt.chat.allowFrom: each sender needs the owner\'s pinclaw pairing approve CODE first (docs/mqtt.md)');
   const remote = remoteTool({ link: linkNow, nodeId, settings });
   const stops: (() => void)[] = [];
   return {

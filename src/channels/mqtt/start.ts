@@ -16,6 +16,7 @@ import { startHomeAssistant } from '../../fleet/home-assistant.js';
 import { remoteTool, startFleetServer } from '../../fleet/remote.js';
 import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
 import { routeSession } from '../../hardware/triggers/runner.js';
+import { legacyChatNames } from '../../tools/policy.js';
 import { createMqttChat } from './chat.js';
 import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
 
@@ -43,6 +44,8 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
     if (!link) throw new Error('mqtt is not started yet');
     return link;
   };
+  // An old internal chat name in the tool settings keeps its meaning; the owner is told to rename it.
+  for (const note of legacyChatNames(o.config.tools)) log.warn(`config: ${note}`);
   const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings }) : undefined;
   // The chat was on by default before it checked senders: an owner who relied on it learns here why
   // chat/in went quiet, and how to turn it back on safely.

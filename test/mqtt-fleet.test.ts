@@ -363,3 +363,42 @@ t.test('two gateway processes as a fleet: the agent on house reads the time on s
   house.child.kill('SIGTERM');
   t.equal((await house.exited).code, 0);
 });
+
+t.test('a captured call replayed after the callee gateway restarted is still a replay: the seen ids are in SQLite', async (t) => {
+  const b = await broker(t);
+  const watch = await spy(t, b);
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    mqtt: { url: b.url, nodeId: 'shed', homeAssistant: { enabled: false }, fleet: { key: 'fleet-secret', expose: ['current_time'] } },
+  }));
+  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
+  const shed = async () => {
+    const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
+    t.teardown(async () => {
+      if (gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL');
+      await gw.exited;
+    });
+    await gw.waitFor(/mqtt: subscribed to .*shed\/fleet\/req/, 20_000);
+    return gw;
+  };
+  let gw = await shed();
+  // A genuine call of node house, as it travels through the broker; the spy keeps its bytes.
+  const at = Date.now();
+  const call = signRequest('fleet-secret', { v: 1, id: 'captured-call-0001', from: 'house', to: 'shed', tool: 'current_time', input: { timezone: 'UTC' }, at, exp: at + 60_000 });
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(call), { qos: 1 });
+  const captured = await until('the call on the wire', () => watch.got.find((m) => m.topic === 'pinclaw/shed/fleet/req'));
+  const first = await until('the answer', () => watch.responses().find((x) => x.id === call.id), 20_000);
+  t.match(first, { ok: true, isError: false, content: /ISO 8601 UTC/ }, 'the call ran once');
+  // The callee restarts (an update, a power cut): what it remembered in memory would be gone.
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  gw = await shed();
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', captured.text, { qos: 1 });
+  const replay = await until('the replay refused', () => watch.responses().find((x) => x.id === call.id && x.code === 'replay'), 20_000);
+  t.match(replay, { ok: false, content: /call id captured-call-0001 of node house was already received; a replay is not run/ });
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  const rows = await auditOf(home);
+  t.same(rows.filter((a) => a.tool === 'current_time').map((a) => a.outcome), ['ok'], 'current_time ran once');
+  t.match(rows.filter((a) => a.outcome === 'denied'), [{ tool: 'remote:current_time', channel: 'fleet', rule: 'mqtt.fleet replay' }]);
+});

@@ -27,13 +27,14 @@ import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
+import { rememberFleetCall } from '../store/fleet-seen.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import {
   NODE_NAME, parseRequest, parseResponse, requestText, responseText, signRequest, signResponse, verify,
   type FleetRequest, type FleetResponse, type RefusalCode,
 } from './fleet-sign.js';
 
-/** A call older than this is refused, and ids are remembered this long (plus the skew) to refuse replays. */
+/** A call older than this is refused, and ids are remembered this long (plus the skew, in SQLite: across restarts) to refuse replays. */
 export const FLEET_WINDOW_MS = 120_000;
 /** How far ahead of this node's clock a call's `at` may be. */
 export const CLOCK_SKEW_MS = 30_000;
@@ -230,21 +231,7 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   const now = o.now ?? Date.now;
   const log = o.log ?? defaultLog;
   const expose = new Set(fleet.expose);
-  /** `<from>\n<id>` → the call's `at`: ids seen within the window */
-  const seen = new Map<string, number>();
   const stopping = new AbortController();
-
-  /**
-   * Drops ids older than the window. The map keeps arrival order, which is nearly `at` order, so the
-   * walk stops at the first id still inside: a call does not pay for every id of the last 2 minutes.
-   * One that arrived out of order is kept a little longer, which only errs on the refusing side.
-   */
-  function forget(t: number): void {
-    for (const [k, at] of seen) {
-      if (at >= t - FLEET_WINDOW_MS - CLOCK_SKEW_MS) break;
-      seen.delete(k);
-    }
-  }
 
   function inputText(input: unknown): string {
     let s: string;
@@ -307,10 +294,10 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     if (r.at > t + CLOCK_SKEW_MS) return refuse(r, 'clock', 'mqtt.fleet clock', `the call is dated ${seconds(r.at - t)} ahead of ${link.nodeId}'s clock (more than ${seconds(CLOCK_SKEW_MS)}: check NTP on both boards)`, k.key);
     if (t - r.at > FLEET_WINDOW_MS) return refuse(r, 'stale', 'mqtt.fleet window', `the call is ${seconds(t - r.at)} old (the limit is ${seconds(FLEET_WINDOW_MS)}); not run`, k.key);
     if (t > r.exp + EXPIRY_GRACE_MS) return refuse(r, 'expired', 'mqtt.fleet window', `the call arrived ${seconds(t - r.exp)} after node ${r.from} stopped waiting for it; not run`, k.key);
-    forget(t);
-    const seenKey = `${r.from}\n${r.id}`;
-    if (seen.has(seenKey)) return refuse(r, 'replay', 'mqtt.fleet replay', `call id ${r.id} of node ${r.from} was already received; a replay is not run`, k.key);
-    seen.set(seenKey, r.at);
+    // Anything dated before the window (and the skew) is refused as stale above, so its id may go.
+    if (!rememberFleetCall(db, r.from, r.id, r.at, t - FLEET_WINDOW_MS - CLOCK_SKEW_MS)) {
+      return refuse(r, 'replay', 'mqtt.fleet replay', `call id ${r.id} of node ${r.from} was already received; a replay is not run`, k.key);
+    }
     if (!expose.has(r.tool) || r.tool === 'remote_tool') {
       const list = [...expose].filter((x) => x !== 'remote_tool').join(', ') || 'none';
       return refuse(r, 'not-exposed', 'mqtt.fleet.expose', `${r.tool} is not exposed to the fleet by ${link.nodeId} (mqtt.fleet.expose: ${list})`, k.key);

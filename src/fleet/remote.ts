@@ -28,6 +28,7 @@ import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { rememberFleetCall } from '../store/fleet-seen.js';
+import { refusalBook } from './refusals.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import {
   NODE_NAME, parseRequest, parseResponse, requestText, responseText, signRequest, signResponse, verify,
@@ -232,6 +233,7 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   const log = o.log ?? defaultLog;
   const expose = new Set(fleet.expose);
   const stopping = new AbortController();
+  const book = refusalBook({ db, nodeId: link.nodeId, now, log, onError: (err) => log.warn(`mqtt fleet: cannot record refused calls: ${errorMessage(err)}`) });
 
   function inputText(input: unknown): string {
     let s: string;
@@ -251,9 +253,17 @@ export function startFleetServer(o: FleetServerOptions): () => void {
       .catch((err: unknown) => log.warn(`mqtt fleet: cannot answer ${to}'s call ${res.id}: ${errorMessage(err)}`));
   }
 
-  /** A call stopped before any tool: one denied audit row, a log line, and an answer when there is someone to answer. */
+  /**
+   * A call stopped before any tool: counted; while few, one denied audit row, a log line, and an answer
+   * when there is someone to answer. Past refusals.ts's limit only a signed answer goes out (the
+   * caller holds the key and waits for it); the rest is summed up at the interval's end.
+   */
   function refuse(r: { id?: string; from: string; tool: string; input: unknown }, code: RefusalCode, rule: string, message: string, key: string | undefined): void {
     const from = NODE_NAME.test(r.from) ? r.from : '?';
+    if (!book.note(code, from)) {
+      if (key && r.id && from !== '?') answer(from, { id: r.id, ok: false, code, content: message, isError: true }, key);
+      return;
+    }
     try {
       insertAudit(db, {
         at: now(), sessionKey: `fleet:${from}`, channel: 'fleet', chatId: from, caller: from, tool: `remote:${r.tool}`,
@@ -325,6 +335,7 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   });
   return () => {
     off();
+    book.flush();
     stopping.abort(new Error(`node ${link.nodeId} is stopping`));
   };
 }

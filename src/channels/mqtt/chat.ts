@@ -151,12 +151,17 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
   return parts.length ? parts : [''];
 }
 
+/** mqtt.chat as the schema cannot check it (checkMqttSettings runs it, so the gateway exits 78 before it starts). */
+export function checkChatSettings(chat: MqttSettings['chat']): void {
+  if (!SESSION.test(chat.session)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(chat.session)} must be ${MQTT_SESSION_RULE}`);
+  const reserved = reservedMqttSession(chat.session);
+  if (reserved) throw new ConfigError(`mqtt.chat.session: ${reserved}`);
+  checkAllowFrom(chat.allowFrom);
+}
+
 export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
   const defaultSession = o.settings.chat.session;
-  if (!SESSION.test(defaultSession)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(defaultSession)} must be ${MQTT_SESSION_RULE}`);
-  const reserved = reservedMqttSession(defaultSession);
-  if (reserved) throw new ConfigError(`mqtt.chat.session: ${reserved}`);
-  checkAllowFrom(o.settings.chat.allowFrom);
+  checkChatSettings(o.settings.chat);
   const out = () => o.link().topic('chat/out');
 
   function refuse(topic: string, r: ChatRefusal): void {

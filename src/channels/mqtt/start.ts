@@ -17,7 +17,7 @@ import { remoteTool, startFleetServer } from '../../fleet/remote.js';
 import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
 import { routeSession } from '../../hardware/triggers/runner.js';
 import { legacyChatNames } from '../../tools/policy.js';
-import { createMqttChat } from './chat.js';
+import { checkChatSettings, createMqttChat } from './chat.js';
 import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
 
 export interface MqttRuntime {
@@ -97,6 +97,7 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
 export async function mqttCheck(settings: MqttSettings): Promise<{ name: 'mqtt'; state: 'ok' | 'warn' | 'fail'; detail: string }> {
   try {
     checkMqttTriggers(settings.triggers);
+    if (settings.chat.enabled) checkChatSettings(settings.chat);
     const r = await probeBroker(settings);
     return { name: 'mqtt', state: r.ok ? 'ok' : 'fail', detail: r.detail };
   } catch (err) {

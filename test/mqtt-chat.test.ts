@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { admit, MAX_PENDING_MQTT_PAIRINGS, pairingSubject } from '../src/channels/mqtt/access.js';
-import { chatParts, createMqttChat, parseChatPayload } from '../src/channels/mqtt/chat.js';
+import { CHAT_REFUSALS_PER_MINUTE, chatParts, createMqttChat, parseChatPayload } from '../src/channels/mqtt/chat.js';
 import { approvePairing, listPairings, PAIRING_CODE_TTL_MS } from '../src/store/pairing.js';
 import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
@@ -56,13 +56,13 @@ interface Setup {
   rows(): InboundRow[];
 }
 
-async function setup(t: Test, o: { broker?: Broker; clientId?: string; beforeStart?: (b: Broker) => Promise<void>; submit?: (db: Db, m: NewInbound) => InboundRow } = {}): Promise<Setup> {
+async function setup(t: Test, o: { broker?: Broker; clientId?: string; chat?: Partial<MqttSettings['chat']>; beforeStart?: (b: Broker) => Promise<void>; submit?: (db: Db, m: NewInbound) => InboundRow } = {}): Promise<Setup> {
   const b = o.broker ?? (await startBroker());
   if (!o.broker) t.teardown(() => b.stop());
   await o.beforeStart?.(b);
   const db = openDatabase(join(tempDir(), 'pinclaw.db'));
   t.teardown(() => db.close());
-  const s = settings(b.url);
+  const s = settings(b.url, o.chat);
   const link = openMqttLink({ settings: s, ...(o.clientId ? { clientId: o.clientId } : {}) });
   t.teardown(() => link.close());
   const chat = createMqttChat({ link: () => link, db, settings: s });
@@ -201,6 +201,35 @@ t.test('a retained message on chat/in is old state: ignored', async (t) => {
   t.equal(p.got.length, 0, 'and no error reply for the retained one');
 });
 
+t.test('a flood of refused messages: the first 10 a minute are logged and answered, then one warning', async (t) => {
+  const s = await setup(t);
+  const p = await peer(t, s.b);
+  const before = logged.length;
+  for (let i = 0; i < 25; i++) await p.say(JSON.stringify({ session: 'k', text: `let me in ${i}`, id: `f${i}` }));
+  await p.say(msg({ session: 'k', text: 'the owner', id: 'ok1' }));
+  await until('the good row', () => s.rows().length === 1);
+  // Answers come back through the broker: wait for the ten, then make sure no more followed the good one.
+  await until('ten answers', () => p.got.filter((m) => typeof m.json?.error === 'string').length >= CHAT_REFUSALS_PER_MINUTE);
+  const probe = recordOutbound(s.db, { idempotencyKey: 'probe:1', inboundId: null, sessionKey: 'mqtt:k', channel: 'mqtt', chatId: 'k', text: 'probe', kind: 'notice' });
+  await s.chat.channel.send(probe, delivery(s.db, probe));
+  await p.next((x) => x.json?.id === 'probe:1', 'the probe published after everything else');
+  const answers = p.got.filter((m) => typeof m.json?.error === 'string');
+  t.equal(answers.length, CHAT_REFUSALS_PER_MINUTE, 'ten answers, not 25');
+  const lines = logged.slice(before);
+  t.equal(lines.filter((l) => l.startsWith('error: mqtt chat: a message on')).length, CHAT_REFUSALS_PER_MINUTE);
+  t.equal(lines.filter((l) => /^warn: mqtt chat: more than 10 refused messages on .* within a minute/.test(l)).length, 1);
+});
+
+t.test('ids are per sender: another sender\'s message with the same id in the same session is queued', async (t) => {
+  const other = 'kitchen-token-0123456789abcdef';
+  const s = await setup(t, { chat: { allowFrom: [{ name: 'panel', token: TOKEN }, { name: 'kitchen', token: other }] } });
+  const p = await peer(t, s.b);
+  await p.say(msg({ session: 'a', text: 'from the panel', id: 'same' }));
+  await p.say(JSON.stringify({ from: 'kitchen', token: other, session: 'a', text: 'from the kitchen', id: 'same' }));
+  const rows = await until('two rows', () => (s.rows().length === 2 ? s.rows() : undefined));
+  t.same(rows.map((r) => `${r.sender}: ${r.text}`), ['panel: from the panel', 'kitchen: from the kitchen']);
+});
+
 t.test('the same id again in a session is queued once; the same id in another session is new', async (t) => {
   const s = await setup(t);
   const p = await peer(t, s.b);
@@ -228,8 +257,8 @@ t.test('a real QoS 1 redelivery (dup) after a lost PUBACK is queued once, with o
   const commit = (text: string) => {
     committed.push(text);
     // What the channel commits for them (a JSON message with an id, and a plain one).
-    if (text.includes('"id"')) enqueue(db0, { sessionKey: 'mqtt:a', channel: 'mqtt', chatId: 'a', sender: 'mqtt', text: 'with id', meta: { id: 'r1', topic: IN } }, 0);
-    else enqueue(db0, { sessionKey: 'mqtt:house', channel: 'mqtt', chatId: 'house', sender: 'mqtt', text: 'no id', meta: { topic: IN } }, 0);
+    if (text.includes('"id"')) enqueue(db0, { sessionKey: 'mqtt:a', channel: 'mqtt', chatId: 'a', sender: 'panel', text: 'with id', meta: { id: 'r1', topic: IN } }, 0);
+    else enqueue(db0, { sessionKey: 'mqtt:house', channel: 'mqtt', chatId: 'house', sender: 'panel', text: 'no id', meta: { topic: IN } }, 0);
   };
   const first = await mqtt.connectAsync(b.url, {
     clientId, clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 3600 }, reconnectPeriod: 0,

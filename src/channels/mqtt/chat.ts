@@ -112,15 +112,19 @@ const isRefusal = (p: ChatMessage | ChatRefusal): p is ChatRefusal => 'error' in
  * it sends a message again whose PUBACK it did not get, which happens when the connection broke right
  * after our commit; a new message with the same text is not marked dup.
  */
-function alreadyQueued(db: Db, sessionKey: string, m: ChatMessage, dup: boolean): boolean {
+function alreadyQueued(db: Db, sessionKey: string, sender: string, m: ChatMessage, dup: boolean): boolean {
+  // Per sender: ids are chosen by each sender, and one must not be able to block another's.
   if (m.id !== undefined) {
-    return sql(db, `select 1 from (select meta from inbound where session_key = ? and channel = 'mqtt' order by id desc limit ${DEDUPE_WINDOW})
-      where json_extract(meta, '$.id') = ? limit 1`).get(sessionKey, m.id) !== undefined;
+    return sql(db, `select 1 from (select meta from inbound where session_key = ? and channel = 'mqtt' and sender = ? order by id desc limit ${DEDUPE_WINDOW})
+      where json_extract(meta, '$.id') = ? limit 1`).get(sessionKey, sender, m.id) !== undefined;
   }
   if (!dup) return false;
-  const last = sql(db, `select text from inbound where session_key = ? and channel = 'mqtt' order by id desc limit 1`).get(sessionKey) as { text: string } | undefined;
+  const last = sql(db, `select text from inbound where session_key = ? and channel = 'mqtt' and sender = ? order by id desc limit 1`).get(sessionKey, sender) as { text: string } | undefined;
   return last?.text === m.text;
 }
+
+/** Refusals per minute logged and answered one by one: whoever may publish on chat/in can send many. */
+export const CHAT_REFUSALS_PER_MINUTE = 10;
 
 /** The sender's id of the message a reply answers, else its inbound row id; null for a message not in reply. */
 function inReplyTo(db: Db, inboundId: number | null): SenderId | null {
@@ -164,7 +168,20 @@ export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: Mqtt
   checkChatSettings(o.settings.chat);
   const out = () => o.link().topic('chat/out');
 
+  let minuteStart = 0;
+  let refusedThisMinute = 0;
   function refuse(topic: string, r: ChatRefusal): void {
+    const now = Date.now();
+    if (now - minuteStart >= 60_000) {
+      const untold = refusedThisMinute - CHAT_REFUSALS_PER_MINUTE;
+      if (untold > 0) log.warn(`mqtt chat: ${untold} more refused messages on ${topic} within a minute were neither logged nor answered one by one`);
+      minuteStart = now;
+      refusedThisMinute = 0;
+    }
+    if (++refusedThisMinute > CHAT_REFUSALS_PER_MINUTE) {
+      if (refusedThisMinute === CHAT_REFUSALS_PER_MINUTE + 1) log.warn(`mqtt chat: more than ${CHAT_REFUSALS_PER_MINUTE} refused messages on ${topic} within a minute; the rest of this minute are neither logged nor answered (the broker's ACLs decide who may publish on chat/in: docs/mqtt.md)`);
+      return;
+    }
     log.error(`mqtt chat: a message on ${topic} was refused: ${r.error}`);
     const body = JSON.stringify({ session: r.session, error: r.error, inReplyTo: r.id ?? null });
     // Best effort: the sender learns why when the broker is there; the refusal is in the log anyway.
@@ -182,7 +199,7 @@ export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: Mqtt
       return refuse(topic, { error: who.error, session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
     }
     const sessionKey = `mqtt:${p.session}`;
-    if (alreadyQueued(o.db, sessionKey, p, info.dup)) {
+    if (alreadyQueued(o.db, sessionKey, who.sender, p, info.dup)) {
       return log.info(`mqtt chat: a message to ${sessionKey}${p.id !== undefined ? ` with id ${JSON.stringify(p.id)}` : ''} arrived again; queued once`);
     }
     try {

@@ -93,12 +93,17 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
   };
 }
 
-/** doctor's "mqtt" check: the settings, one connection attempt, and the node's retained status. */
-export async function mqttCheck(settings: MqttSettings): Promise<{ name: 'mqtt'; state: 'ok' | 'warn' | 'fail'; detail: string }> {
+/**
+ * doctor's "mqtt" check: the settings, one connection attempt, and the node's retained status; a
+ * warning while the tool settings still use the old name of Home Assistant's commands.
+ */
+export async function mqttCheck(settings: MqttSettings, tools?: PinclawConfig['tools']): Promise<{ name: 'mqtt'; state: 'ok' | 'warn' | 'fail'; detail: string }> {
   try {
     checkMqttTriggers(settings.triggers);
     if (settings.chat.enabled) checkChatSettings(settings.chat);
     const r = await probeBroker(settings);
+    const legacy = tools ? legacyChatNames(tools) : [];
+    if (r.ok && legacy.length) return { name: 'mqtt', state: 'warn', detail: `${r.detail}; ${legacy.join('; ')}` };
     return { name: 'mqtt', state: r.ok ? 'ok' : 'fail', detail: r.detail };
   } catch (err) {
     return { name: 'mqtt', state: 'fail', detail: errorMessage(err) };

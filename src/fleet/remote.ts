@@ -27,7 +27,7 @@ import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
-import { rememberFleetCall } from '../store/fleet-seen.js';
+import { forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
 import { refusalBook } from './refusals.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import {
@@ -39,6 +39,8 @@ import {
 export const FLEET_WINDOW_MS = 120_000;
 /** How far ahead of this node's clock a call's `at` may be. */
 export const CLOCK_SKEW_MS = 30_000;
+/** How often the ids older than the window are deleted: not on every call, whose path the insert already is on. */
+const PRUNE_EVERY_MS = 10_000;
 /** A call arriving this long after its `exp` is refused: the caller has already answered its turn. */
 const EXPIRY_GRACE_MS = 2_000;
 /** Longest input text kept in a refusal's audit row (as the registry does). */
@@ -233,6 +235,7 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   const log = o.log ?? defaultLog;
   const expose = new Set(fleet.expose);
   const stopping = new AbortController();
+  let prunedAt = -Infinity;
   const book = refusalBook({ db, nodeId: link.nodeId, now, log, onError: (err) => log.warn(`mqtt fleet: cannot record refused calls: ${errorMessage(err)}`) });
 
   function inputText(input: unknown): string {
@@ -305,7 +308,11 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     if (t - r.at > FLEET_WINDOW_MS) return refuse(r, 'stale', 'mqtt.fleet window', `the call is ${seconds(t - r.at)} old (the limit is ${seconds(FLEET_WINDOW_MS)}); not run`, k.key);
     if (t > r.exp + EXPIRY_GRACE_MS) return refuse(r, 'expired', 'mqtt.fleet window', `the call arrived ${seconds(t - r.exp)} after node ${r.from} stopped waiting for it; not run`, k.key);
     // Anything dated before the window (and the skew) is refused as stale above, so its id may go.
-    if (!rememberFleetCall(db, r.from, r.id, r.at, t - FLEET_WINDOW_MS - CLOCK_SKEW_MS)) {
+    if (t - prunedAt >= PRUNE_EVERY_MS) {
+      forgetFleetCalls(db, t - FLEET_WINDOW_MS - CLOCK_SKEW_MS);
+      prunedAt = t;
+    }
+    if (!rememberFleetCall(db, r.from, r.id, r.at)) {
       return refuse(r, 'replay', 'mqtt.fleet replay', `call id ${r.id} of node ${r.from} was already received; a replay is not run`, k.key);
     }
     if (!expose.has(r.tool) || r.tool === 'remote_tool') {

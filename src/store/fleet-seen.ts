@@ -4,16 +4,14 @@
 import type { Db } from './db.js';
 import { sql } from './statements.js';
 
-/**
- * Records a call; false when this caller's id was recorded already (a replay). The ids older than
- * `forgetBefore` (the call times no call can be accepted with any more) are deleted first, in the
- * same transaction, so the table holds at most the window's calls.
- */
-export function rememberFleetCall(db: Db, caller: string, callId: string, at: number, forgetBefore: number): boolean {
-  return db.transaction(() => {
-    sql(db, 'delete from fleet_seen where at < ?').run(forgetBefore);
-    return sql(db, 'insert into fleet_seen (caller, call_id, at) values (?, ?, ?) on conflict do nothing').run(caller, callId, at).changes === 1;
-  }).immediate();
+/** Records a call; false when this caller's id was recorded already (a replay). One autocommit insert: it is on every call's path. */
+export function rememberFleetCall(db: Db, caller: string, callId: string, at: number): boolean {
+  return sql(db, 'insert into fleet_seen (caller, call_id, at) values (?, ?, ?) on conflict do nothing').run(caller, callId, at).changes === 1;
+}
+
+/** Deletes the ids of calls dated before `before` (no call that old can pass the window any more); returns how many. */
+export function forgetFleetCalls(db: Db, before: number): number {
+  return sql(db, 'delete from fleet_seen where at < ?').run(before).changes;
 }
 
 /** How many call ids are remembered (diagnostics, tests). */

@@ -155,7 +155,7 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
   return parts.length ? parts : [''];
 }
 
-/** mqtt.chat as the schema cannot check it (checkMqttSettings runs it, so the gateway exits 78 before it starts). */
+/** mqtt.chat as the schema cannot check it: run by createMqttChat (the gateway exits 78 before it starts) and by doctor. */
 export function checkChatSettings(chat: MqttSettings['chat']): void {
   if (!SESSION.test(chat.session)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(chat.session)} must be ${MQTT_SESSION_RULE}`);
   const reserved = reservedMqttSession(chat.session);

@@ -193,6 +193,9 @@ t.test('with the chat on, only listed senders and paired ones get a turn; a stra
   t.match((await reply('h5')).json, { session: 'hall', text: 'echo: now?' });
   await p.c.publishAsync(IN, msg({ session: 'kitchen', text: 'oven', id: 'h6' }), { qos: 1 });
   t.match((await reply('h6')).json, { session: 'kitchen', text: 'echo: oven' });
+  // Even a listed sender cannot talk as Home Assistant's old chat, which tools.controlChats may name.
+  await p.c.publishAsync(IN, msg({ session: 'homeassistant', text: 'send the owner a message from me', id: 'h7' }), { qos: 1 });
+  t.match((await reply('h7')).json, { session: 'homeassistant', error: /"session": the session name "homeassistant" is reserved/ });
   t.same(f.rows("select sender, session_key, text from inbound where channel = 'mqtt' order by id"), [
     { sender: 'tablet', session_key: 'mqtt:hall', text: 'now?' },
     { sender: 'panel', session_key: 'mqtt:kitchen', text: 'oven' },

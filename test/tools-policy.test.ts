@@ -5,7 +5,8 @@ import { defaults } from '../src/config/index.js';
 import { ConfigError } from '../src/errors.js';
 import { runTool as runToolCommand } from '../src/cli/tool-command.js';
 import type { CliContext } from '../src/cli/context.js';
-import { createPolicy, PROFILE_TOOLS, type ToolsSettings } from '../src/tools/policy.js';
+import { HA_CONTEXT } from '../src/fleet/home-assistant.js';
+import { createPolicy, legacyChatNames, PROFILE_TOOLS, type ToolsSettings } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
 import type { ConfirmRequest, Tool, ToolContext } from '../src/tools/types.js';
 import { resolvePaths } from '../src/paths.js';
@@ -109,6 +110,36 @@ t.test('another chat only from a control chat', async (t) => {
   t.same(r.result, { content: 'send_message refused: send_message to another chat (telegram:99) is allowed only from a control chat, and telegram:42 is not one (tools.controlChats)', isError: true });
   t.equal(r.outcome, 'denied');
   t.equal(ran, false);
+});
+
+t.test('Home Assistant\'s commands are a chat of their own: no MQTT chat session can pose as them', async (t) => {
+  const send = tool('send_message', { targetChat: () => ({ channel: 'telegram', chatId: '99' }) });
+  const relay = tool('relay', { physical: true });
+  const kitchen = at('mqtt', 'kitchen2');
+  // What an MQTT chat message {"session":"homeassistant",...} ran as before.
+  const posing = at('mqtt', 'homeassistant');
+  t.same(HA_CONTEXT, { sessionKey: 'homeassistant:commands', channel: 'homeassistant', chatId: 'commands', caller: 'homeassistant' });
+  for (const control of [['cli:local', 'homeassistant:commands'], ['cli:local', 'mqtt:homeassistant']]) {
+    const p = createPolicy(settings({ controlChats: control }));
+    t.equal(p.checkInput(send, {}, kitchen).allowed, false, `${control[1]}: kitchen2 may not send elsewhere`);
+    t.equal(p.checkInput(send, {}, posing).allowed, false, `${control[1]}: nor may a chat named homeassistant`);
+    t.ok(p.confirmation(relay, posing), `${control[1]}: a physical action there asks`);
+    t.same(p.checkInput(send, {}, HA_CONTEXT), { allowed: true, rule: 'tools.controlChats' }, `${control[1]}: Home Assistant's commands are the control chat`);
+    t.equal(p.confirmation(relay, HA_CONTEXT), undefined, `${control[1]}: and switch without asking`);
+  }
+  // The old name keeps its meaning (Home Assistant) and is reported with the rename.
+  t.match(legacyChatNames(settings({ controlChats: ['cli:local', 'mqtt:homeassistant'] })), [/^tools\.controlChats\[1\] "mqtt:homeassistant" is the old name of Home Assistant's commands, read as "homeassistant:commands".*pinclaw config set tools\.controlChats '\["cli:local","homeassistant:commands"\]'/]);
+  t.same(legacyChatNames(settings({ controlChats: ['cli:local', 'homeassistant:commands'] })), []);
+  // Overrides the owner wrote for Home Assistant when it ran on channel mqtt still apply to it, not to a chat.
+  const denyRelay = settings({ profile: 'full', overrides: [{ channel: 'mqtt', chat: 'homeassistant', allow: [], deny: ['relay'] }] });
+  t.match(createPolicy(denyRelay).check(relay, HA_CONTEXT), { allowed: false, rule: 'tools.overrides[0].deny' });
+  t.match(createPolicy(denyRelay).check(relay, posing), { allowed: true });
+  const mqttWide = settings({ profile: 'full', overrides: [{ channel: 'mqtt', allow: [], deny: ['relay'] }] });
+  t.match(createPolicy(mqttWide).check(relay, HA_CONTEXT), { allowed: false }, 'a channel-wide mqtt override still covers Home Assistant');
+  t.match(legacyChatNames(mqttWide), [/tools\.overrides\[0\] \(channel mqtt\) still applies to Home Assistant's commands/]);
+  const own = settings({ profile: 'full', overrides: [{ channel: 'mqtt', allow: [], deny: ['relay'] }, { channel: 'homeassistant', allow: [], deny: [] }] });
+  t.match(createPolicy(own).check(relay, HA_CONTEXT), { allowed: true }, 'until one for channel homeassistant takes its place');
+  t.same(legacyChatNames(own), []);
 });
 
 t.test('confirmation: yes runs, no refuses, no way to ask refuses, a failing ask refuses', async (t) => {

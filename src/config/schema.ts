@@ -444,8 +444,21 @@ const sections = {
         kind: 'object',
         description: 'the MQTT chat channel: <baseTopic>/<nodeId>/chat/in and .../chat/out',
         fields: {
-          enabled: { kind: 'boolean', default: true, description: 'subscribe chat/in and answer on chat/out' },
-          session: { kind: 'string', default: 'mqtt', description: 'the session of a plain-text message (JSON messages name theirs)' },
+          enabled: { kind: 'boolean', default: false, description: 'subscribe chat/in and answer on chat/out; off until the owner turns it on, since anyone who may publish on the broker could talk to the agent' },
+          session: { kind: 'string', default: 'mqtt', description: 'the session of a message that names none' },
+          allowFrom: {
+            kind: 'array',
+            items: {
+              kind: 'object',
+              description: 'one sender: its messages carry "from" and "token"',
+              fields: {
+                name: { kind: 'string', description: 'the sender\'s name, sent as "from" (required; letters, digits, _ . @ -)' },
+                token: { kind: 'string', secret: true, description: 'the sender\'s token, sent as "token" (required, at least 16 characters; the broker does not tell who published, so this is the proof)' },
+              },
+            },
+            default: [],
+            description: 'who may talk on chat/in ({"name":"panel","token":"..."}); anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE',
+          },
           debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages of one session within this window are merged into one turn' },
         },
       },

@@ -160,7 +160,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   checks.push((await import('../hardware/boards/board-check.js')).boardCheck(paths, config));
   checks.push((await import('./service-check.js')).serviceCheck(env));
   // The broker, when one is configured: its code is the gateway's lazy MQTT chunk.
-  if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt));
+  if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt, config.tools));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

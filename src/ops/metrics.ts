@@ -41,6 +41,7 @@ const COUNTERS: [CounterName, string][] = [
   ['tool_calls', 'tool calls through the registry, by tool and outcome (ok, error, denied)'],
   ['deliveries', 'replies and notices handed to a channel (sent) or refused by it (failed)'],
   ['triggers', 'messages the hardware, camera, scheduler or MQTT triggers queued'],
+  ['fleet_refused', 'remote tool calls this node refused before any tool ran, by code (bad-signature, replay, ...); beyond 10 a minute they are counted here and summed up in one audit row'],
 ];
 
 export interface LiveFigures {

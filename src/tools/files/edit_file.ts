@@ -4,7 +4,7 @@
 import type { Tool } from '../types.js';
 import { Refused } from './confine.js';
 import { guarded, looksBinary, readWhole, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
-import { checkWriteSize, writeInto, writeTarget } from './write_file.js';
+import { checkQuota, checkWriteSize, writeInto, writeTarget } from './write_file.js';
 
 interface EditInput {
   path: string;
@@ -84,6 +84,7 @@ export function editFileTool(d: FileToolDeps): Tool {
         }
         const updated = text.split(oldText).join(newText);
         checkWriteSize(Buffer.byteLength(updated), max, 'the edited file would be');
+        await checkQuota(d, shown, Buffer.byteLength(updated) - raw.length);
         // The directory is held again for the write: the read above may have taken a while.
         writeInto(snapshot, writeTarget(snapshot, real, shown), real, shown, updated);
         return { content: `edited ${shown}: replaced ${plural(found.length, 'occurrence')} (line${found.length === 1 ? '' : 's'} ${listed})` };

@@ -7,6 +7,7 @@ import type { Tool } from '../types.js';
 import { lstatIn, makeDirs, tryHoldPath, type Held } from './beneath.js';
 import { Refused, type RootSnapshot } from './confine.js';
 import { guarded, PATH_SCHEMA, type FileToolDeps } from './common.js';
+import { overQuota, workspaceBytes } from '../workspace-quota.js';
 
 /** What a new file gets; a replaced file keeps its own mode. */
 export const NEW_FILE_MODE = 0o644;
@@ -44,6 +45,16 @@ export function writeInto(snapshot: RootSnapshot, target: WriteTarget, real: str
   }
 }
 
+/**
+ * Refuses a write that would take the workspace past files.workspaceQuotaMb. A path shown absolute is
+ * outside the workspace (files.roots, the owner's own directories): not counted.
+ */
+export async function checkQuota(d: FileToolDeps, shown: string, growBytes: number): Promise<void> {
+  if (shown.startsWith('/')) return;
+  const why = overQuota(await workspaceBytes(d.confinement.workspace), growBytes, d.settings.workspaceQuotaMb);
+  if (why) throw new Refused('files.workspaceQuotaMb', why);
+}
+
 export function checkWriteSize(bytes: number, max: number, what: string): void {
   if (bytes > max) throw new Refused('files.maxWriteBytes', `${what} ${bytes} bytes, more than files.maxWriteBytes (${max})`);
 }
@@ -77,6 +88,12 @@ export function writeFileTool(d: FileToolDeps): Tool {
           target.dir?.close();
           if (before.isDirectory()) return { content: `write_file ${shown}: is a directory`, isError: true };
           throw new Refused('regular files only', `${shown} exists and is not a regular file`);
+        }
+        try {
+          await checkQuota(d, shown, bytes - (before?.size ?? 0));
+        } catch (err) {
+          target.dir?.close();
+          throw err;
         }
         writeInto(snapshot, target, real, shown, content);
         return { content: `wrote ${bytes} bytes to ${shown} (${before ? `replaced ${before.size} bytes` : 'new file'})` };

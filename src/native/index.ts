@@ -20,7 +20,8 @@ export interface PinclawAddon {
   limitMallocArenas(count: number): boolean;
   fixMallocThresholds(bytes: number): boolean;
   reduceHeap(): void;
-  openBeneath(dirFd: number, path: string): number;
+  /** byHand: the openat walk of kernels without openat2, for the tests */
+  openBeneath(dirFd: number, path: string, byHand?: boolean): number;
 }
 
 /** What trimFilePages found in the read-only private file mappings (bytes are multiples of a page). */

@@ -171,7 +171,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
         storeLater(ids, last.channel, () => recordFailure());
         const full = isDiskFull(err) || isDiskFull(writeErr);
         const told = full ? new DiskFullError('the turn could not be saved; the message is kept and will be tried again once there is space', home)
-          : new Error(`the turn could not be saved (${errorMessage(writeErr)}); the message is kept and will be tried again`);
+          : new PinclawError(`the turn could not be saved (${errorMessage(writeErr)}); the message is kept and will be tried again`);
         for (const id of ids) {
           for (const w of waiters.get(id) ?? []) w.reject(told);
           waiters.delete(id);

@@ -4,6 +4,7 @@
 // space returns, and the way out is the owner's (free space), not a retry of the request.
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { PinclawError } from '../errors.js';
 
 export interface DiskSpace {
   /** bytes an unprivileged writer may still use (f_bavail) */
@@ -34,8 +35,8 @@ export function humanBytes(n: number): string {
   return `${n} bytes`;
 }
 
-/** A refusal because the disk holding the home is full: the HTTP API answers it with 503. */
-export class DiskFullError extends Error {
+/** A refusal because the disk holding the home is full: the HTTP API answers 503, the CLI exits 1. */
+export class DiskFullError extends PinclawError {
   constructor(readonly what: string, readonly home: string) {
     const free = diskSpace(home);
     super(`${what}: the disk holding the pinclaw home (${home}) is full${free ? ` (${humanBytes(free.freeBytes)} free)` : ''}; free some space on it`);

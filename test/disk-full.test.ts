@@ -2,12 +2,20 @@
 // stand-in fills it while the turn runs, so the turn's commit and the error path's own write both
 // fail with SQLITE_FULL. The HTTP caller gets a 503 that says so, the message is not left in
 // 'processing' (it is queued again once space returns, and answered), and /metrics and doctor show
-// the disk.
+// the disk. A claim (a write too) on a full disk is tried again later, not thrown from a timer.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureWorkspace } from '../src/agent/workspace.js';
+import { heuristicCount } from '../src/agent/tokens.js';
+import { defaults } from '../src/config/schema.js';
+import { createBus } from '../src/conductor/bus.js';
+import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
+import { setLogSink } from '../src/log.js';
 import { openDatabase } from '../src/store/db.js';
+import { toolSet } from '../src/tools/types.js';
+import { reply, scriptedProvider } from './support/scripted-provider.js';
 import { bundle, cleanEnv, runPinclaw, start, tempDir } from './support/proc.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 
@@ -105,4 +113,42 @@ t.test('a full disk during a turn: a 503 to the caller, the message queued again
   }
   t.equal(state, 'done', 'the message did not stay in processing');
   t.equal(srv.requests.length, 2, 'the model was asked again once');
+});
+
+t.test('claiming on a full disk: the conductor tries again later instead of throwing from a timer', { skip: 'skip' in disk ? disk.skip : false }, async (t) => {
+  if (!('dir' in disk)) return;
+  const home = join(disk.dir, 'claim');
+  mkdirSync(home);
+  const db = openDatabase(join(home, 'pinclaw.db'));
+  const workspace = join(home, 'workspace');
+  ensureWorkspace(workspace);
+  const bus = createBus();
+  const channel: ChannelAdapter = { name: 'test', debounceMs: 300, send: async () => {} };
+  const conductor = createConductor({
+    db, config: defaults(), workspace, provider: async () => scriptedProvider([reply('claimed after all')]), tools: toolSet([]), countTokens: heuristicCount, bus, channels: [channel],
+  });
+  t.teardown(async () => {
+    await conductor.stop(1000);
+    db.close();
+  });
+  const warnings: string[] = [];
+  setLogSink((line) => void (line.startsWith('warn: ') && warnings.push(line)));
+  t.teardown(() => setLogSink((line) => process.stderr.write(line + '\n')));
+  conductor.start();
+  // Queued with a debounce: the claim comes from a timer, after the disk is full.
+  const row = conductor.submit({ sessionKey: 'c', channel: 'test', chatId: 'c', sender: 'u', text: 'later' });
+  const filler = join(disk.dir, 'claim-filler');
+  fill(filler);
+  await new Promise<void>((resolve) => {
+    const look = setInterval(() => {
+      if (!warnings.some((w) => w.includes('cannot claim messages'))) return;
+      clearInterval(look);
+      resolve();
+    }, 50);
+  });
+  t.match(warnings.find((w) => w.includes('cannot claim messages')), /conductor: cannot claim messages \(database or disk is full\); trying again in 5 s/);
+  rmSync(filler);
+  rmSync(`${filler}.tail`);
+  const out = await conductor.delivered(row.id);
+  t.equal(out.text, 'claimed after all', 'claimed and answered once space returned');
 });

@@ -71,6 +71,7 @@ const sections = {
     description: 'the SQLite store',
     fields: {
       busyTimeoutMs: { kind: 'integer', min: 0, default: 5000, description: 'how long a write waits for a locked database, in milliseconds' },
+      diskWarnMb: { kind: 'integer', min: 1, default: 256, description: 'doctor warns when the file system of the home has less than this many MiB free (turns cannot be saved on a full one)' },
     },
   },
   native: {
@@ -151,6 +152,7 @@ const sections = {
       maxWriteBytes: { kind: 'integer', min: 1, default: 1048576, description: 'largest file write_file writes and edit_file edits, in bytes' },
       maxSearchBytes: { kind: 'integer', min: 1024, default: 1048576, description: 'largest file grep searches, in bytes; larger ones are skipped and counted' },
       maxResults: { kind: 'integer', min: 1, default: 200, description: 'most entries list_dir, paths glob and matches grep return' },
+      workspaceQuotaMb: { kind: 'integer', min: 1, default: 1024, description: 'most the workspace may hold, in MiB: write_file and edit_file refuse a write past it, exec does not start over it and is stopped when its writes would pass it (docs/tools.md)' },
     },
   },
   sandbox: {

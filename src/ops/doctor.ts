@@ -9,6 +9,7 @@ import { nativeInfo, type NativeInfo } from '../native/index.js';
 import { isSea } from '../native/sea.js';
 import type { Paths } from '../paths.js';
 import { openDatabase, sqliteReport, type Db, type SqliteReport } from '../store/db.js';
+import { diskSpace, humanBytes } from '../store/disk.js';
 import { recordedChannelStatus } from '../channels/status.js';
 import { currentVersion } from '../store/migrations.js';
 import { pinclawVersion } from '../version.js';
@@ -82,6 +83,19 @@ function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undef
   return { name: 'channels', state: down || waiting.length ? 'warn' : 'ok', detail };
 }
 
+/** Below this nothing can be saved: a turn's commit needs a few pages. */
+const DISK_FULL_BYTES = 1 << 20;
+
+/** The free space of the home's file system: a full one leaves every turn unsaved. */
+function diskCheck(home: string, warnMb: number): Check {
+  const disk = diskSpace(home);
+  if (!disk) return { name: 'disk', state: 'warn', detail: `cannot read the free space of ${home}` };
+  const detail = `${humanBytes(disk.freeBytes)} free of ${humanBytes(disk.totalBytes)} on the file system of ${home}`;
+  if (disk.freeBytes < DISK_FULL_BYTES) return { name: 'disk', state: 'fail', detail: `${detail}: full, turns cannot be saved; free some space on it` };
+  if (disk.freeBytes < warnMb * 1024 * 1024) return { name: 'disk', state: 'warn', detail: `${detail}: less than store.diskWarnMb (${warnMb} MiB); free some space before it fills` };
+  return { name: 'disk', state: 'ok', detail };
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -114,6 +128,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   }
 
   if (config) checks.push(providerCheck(config, env));
+  if (homeOk) checks.push(diskCheck(paths.home, config?.store.diskWarnMb ?? 256));
 
   let sqlite: DoctorReport['sqlite'];
   let channels: Check | undefined;

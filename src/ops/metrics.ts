@@ -4,6 +4,7 @@ import type { ConnectionStatus } from '../channels/http/connections.js';
 import type { ChannelStatus } from '../channels/status.js';
 import type { Db } from '../store/db.js';
 import { getHeapStatistics } from 'node:v8';
+import { diskSpace, homeOf } from '../store/disk.js';
 import { outboundBacklog } from '../store/queue.js';
 import { getState } from '../store/state.js';
 import { sql } from '../store/statements.js';
@@ -59,6 +60,9 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
   const inbound = sql(db, `select state, count(*) as n from inbound group by state`).all() as { state: string; n: number }[];
   const outbound = sql(db, `select state, kind, count(*) as n from outbound group by state, kind`).all() as { state: string; kind: string; n: number }[];
   const byState = new Map(inbound.map((r) => [r.state, r.n]));
+  // The file system of the home (the database's directory): a full one stops every turn.
+  const home = homeOf(db.name);
+  const disk = diskSpace(home);
   return [
     line('pinclaw_info', 'pinclaw version', 'gauge', [[labels({ version: pinclawVersion(), node: process.version, arch: process.arch }), 1]]),
     line('pinclaw_uptime_seconds', 'seconds since the gateway started', 'gauge', [['', Math.round((Date.now() - startedAt) / 1000)]]),
@@ -66,6 +70,10 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
     line('pinclaw_heap_used_bytes', 'V8 heap in use', 'gauge', [['', mem.heapUsed]]),
     line('pinclaw_heap_limit_bytes', 'V8 heap limit (NODE_OPTIONS --max-old-space-size, set by the service unit from the memory budget)', 'gauge', [['', getHeapStatistics().heap_size_limit]]),
     line('pinclaw_gateway_starts_total', 'gateway starts recorded in this home (restarts by systemd included)', 'counter', [['', Number(getState(db, 'gateway.starts') ?? 0)]]),
+    ...(disk ? [
+      line('pinclaw_disk_free_bytes', 'bytes free for pinclaw on the file system of its home (the database, the workspace); turns cannot be saved when it reaches 0', 'gauge', [[labels({ path: home }), disk.freeBytes]]),
+      line('pinclaw_disk_size_bytes', 'size of the file system of the pinclaw home', 'gauge', [[labels({ path: home }), disk.totalBytes]]),
+    ] : []),
     line('pinclaw_inbound_messages', 'inbound messages by state', 'gauge', ['pending', 'processing', 'done', 'failed'].map((s) => [labels({ state: s }), byState.get(s) ?? 0])),
     line('pinclaw_outbound_messages', 'replies and notices by state', 'gauge', outbound.map((r) => [labels({ state: r.state, kind: r.kind }), r.n])),
     line('pinclaw_channel_up', 'whether the channel is connected (1) or not (0)', 'gauge', channels.map((c) => [labels({ channel: c.channel }), c.state === 'up' ? 1 : 0])),

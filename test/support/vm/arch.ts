@@ -19,6 +19,8 @@ export interface ArchSpec {
   qemuPackage: string;
   qemuArgs(kernel: string, dtb: string | null, initrd: string, cmdline: string): string[];
   console: string;
+  /** The console's character device (major, minor): /init opens it itself when the kernel console is elsewhere. */
+  consoleDevice: [number, number];
   /** Device tree inside the kernel package (raspi3b boots with one; the PC does not). */
   dtb: string | null;
   /**
@@ -60,6 +62,7 @@ export const ARCHS: Record<VmArch, ArchSpec> = {
       '-nographic', '-no-reboot',
     ],
     console: 'ttyAMA0',
+    consoleDevice: [204, 64],
     dtb: 'usr/lib/linux-image-<kver>/broadcom/bcm2837-rpi-3-b.dtb',
     baseModules: ['configfs', 'bcm2835_wdt'],
     powerOff: 'reboot -f',
@@ -87,6 +90,7 @@ export const ARCHS: Record<VmArch, ArchSpec> = {
       '-nographic', '-no-reboot', '-net', 'none',
     ],
     console: 'ttyS0',
+    consoleDevice: [4, 64],
     dtb: null,
     baseModules: ['configfs'],
     powerOff: 'poweroff -f',

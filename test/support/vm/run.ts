@@ -25,6 +25,12 @@ export interface RunInVmOptions {
   timeoutMs: number;
   /** Extra kernel command line, appended to the defaults (later settings win). */
   appendCmdline?: string;
+  /**
+   * The kernel's console instead of the harness's own (e.g. "ttyS1,115200", the mini UART Debian's
+   * Raspberry Pi images use): the command line then names only this one, as on such a system, and
+   * /init talks to the harness on the first serial port's device directly. Boot messages go to it.
+   */
+  kernelConsole?: string;
 }
 
 export interface VmResult {
@@ -53,9 +59,10 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
       script: opts.script,
       modules: k.modules.resolve(opts.modules ?? [], base.modules),
       nonce,
+      ...(opts.kernelConsole ? { port: spec.consoleDevice } : {}),
     });
     // loglevel=4: warnings and worse still show during boot, so a failed boot explains itself.
-    const cmdline = [`console=${spec.console}`, 'loglevel=4', 'rdinit=/init', 'panic=-1', opts.appendCmdline ?? ''].join(' ').trim();
+    const cmdline = [`console=${opts.kernelConsole ?? spec.console}`, 'loglevel=4', 'rdinit=/init', 'panic=-1', opts.appendCmdline ?? ''].join(' ').trim();
     const prepareMs = Date.now() - started;
     const machine = spec.machine;
     say(`booting ${k.kver} on ${machine} (${opts.arch}) with a ${mib(image.bytes)} initramfs`);

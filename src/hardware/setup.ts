@@ -74,7 +74,7 @@ export function setupHardware(o: HardwareOptions): Hardware {
   const choice = chooseBoard(registry, o.config.board.profile, detection);
   const board = choice.loaded?.profile.kind === 'sbc' ? choice.loaded.profile : undefined;
   const release = o.config.hardware.release;
-  let states: ReservationState[] = board ? reservationStates(board, { roots, release }) : [];
+  let states: ReservationState[] | undefined;
 
   let gpio: GpioService | undefined;
   let gpioDetail: string;
@@ -84,7 +84,7 @@ export function setupHardware(o: HardwareOptions): Hardware {
       gpioDetail = 'no GPIO chip on this machine';
     } else {
       // With a chip open, the uAPI's line info joins the evidence (a line another consumer holds).
-      if (board) states = reservationStates(board, { roots, release, probe: uapiProbe(backend), ownConsumer: CONSUMER });
+      states = board ? reservationStates(board, { roots, release, probe: uapiProbe(backend), ownConsumer: CONSUMER }) : [];
       gpio = createGpioService({ backend, board, reserved: reservedNow(states), released: releasedLines(states), hardware: o.config.hardware });
       gpioDetail = `${backend.name} backend (${reason})`;
     }
@@ -92,11 +92,13 @@ export function setupHardware(o: HardwareOptions): Hardware {
     gpioDetail = `GPIO unavailable: ${errorMessage(err)}`;
     log.warn(gpioDetail);
   }
+  // Without an open chip (none here, or GPIO unavailable) the states are still shown: no uAPI evidence.
+  const shownStates = states ?? (board ? reservationStates(board, { roots, release }) : []);
   const i2cBuses = busNumbers(roots.dev);
 
   const info = (): string => {
     const lines: string[] = [];
-    lines.push(board ? boardSummary(board, { how: choice.how === 'configured' ? 'configured' : 'detected', reservations: states }) : `No board profile: ${choice.detail}.`);
+    lines.push(board ? boardSummary(board, { how: choice.how === 'configured' ? 'configured' : 'detected', reservations: shownStates }) : `No board profile: ${choice.detail}.`);
     lines.push(`GPIO: ${gpioDetail}`);
     if (gpio) {
       for (const c of gpio.resolver.chips()) lines.push(`  ${c.path}: ${c.info.label}, ${c.info.lines} lines`);

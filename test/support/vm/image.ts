@@ -87,7 +87,7 @@ function bufferMode(data: Buffer): number {
  * Writes the initrd for one run into `workDir`: the cached base, then the per-run archive.
  * In-memory ELF files are written to `workDir` first so their libraries can be planned too.
  */
-export function runImage(spec: ArchSpec, base: BaseImage, workDir: string, opts: { files: GuestFiles; script: string; modules: ModuleLoad[]; nonce: string; port?: [number, number] }): RunImage {
+export function runImage(spec: ArchSpec, base: BaseImage, workDir: string, opts: { files: GuestFiles; script: string; modules: ModuleLoad[]; nonce: string }): RunImage {
   const programs: { hostPath: string; guestPath: string }[] = [];
   for (const [guestPath, source] of Object.entries(opts.files)) {
     if (!guestPath.startsWith('/')) throw new Error(`guest path ${guestPath} must be absolute`);
@@ -110,7 +110,6 @@ export function runImage(spec: ArchSpec, base: BaseImage, workDir: string, opts:
       w.file(posix.join(RUN_DIR, 'nonce'), Buffer.from(`${opts.nonce}\n`));
       w.file(posix.join(RUN_DIR, 'script.sh'), Buffer.from(opts.script), 0o755);
       w.file(posix.join(RUN_DIR, 'modules'), moduleList(opts.modules));
-      if (opts.port) w.file(posix.join(RUN_DIR, 'port'), Buffer.from(`${opts.port[0]} ${opts.port[1]}\n`));
       addModules(w, opts.modules);
       for (const lib of libs.files) w.hostFile(lib.guestPath, lib.hostPath, 0o755);
       for (const link of libs.symlinks) w.symlink(link.guestPath, link.target);

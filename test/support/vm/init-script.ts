@@ -20,12 +20,6 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp TERM=dumb
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-# A run whose kernel console is elsewhere (console=ttyS1, as Debian's Pi images boot) still talks
-# to the harness on QEMU's first serial port: its device is opened directly.
-if [ -f ${RUN_DIR}/port ]; then
-  mknod /dev/pinclaw-vm-port c $(cat ${RUN_DIR}/port)
-  exec </dev/null >/dev/pinclaw-vm-port 2>&1
-fi
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm

@@ -26,9 +26,9 @@ export interface RunInVmOptions {
   /** Extra kernel command line, appended to the defaults (later settings win). */
   appendCmdline?: string;
   /**
-   * The kernel's console instead of the harness's own (e.g. "ttyS1,115200", the mini UART Debian's
-   * Raspberry Pi images use): the command line then names only this one, as on such a system, and
-   * /init talks to the harness on the first serial port's device directly. Boot messages go to it.
+   * Another console instead of the arch's own, e.g. "ttyS1,115200" on raspi3b: the mini UART that
+   * Debian's Raspberry Pi images use. The command line names only this one, as on such a system,
+   * and QEMU connects that serial port to the harness instead of the first.
    */
   kernelConsole?: string;
 }
@@ -59,8 +59,10 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
       script: opts.script,
       modules: k.modules.resolve(opts.modules ?? [], base.modules),
       nonce,
-      ...(opts.kernelConsole ? { port: spec.consoleDevice } : {}),
     });
+    const consoleName = opts.kernelConsole?.split(',')[0];
+    const serial = consoleName === undefined ? 0 : spec.otherConsoles[consoleName];
+    if (serial === undefined) throw new Error(`kernelConsole ${opts.kernelConsole}: the ${opts.arch} VM has ${spec.console}${Object.keys(spec.otherConsoles).map((c) => `, ${c}`).join('')}`);
     // loglevel=4: warnings and worse still show during boot, so a failed boot explains itself.
     const cmdline = [`console=${opts.kernelConsole ?? spec.console}`, 'loglevel=4', 'rdinit=/init', 'panic=-1', opts.appendCmdline ?? ''].join(' ').trim();
     const prepareMs = Date.now() - started;
@@ -68,7 +70,7 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
     say(`booting ${k.kver} on ${machine} (${opts.arch}) with a ${mib(image.bytes)} initramfs`);
     const result = await runQemu({
       cmd: spec.qemu,
-      args: spec.qemuArgs(k.image, k.dtb, image.path, cmdline),
+      args: spec.qemuArgs(k.image, k.dtb, image.path, cmdline, serial),
       nonce,
       timeoutMs: opts.timeoutMs,
       label: `${opts.arch} VM (${spec.qemu} -M ${machine})`,

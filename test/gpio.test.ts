@@ -88,7 +88,7 @@ function fakeBackend() {
 const rpi3b = loadBoardRegistry().get('rpi-3b')!.profile;
 const hardware = (over: Partial<ReturnType<typeof defaultConfig>['hardware']> = {}) => ({ ...defaultConfig().hardware, ...over });
 
-function service(opts: { reserved?: Map<string, string>; now?: () => number; hw?: Partial<ReturnType<typeof defaultConfig>['hardware']> } = {}) {
+function service(opts: { reserved?: Map<string, string>; released?: Map<string, string>; now?: () => number; hw?: Partial<ReturnType<typeof defaultConfig>['hardware']> } = {}) {
   const f = fakeBackend();
   const gpio = createGpioService({
     backend: f.backend,
@@ -96,6 +96,7 @@ function service(opts: { reserved?: Map<string, string>; now?: () => number; hw?
     reserved: opts.reserved ?? new Map([['GPIO14', 'the primary UART (serial0)'], ['GPIO15', 'the primary UART (serial0)']]),
     hardware: hardware({ lines: [{ name: 'relay', line: 'GPIO17', activeLow: true, direction: 'output' }, { name: 'button', line: 'GPIO27', direction: 'input', activeLow: false }], ...opts.hw }),
     now: opts.now,
+    ...(opts.released ? { released: opts.released } : {}),
   });
   return { ...f, gpio };
 }
@@ -137,7 +138,10 @@ t.test('writes: before and after, activeLow, the line stays held; reads do not c
 t.test('pin safety: reserved lines, capabilities, declared inputs, rate limit, busy lines', async (t) => {
   let now = 1_000_000;
   const { gpio, lines } = service({ now: () => now, hw: { writeRateLimit: { perLine: 2, perSeconds: 10 } } });
-  t.throws(() => gpio.write('GPIO14', 1), { code: 'ERESERVED', message: "write to GPIO14 (gpiochip0:14) refused: reserved on board rpi-3b: the primary UART (serial0) (rule: the board profile's reserved lines; free the bus in the board's configuration, or pick another line)" });
+  t.throws(() => gpio.write('GPIO14', 1), {
+    code: 'ERESERVED',
+    message: `write to GPIO14 (gpiochip0:14) refused: reserved on board rpi-3b: the primary UART (serial0). Rule: a reserved line stays untouched unless pinclaw can show it is free; pick another line, or turn off what uses it (the serial console, the bus), or if nothing is wired to it, release it: pinclaw config set hardware.release '[{"line":"GPIO14","reason":"..."}]'`,
+  });
   t.throws(() => gpio.read('TXD'), { code: 'ERESERVED' }, 'reading a reserved line is refused too: the request and release would take the pin from the UART');
   t.equal(lines[14]!.consumer, '', 'the reserved line was never requested');
   t.throws(() => gpio.write('button', 1), { code: 'EDIRECTION', message: /hardware.lines declares button an input/ });
@@ -149,6 +153,14 @@ t.test('pin safety: reserved lines, capabilities, declared inputs, rate limit, b
   t.ok(gpio.write('GPIO22', 1), 'allowed again after the window');
   lines[5]!.consumer = 'w1-gpio';
   t.throws(() => gpio.write('GPIO5', 1), { code: 'EBUSY', message: /line GPIO5 \(gpiochip0:5\) is busy: held by 'w1-gpio'/ });
+});
+
+t.test('a line the owner released is written, and the write says whose release it was', async (t) => {
+  const { gpio, lines } = service({ reserved: new Map([['GPIO15', 'the primary UART (serial0)']]), released: new Map([['GPIO14', 'a relay board on pin 8, no serial console']]) });
+  t.same(gpio.write('GPIO14', 1), { line: 'GPIO14 (gpiochip0:14)', before: 0, after: 1, released: 'a relay board on pin 8, no serial console' });
+  t.equal(lines[14]!.config?.direction, 'output');
+  t.throws(() => gpio.write('GPIO15', 1), { code: 'ERESERVED' }, 'the other UART line stays reserved');
+  t.same(gpio.write('GPIO22', 1), { line: 'GPIO22 (gpiochip0:22)', before: 0, after: 1 }, 'a line never reserved carries no release');
 });
 
 t.test('edges: watchers share one request, per-watcher edge kinds, the last close releases', async (t) => {
@@ -235,6 +247,16 @@ t.test('tools through the registry: policy, hardware.confirm, the physical actio
     { device: 'relay (GPIO17 (gpiochip0:17))', before: 0, after: 1 },
   ], 'every write that ran is audited with its values before and after');
   t.equal(rows.filter((r) => r.outcome === 'denied').length, 1, 'the refused call is audited too');
+});
+
+t.test('a write to a released line: the audit row names the release and its reason', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  const { gpio } = service({ reserved: new Map(), released: new Map([['GPIO14', 'a relay board on pin 8, no serial console']]) });
+  const registry = createRegistry(gpioTools({ gpio, confirm: [], boardInfo: () => '' }), { policy: createPolicy(defaultConfig().tools), audit: dbAudit(db) });
+  t.equal((await registry.call({ name: 'gpio_write', input: { line: 'GPIO14', value: 1 } }, ctx('cli'))).outcome, 'ok');
+  const rows = queryAudit(db, { tool: 'gpio_write', limit: 5 });
+  t.same(rows.map((r) => JSON.parse(r.physical!) as unknown), [{ device: 'GPIO14 (gpiochip0:14)', before: 0, after: 1, released: 'a relay board on pin 8, no serial console' }]);
 });
 
 t.test('the addon on a machine without GPIO: argument checks and errors name the device', async (t) => {

@@ -298,6 +298,19 @@ const sections = {
         description: 'named lines ({"name":"garage_relay","line":"GPIO17","activeLow":true,"direction":"output"})',
       },
       confirm: { kind: 'array', items: { kind: 'string', description: 'a hardware.lines name' }, default: [], description: "lines whose writes need the owner's yes first" },
+      release: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one line taken back from the board profile',
+          fields: {
+            line: { kind: 'string', description: "the board profile's line, by name or alias, e.g. GPIO14 (required)" },
+            reason: { kind: 'string', description: 'why it is safe to use, shown by board detect, doctor and the audit (required)' },
+          },
+        },
+        default: [],
+        description: 'reserved lines the owner releases: pinclaw then uses them even when they may be in use ({"line":"GPIO14","reason":"nothing on the UART"})',
+      },
       writeRateLimit: {
         kind: 'object',
         description: 'writes allowed to one line, so a runaway loop cannot wear out a relay or a motor',

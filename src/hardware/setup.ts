@@ -10,13 +10,15 @@ import type { Tool } from '../tools/types.js';
 import { detectWith } from './boards/detect.js';
 import { HOST_ROOTS, type HostRoots } from './boards/host-roots.js';
 import { loadBoardRegistry, userBoardsDir } from './boards/registry.js';
-import { reservationStates, reservedNow } from './boards/reservations.js';
+import { releasedLines, reservationStates, reservedNow, type ReservationState } from './boards/reservations.js';
 import type { BoardProfile } from './boards/schema.js';
 import { boardPromptText } from './boards/prompt-board.js';
 import { chooseBoard } from './boards/select.js';
 import { boardSummary } from './boards/summary.js';
 import { chooseGpioBackend } from './gpio/backend.js';
-import { createGpioService, type GpioService } from './gpio/service.js';
+import { CONSUMER, createGpioService, type GpioService } from './gpio/service.js';
+import type { GpioBackend } from './gpio/types.js';
+import type { LineProbe } from './boards/reservations.js';
 import { boardInfoTool, gpioTools } from './gpio/tools.js';
 import { busNumbers } from './i2c/buses.js';
 
@@ -43,14 +45,36 @@ export interface HardwareOptions {
   i2cTools?: (buses: number[]) => Tool[];
 }
 
+/** The uAPI's view of a profile line: its chip found by label; undefined when it cannot be asked. */
+function uapiProbe(backend: GpioBackend): LineProbe {
+  let labels: Map<string, string> | undefined;
+  return (line, chipLabel) => {
+    try {
+      labels ??= new Map(backend.chips().flatMap((p) => {
+        try {
+          return [[backend.chipInfo(p).label, p] as const];
+        } catch {
+          return [];
+        }
+      }));
+      const path = labels.get(chipLabel);
+      if (!path) return undefined;
+      const info = backend.lineInfo(path, line.offset);
+      return { used: info.used, consumer: info.consumer };
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 export function setupHardware(o: HardwareOptions): Hardware {
   const roots = o.roots ?? HOST_ROOTS;
   const registry = loadBoardRegistry({ userDir: userBoardsDir(o.paths) });
   const detection = detectWith(registry, roots);
   const choice = chooseBoard(registry, o.config.board.profile, detection);
   const board = choice.loaded?.profile.kind === 'sbc' ? choice.loaded.profile : undefined;
-  const states = board ? reservationStates(board, roots) : [];
-  const reserved = reservedNow(states);
+  const release = o.config.hardware.release;
+  let states: ReservationState[] | undefined;
 
   let gpio: GpioService | undefined;
   let gpioDetail: string;
@@ -59,18 +83,22 @@ export function setupHardware(o: HardwareOptions): Hardware {
     if (backend.chips().length === 0) {
       gpioDetail = 'no GPIO chip on this machine';
     } else {
-      gpio = createGpioService({ backend, board, reserved, hardware: o.config.hardware });
+      // With a chip open, the uAPI's line info joins the evidence (a line another consumer holds).
+      states = board ? reservationStates(board, { roots, release, probe: uapiProbe(backend), ownConsumer: CONSUMER }) : [];
+      gpio = createGpioService({ backend, board, reserved: reservedNow(states), released: releasedLines(states), hardware: o.config.hardware });
       gpioDetail = `${backend.name} backend (${reason})`;
     }
   } catch (err) {
     gpioDetail = `GPIO unavailable: ${errorMessage(err)}`;
     log.warn(gpioDetail);
   }
+  // Without an open chip (none here, or GPIO unavailable) the states are still shown: no uAPI evidence.
+  const shownStates = states ?? (board ? reservationStates(board, { roots, release }) : []);
   const i2cBuses = busNumbers(roots.dev);
 
   const info = (): string => {
     const lines: string[] = [];
-    lines.push(board ? boardSummary(board, { how: choice.how === 'configured' ? 'configured' : 'detected', reservations: states }) : `No board profile: ${choice.detail}.`);
+    lines.push(board ? boardSummary(board, { how: choice.how === 'configured' ? 'configured' : 'detected', reservations: shownStates }) : `No board profile: ${choice.detail}.`);
     lines.push(`GPIO: ${gpioDetail}`);
     if (gpio) {
       for (const c of gpio.resolver.chips()) lines.push(`  ${c.path}: ${c.info.label}, ${c.info.lines} lines`);

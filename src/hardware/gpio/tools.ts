@@ -69,7 +69,7 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
         const w = gpio.write(line, value);
         return {
           content: `${w.line}: ${w.before ?? '?'} -> ${w.after}${w.after !== value ? ` (the line reads ${w.after}, not ${value}: something else drives it or it is not connected)` : ''}`,
-          physical: { device: w.line, before: w.before, after: w.after },
+          physical: { device: w.line, before: w.before, after: w.after, ...(w.released !== undefined ? { released: w.released } : {}) },
         };
       } catch (err) {
         return refused(err);

@@ -5,7 +5,7 @@
 // gateway, a truncated or corrupt file and a newer schema refused with nothing changed. The tar code
 // itself is compared with GNU tar both ways.
 import t, { type Test } from 'tap';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, openPlainDatabase } from '../src/store/db.js';
@@ -355,4 +355,76 @@ t.test('the tar code and GNU tar read each other (long and non-ASCII names, empt
     return { data: (c) => void parts.push(Buffer.from(c)), end: () => void (seen[h.path.replace(/^\.\//, '')] = Buffer.concat(parts).toString('utf8')) };
   });
   t.same(seen, files, 'every file, name and content, as GNU tar wrote it');
+});
+
+t.test('restore writes the key, the config and the database 0600 whatever modes a crafted archive records', async (t) => {
+  const { env } = await makeHome();
+  const file = join(tempDir(), 'with-key.tar.gz');
+  t.equal((await runPinclawAsync(['backup', file, '--include-secrets'], { env })).code, 0);
+  const x = tempDir();
+  t.equal(run('tar', ['-xzf', file, '-C', x]).code, 0);
+  const m = JSON.parse(readFileSync(join(x, 'manifest.json'), 'utf8')) as { files: { path: string }[]; directories: string[] };
+  const modes: Record<string, number> = { 'secret.key': 0o755, 'config.json': 0o644, 'pinclaw.db': 0o666, 'workspace/MEMORY.md': 0o777 };
+  const crafted = join(tempDir(), 'crafted.tar.gz');
+  await writeTarGz(crafted, [
+    { path: 'manifest.json', type: 'file', mode: 0o600, mtime: 0, file: join(x, 'manifest.json'), size: statSync(join(x, 'manifest.json')).size },
+    ...m.directories.map((p): TarEntry => ({ path: p, type: 'dir', mode: 0o777, mtime: 0 })),
+    ...m.files.map((f): TarEntry => ({ path: f.path, type: 'file', mode: modes[f.path] ?? 0o644, mtime: 0, file: join(x, f.path), size: statSync(join(x, f.path)).size })),
+  ]);
+  t.match(run('tar', ['-tzvf', crafted]).stdout, /-rwxr-xr-x .* secret\.key\n/, 'the archive says 0755 for the key');
+
+  const home = join(tempDir(), 'h');
+  const r = await runPinclawAsync(['restore', crafted], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(r.code, 0, r.stderr);
+  const mode = (p: string) => statSync(join(home, p)).mode & 0o777;
+  t.equal(mode('secret.key'), 0o600, 'secret.key 0600, not the archive\'s 0755');
+  t.equal(mode('config.json'), 0o600, 'config.json 0600, not the archive\'s 0644');
+  t.equal(mode('pinclaw.db'), 0o600, 'the database 0600, not the archive\'s 0666');
+  t.equal(mode('workspace/MEMORY.md'), 0o755, 'a workspace file keeps its mode without group/other write');
+  t.equal(mode('workspace'), 0o755, 'a directory without group/other write');
+});
+
+/** The staging directories, partial files and notes a backup into `dir` of `home` leaves. */
+function leftovers(dir: string, home: string): string[] {
+  const notes = join(home, '.backups-running');
+  return [...readdirSync(dir).filter((n) => n.startsWith('.')), ...(existsSync(notes) ? readdirSync(notes).map((n) => `notes/${n}`) : [])].sort();
+}
+
+/** A backup killed with SIGKILL while it writes the archive (large enough to be caught at its 10% line). */
+async function killedBackup(t: Test, env: NodeJS.ProcessEnv, file: string): Promise<number> {
+  const b = start(process.execPath, [bundle, 'backup', file], { env });
+  t.teardown(() => b.child.kill('SIGKILL'));
+  await b.waitFor(/backup: archiving .* \(10%\)/);
+  b.child.kill('SIGKILL');
+  t.equal((await b.exited).signal, 'SIGKILL', 'the backup was killed before it finished');
+  return b.child.pid!;
+}
+
+t.test('what a killed backup leaves is removed by the next backup and by the next gateway start', async (t) => {
+  const { home, env } = await makeHome();
+  // Random bytes do not compress: the archive phase takes long enough to be caught midway.
+  writeFileSync(join(home, 'workspace', 'big.bin'), randomBytes(40 << 20));
+  const dir = tempDir();
+  const pid = await killedBackup(t, env, join(dir, 'home.tar.gz'));
+  const left = leftovers(dir, home);
+  t.ok(left.some((n) => n.startsWith(`.pinclaw-backup-${pid}-`)), `the staging copy is there after the kill: ${left.join(', ')}`);
+  t.ok(left.includes(`.home.tar.gz.${pid}.partial`), 'and the partial archive');
+  t.ok(left.includes(`notes/${pid}.json`), 'and the note that names them');
+  t.notOk(existsSync(join(dir, 'home.tar.gz')), 'no backup file was made');
+
+  const again = await runPinclawAsync(['backup', join(dir, 'second.tar.gz')], { env });
+  t.equal(again.code, 0, again.stderr);
+  t.same(readdirSync(dir), ['second.tar.gz'], 'the next backup removed the staging copy and the partial file');
+  t.same(leftovers(dir, home), [], 'and its own note is gone with it');
+
+  // Into another directory, then a gateway start (which does not know that directory but has the note).
+  const other = tempDir();
+  const pid2 = await killedBackup(t, env, join(other, 'x.tar.gz'));
+  t.ok(leftovers(other, home).some((n) => n.startsWith(`.pinclaw-backup-${pid2}-`)), 'a second killed backup left its staging copy');
+  const { gw } = await gatewayOn(t, env);
+  await gw.waitFor(/removed .*\.partial, left by a backup that did not finish/);
+  t.same(readdirSync(other), [], 'the gateway start removed the staging copy and the partial file');
+  t.same(leftovers(other, home), [], 'and the note');
+  gw.child.kill('SIGTERM');
+  await gw.exited;
 });

@@ -11,10 +11,10 @@
 // workspace file by file, so what is hashed is exactly what is archived.
 import { createHash } from 'node:crypto';
 import {
-  chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, futimesSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync,
+  chmodSync, closeSync, copyFileSync, existsSync, fchmodSync, fsyncSync, futimesSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync,
   renameSync, rmSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync, type Stats,
 } from 'node:fs';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { loadConfig } from '../config/index.js';
 import { ConfigError, PinclawError, errorMessage } from '../errors.js';
 import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
@@ -22,6 +22,7 @@ import type { Paths } from '../paths.js';
 import { openPlainDatabase, type Db } from '../store/db.js';
 import { migrations } from '../store/schema.js';
 import { pinclawVersion } from '../version.js';
+import { noteBackup, partialName, removeBackupLeftovers, stagingPrefix } from './backup-leftovers.js';
 import { ArchiveError, StopReading, readTarGz, sha256File, writeTarGz, type TarEntry } from './archive.js';
 
 export const BACKUP_FORMAT = 'pinclaw-backup';
@@ -172,9 +173,13 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
   const progress = opts.onProgress ?? (() => undefined);
   const now = (opts.now ?? (() => new Date()))();
 
+  // What an earlier backup killed midway left (its staging copy, its partial archive) goes first.
+  removeBackupLeftovers(paths.home, [outDir]);
   // Next to the output: it needs about the room of the backup anyway, and /tmp may be a small tmpfs.
-  const staging = mkdtempSync(join(outDir, '.pinclaw-backup-'));
-  const partial = join(outDir, `.${basename(out)}.${process.pid}.partial`);
+  // Both carry the pid and are noted in the home, so that a kill leaves nothing for good.
+  const staging = mkdtempSync(stagingPrefix(outDir));
+  const partial = partialName(out);
+  const forget = noteBackup(paths.home, { staging, partial });
   try {
     // 1. The database: a snapshot through the online backup API.
     const dbCopy = join(staging, 'pinclaw.db');
@@ -275,12 +280,15 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
   } finally {
     rmSync(staging, { recursive: true, force: true });
     rmSync(partial, { force: true });
+    forget();
   }
 }
 
 // ---- restore ----
 
 const SAFE_SEGMENT = /^[^/\0]+$/;
+/** Files restored 0600 whatever mode the archive records. */
+const OWNER_ONLY = new Set(['pinclaw.db', 'config.json', 'secret.key']);
 
 /** Only the parts of a home, only relative paths without '.' or '..' segments. */
 function allowedPath(p: string, type: 'file' | 'dir'): boolean {
@@ -456,8 +464,13 @@ async function extractInto(file: string, dir: string, manifest: BackupManifest, 
       if (!expected) throw new ArchiveError(`${h.path} is not in the manifest`);
       if (expected.size !== h.size) throw new ArchiveError(`${h.path} has ${h.size} bytes, the manifest says ${expected.size}`);
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      // The owner can always read and write what is restored; secret.key and config.json stay 0600.
-      const fd = openSync(target, 'wx', (h.mode & 0o777) | 0o600);
+      // The archive's mode is not trusted: the key, the config and the database are always 0600
+      // (a crafted backup must not leave them readable by others); other files keep their mode
+      // without group/other write, and the owner can always read and write them. Set with fchmod,
+      // as the umask only narrows the mode given to open.
+      const mode = OWNER_ONLY.has(h.path) ? 0o600 : (h.mode & 0o755) | 0o600;
+      const fd = openSync(target, 'wx', mode);
+      fchmodSync(fd, mode);
       const hash = createHash('sha256');
       return {
         data: (chunk) => {
@@ -483,7 +496,7 @@ async function extractInto(file: string, dir: string, manifest: BackupManifest, 
   // Innermost first, so that setting a parent's time is not undone by its children. Created 0700
   // while being filled; the owner keeps full access whatever was recorded.
   for (const d of dirTimes.reverse()) {
-    chmodSync(d.path, (d.mode & 0o777) | 0o700);
+    chmodSync(d.path, (d.mode & 0o755) | 0o700);
     utimesSync(d.path, d.mtime, d.mtime);
   }
 }
@@ -593,7 +606,7 @@ export async function restoreBackup(paths: Paths, file: string, opts: RestoreOpt
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
         // --config on another file system than the home
-        writeFileAtomic(parts.config, readFileSync(from), statSync(from).mode & 0o777);
+        writeFileAtomic(parts.config, readFileSync(from), 0o600);
         done.push({ from, to: parts.config, copied: true });
       }
       restored.push(parts.config);

@@ -53,7 +53,8 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   // Bad flags are reported before anything on disk is touched.
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
-  const config = loadConfig(ctx.paths, ctx.env);
+  // A gateway without a secret it was given (a token, a key) would run half-deaf or unguarded: refused.
+  const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
   modelRefs(config);
   // Bad heartbeat.* settings are configuration errors found before anything starts.
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });

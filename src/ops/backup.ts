@@ -15,7 +15,9 @@ import {
   renameSync, rmSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync, type Stats,
 } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, unreadableSecrets, type UnreadableSecret } from '../config/index.js';
+import { parseConfigText } from '../config/parse.js';
+import { encryptClearSecrets } from '../config/write.js';
 import { ConfigError, PinclawError, errorMessage } from '../errors.js';
 import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
 import type { Paths } from '../paths.js';
@@ -109,6 +111,8 @@ export interface BackupResult {
   noSecretKey: boolean;
   /** the config holds encrypted values (they need secret.key to be read) */
   configHasEncrypted: boolean;
+  /** secrets the home's config holds in clear, encrypted in the backup's copy */
+  encryptedInBackup: string[];
 }
 
 interface Staged {
@@ -228,12 +232,19 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
       skipped: [],
     };
 
-    // 2. The config as it is on disk: encrypted values stay encrypted.
+    // 2. The config as it is on disk, except that no secret is in clear in a backup: encrypted values
+    // stay as they are, and one the file still holds in clear (a config from before every write
+    // encrypted them, or edited by hand) is encrypted in the copy with this home's key (created if
+    // needed), which only --include-secrets puts in the backup. The home's file is not changed.
     let configHasEncrypted = false;
+    let encryptedInBackup: string[] = [];
     if (existsSync(parts.config)) {
-      const data = readFileSync(parts.config);
+      let data = readFileSync(parts.config);
       const st = statSync(parts.config);
-      staged.entries.push({ path: 'config.json', type: 'file', mode: st.mode & 0o777, mtime: Math.floor(st.mtimeMs / 1000), data });
+      const raw = parseConfigText(data.toString('utf8'), parts.config);
+      encryptedInBackup = encryptClearSecrets(raw, parts.secretKey);
+      if (encryptedInBackup.length) data = Buffer.from(JSON.stringify(raw, null, 2) + '\n');
+      staged.entries.push({ path: 'config.json', type: 'file', mode: 0o600, mtime: Math.floor(st.mtimeMs / 1000), data });
       configHasEncrypted = ENCRYPTED_VALUE.test(data.toString('utf8'));
     }
     // 3. The key only when asked for.
@@ -276,7 +287,7 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
       closeSync(fd);
     }
     renameSync(partial, out);
-    return { file: out, bytes, manifest, skipped: staged.skipped, noSecretKey, configHasEncrypted };
+    return { file: out, bytes, manifest, skipped: staged.skipped, noSecretKey, configHasEncrypted, encryptedInBackup };
   } finally {
     rmSync(staging, { recursive: true, force: true });
     rmSync(partial, { force: true });
@@ -634,20 +645,24 @@ export async function restoreBackup(paths: Paths, file: string, opts: RestoreOpt
   }
   rmSync(tmp, { recursive: true, force: true });
 
-  // 4. Whether the config's encrypted values can be read with the key this home has now.
+  // 4. Whether the config's encrypted values can be read with the key this home has now: which
+  // keys cannot, and what that stops.
   const notes: string[] = [];
-  if (has('config.json') && existsSync(parts.config)) {
-    if (ENCRYPTED_VALUE.test(readFileSync(parts.config, 'utf8'))) {
-      try {
-        loadConfig(paths, opts.env);
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        notes.push(
-          existsSync(parts.secretKey)
-            ? `the restored config holds encrypted values that ${parts.secretKey} cannot decrypt (${err.message.split('\n')[0]}): put the secret.key of the home the backup came from there (mode 0600), or set them again with pinclaw config set --secret KEY VALUE`
-            : `the restored config holds encrypted values, and the backup has no secret.key: copy the secret.key of the home the backup came from to ${parts.secretKey} (chmod 600), or set them again with pinclaw config set --secret KEY VALUE`,
-        );
-      }
+  if (has('config.json') && existsSync(parts.config) && ENCRYPTED_VALUE.test(readFileSync(parts.config, 'utf8'))) {
+    let lost: readonly UnreadableSecret[] = [];
+    try {
+      lost = unreadableSecrets(loadConfig(paths, opts.env));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      notes.push(`the restored config is not valid here: ${err.message.split('\n')[0]} (pinclaw config validate lists every problem)`);
+    }
+    if (lost.length) {
+      const why = existsSync(parts.secretKey) ? `${parts.secretKey} cannot decrypt them` : 'the backup has no secret.key';
+      notes.push(
+        `${lost.length} secret${lost.length === 1 ? '' : 's'} of the restored config cannot be read (${why}): ${lost.map((u) => u.path).join(', ')}. ` +
+          `Until they can, pinclaw gateway and pinclaw agent refuse to start; every other command (config get of other keys, sessions, memory, cron, doctor) works. ` +
+          `Copy the secret.key of the home the backup came from to ${parts.secretKey} (chmod 600), or set each again: pinclaw config set KEY VALUE`,
+      );
     }
   }
   return { manifest, restored, keptAside, notes };

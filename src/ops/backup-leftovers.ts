@@ -39,8 +39,14 @@ function noteFile(home: string, pid = process.pid): string {
 /** Records this process's staging directory and partial file until `forget` is called. */
 export function noteBackup(home: string, note: Note): () => void {
   const file = noteFile(home);
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  writeFileSync(file, JSON.stringify(note) + '\n', { mode: 0o600 });
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify(note) + '\n', { mode: 0o600 });
+  } catch {
+    // A home the backup may read but not write (a read-only mount): the pid in the names still
+    // lets the next backup into the same directory find what a kill leaves.
+    return () => undefined;
+  }
   return () => rmSync(file, { force: true });
 }
 

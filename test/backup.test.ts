@@ -489,4 +489,13 @@ t.test('a backup without --include-secrets holds no secret; restored without the
   const { resolvePaths } = await import('../src/paths.js');
   const c = loadConfig(resolvePaths({ home: other }), {}, { secrets: 'required' });
   t.same([c.gateway.token, c.providers.anthropic.apiKey, c.channels.telegram.token], ['gw-token-in-clear-77', 'sk-ant-secret-123', '123456789:TelegramTokenInClear_abcdefghijklmnopq']);
+
+  // Setting one again there instead makes a new key: the others are named, and copying the old key over is warned against.
+  const third = tempDir();
+  const tenv = cleanEnv({ PINCLAW_HOME: third });
+  t.equal((await runPinclawAsync(['restore', file], { env: tenv })).code, 0);
+  const again = await runPinclawAsync(['config', 'set', 'gateway.token', 'a-new-token-88'], { env: tenv });
+  t.equal(again.code, 0, again.stderr);
+  t.match(again.stderr, /warning: created a new .*secret\.key; providers\.anthropic\.apiKey, channels\.telegram\.token were encrypted under another key and stay unreadable: set them again too, and do not copy the old secret\.key over this one now/);
+  t.equal(loadConfig(resolvePaths({ home: third }), {}).gateway.token, 'a-new-token-88');
 });

@@ -1,4 +1,5 @@
 // `pinclaw config path | get KEY | set KEY VALUE | validate`.
+import { existsSync } from 'node:fs';
 import { ConfigError, EXIT, UsageError } from '../errors.js';
 import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, unreadableSecrets, unreadableText } from '../config/index.js';
 import type { Field } from '../config/schema.js';
@@ -73,11 +74,18 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
       // A secret field is always stored encrypted: --secret only asserts that the key is one.
       const isSecret = lookupKey(key).secret === true;
       if ((secret || plain) && !isSecret) throw new ConfigError(`${key} is not a secret field; set it without ${secret ? '--secret' : '--plain'}`);
+      const hadKey = existsSync(ctx.paths.secretKey);
       const encrypted = setConfigValue(file, key, value, { keyFile: ctx.paths.secretKey, plain });
       ctx.out(ctx.json ? JSON.stringify({ set: key, file, encrypted }) : `set ${key}${encrypted.includes(key) ? ' (stored encrypted)' : ''}`);
       if (plain) ctx.err(`warning: ${key} is stored in clear in ${file}: anyone who can read the file or a copy of it can use it; pinclaw doctor warns about it, and the next write of the config encrypts it`);
       const others = encrypted.filter((k) => k !== key);
       if (others.length) ctx.err(`note: encrypted the secrets ${file} held in clear: ${others.join(', ')}`);
+      // A new key beside values written under another (a restore without the key): copying the old
+      // key over it later would make what was just encrypted unreadable in turn.
+      if (!hadKey && existsSync(ctx.paths.secretKey)) {
+        const lost = unreadableSecrets(loadConfig(ctx.paths, ctx.env)).map((u) => u.path);
+        if (lost.length) ctx.err(`warning: created a new ${ctx.paths.secretKey}; ${lost.join(', ')} ${lost.length === 1 ? 'was' : 'were'} encrypted under another key and stay unreadable: set ${lost.length === 1 ? 'it' : 'them'} again too, and do not copy the old secret.key over this one now (what was just encrypted would become unreadable)`);
+      }
       for (const name of overridingVars(key, ctx.env)) ctx.err(`note: ${name} is set in the environment and overrides the file`);
       return EXIT.ok;
     }

@@ -83,7 +83,12 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
       // A new key beside values written under another (a restore without the key): copying the old
       // key over it later would make what was just encrypted unreadable in turn.
       if (!hadKey && existsSync(ctx.paths.secretKey)) {
-        const lost = unreadableSecrets(loadConfig(ctx.paths, ctx.env)).map((u) => u.path);
+        let lost: string[] = [];
+        try {
+          lost = unreadableSecrets(loadConfig(ctx.paths, ctx.env)).map((u) => u.path);
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err; // the environment's own problem: not this write's
+        }
         if (lost.length) ctx.err(`warning: created a new ${ctx.paths.secretKey}; ${lost.join(', ')} ${lost.length === 1 ? 'was' : 'were'} encrypted under another key and stay unreadable: set ${lost.length === 1 ? 'it' : 'them'} again too, and do not copy the old secret.key over this one now (what was just encrypted would become unreadable)`);
       }
       for (const name of overridingVars(key, ctx.env)) ctx.err(`note: ${name} is set in the environment and overrides the file`);

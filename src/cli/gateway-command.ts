@@ -10,6 +10,7 @@ import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '..
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { aliveWriter, recordGatewayStart, startWatchdog } from '../ops/watchdog.js';
+import { removeBackupLeftovers } from '../ops/backup-leftovers.js';
 import { HttpError, startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
 import { memoryInputError } from '../memory/holder.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
@@ -52,11 +53,14 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   // Bad flags are reported before anything on disk is touched.
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
-  const config = loadConfig(ctx.paths, ctx.env);
+  // A gateway without a secret it was given (a token, a key) would run half-deaf or unguarded: refused.
+  const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
   modelRefs(config);
   // Bad heartbeat.* settings are configuration errors found before anything starts.
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
+  // A backup killed midway leaves a full copy of the database and workspace; it is not kept past a restart.
+  for (const p of removeBackupLeftovers(ctx.paths.home)) log.info(`removed ${p}, left by a backup that did not finish`);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
   // One malloc arena from now on, and glibc's first thresholds (128 KiB) kept: what turns free can
   // then be given back when the gateway goes quiet (native/memory.cc has the figures). The same

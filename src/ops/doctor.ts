@@ -1,6 +1,8 @@
 // `doctor`: every check the runtime can make about itself, as data. The CLI prints it.
 import { errorMessage } from '../errors.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, readConfigFile, unreadableSecrets, unreadableText } from '../config/index.js';
+import { secretSlots } from '../config/schema.js';
+import { clearSecrets } from '../config/write.js';
 import { MISSING_PROVIDER, resolveModels } from '../agent/providers/models.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { ensureWritableDir } from '../fsutil.js';
@@ -96,6 +98,30 @@ function diskCheck(home: string, warnMb: number): Check {
   return { name: 'disk', state: 'ok', detail };
 }
 
+/**
+ * Secrets this home cannot decrypt (fail: the gateway and the agent refuse to start) and secrets the
+ * file holds in clear (warn, until the next write of the config encrypts them). None: no check.
+ */
+function secretsCheck(paths: Paths, config: PinclawConfig | undefined): Check | undefined {
+  let clear: string[];
+  let stored: number;
+  try {
+    const raw = readConfigFile(paths.config);
+    clear = clearSecrets(raw);
+    stored = secretSlots(raw).filter(({ parent, key }) => typeof parent[key] === 'string' && parent[key] !== '').length;
+  } catch {
+    return undefined; // the config check says what is wrong with the file
+  }
+  const lost = config ? unreadableSecrets(config) : [];
+  if (lost.length) {
+    return { name: 'secrets', state: 'fail', detail: `cannot decrypt ${lost.map((u) => u.path).join(', ')}: the gateway and pinclaw agent refuse to start until then; every other command works without them. ${unreadableText(lost, paths.secretKey).replace(/\n/g, '; ')}` };
+  }
+  if (clear.length) {
+    return { name: 'secrets', state: 'warn', detail: `stored in clear in ${paths.config}: ${clear.join(', ')}; the next write of the config encrypts them (pinclaw config set KEY VALUE, for these or any key)` };
+  }
+  return stored ? { name: 'secrets', state: 'ok', detail: `${stored} stored encrypted (${paths.secretKey})` } : undefined;
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -114,6 +140,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   } catch (err) {
     checks.push({ name: 'config', state: 'fail', detail: errorMessage(err) });
   }
+  const secrets = secretsCheck(paths, config);
+  if (secrets) checks.push(secrets);
   // Byte for byte, whatever the stamps say: the one check that sees a cached addon corrupted
   // under an unchanged inode, size and ctime (see extractAsset).
   configureNative({ cacheDir: paths.cache, enabled: config?.native.enabled ?? true, compareBytes: true });

@@ -1,4 +1,5 @@
-// `pinclaw gateway` as a real process: health on 127.0.0.1, auth on /api, sd_notify, graceful exits.
+// `pinclaw gateway` as a real process: health on 127.0.0.1, auth on /api, sd_notify, graceful exits,
+// one gateway per home.
 import t from 'tap';
 import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';

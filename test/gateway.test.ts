@@ -187,3 +187,17 @@ t.test('pinclaw agent -m works while the gateway runs: it goes through the share
   t.match(r.stdout, 'from the agent');
   t.equal((await fetch(`${gw.url}/healthz`)).status, 200);
 });
+
+t.test('three gateways started at once on one home: exactly one serves, the others exit 1 naming it', async (t) => {
+  const home = tempDir();
+  const all = [0, 1, 2].map(() => start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) }));
+  t.teardown(() => all.forEach((p) => p.child.kill('SIGKILL')));
+  // Each either listens or exits: whichever comes first.
+  const outcomes = await Promise.all(all.map((p) => Promise.race([p.waitFor(/gateway listening/).then(() => 'serving' as const, () => 'exited' as const), p.exited.then(() => 'exited' as const)])));
+  t.equal(outcomes.filter((o) => o === 'serving').length, 1, 'one serves');
+  const winner = all[outcomes.indexOf('serving')]!;
+  for (const p of all.filter((_, i) => outcomes[i] === 'exited')) {
+    t.equal((await p.exited).code, 1);
+    t.match(p.stderr(), `a gateway (pid ${winner.child.pid}) is already running on ${home}`);
+  }
+});

@@ -10,7 +10,9 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSy
 import { join } from 'node:path';
 import { openDatabase, openPlainDatabase } from '../src/store/db.js';
 import { readTarGz, writeTarGz, type TarEntry } from '../src/ops/archive.js';
-import { knownSchemaVersion } from '../src/ops/backup.js';
+import { knownSchemaVersion, restoreBackup } from '../src/ops/backup.js';
+import { tryLockHome } from '../src/store/home-lock.js';
+import { resolvePaths } from '../src/paths.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { bundle, cleanEnv, run, runPinclawAsync, start, tempDir } from './support/proc.js';
 
@@ -498,4 +500,47 @@ t.test('a backup without --include-secrets holds no secret; restored without the
   t.equal(again.code, 0, again.stderr);
   t.match(again.stderr, /warning: created a new .*secret\.key; providers\.anthropic\.apiKey, channels\.telegram\.token were encrypted under another key and stay unreadable: set them again too, and do not copy the old secret\.key over this one now/);
   t.equal(loadConfig(resolvePaths({ home: third }), {}).gateway.token, 'a-new-token-88');
+});
+
+t.test('restore holds the home lock while it changes the home; a lock held by another process refuses it, and the gateway too', async (t) => {
+  const { env } = await makeHome();
+  const file = join(tempDir(), 'locked.tar.gz');
+  t.equal((await runPinclawAsync(['backup', file], { env })).code, 0);
+
+  // This test process holds the lock of an empty home, as a gateway that has not opened its database yet would.
+  const home = tempDir();
+  const lockFile = join(home, 'gateway.lock');
+  // Read before the lock is taken: a process that closes any descriptor of the file drops its fcntl lock.
+  writeFileSync(lockFile, '');
+  const before = snapshot(home);
+  const mine = tryLockHome(lockFile);
+  if (!('held' in mine)) throw new Error('the lock of a new home is free');
+  const refused = await runPinclawAsync(['restore', file], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, `another process (pid ${process.pid}: `);
+  t.match(refused.stderr, `holds ${lockFile}: a gateway is running or starting on ${home}; stop it first`);
+  t.match(refused.stderr, 'Nothing was changed');
+  const gateway = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal((await gateway.exited).code, 1);
+  t.match(gateway.stderr(), `another process (pid ${process.pid}: `);
+  mine.held.release();
+  t.same(snapshot(home), before, 'the home is as it was');
+
+  // While the restore extracts, a gateway starting on that home finds the lock taken.
+  const target = join(tempDir(), 'new-home');
+  const seen: string[] = [];
+  await restoreBackup(resolvePaths({ home: target }, {}), file, {
+    force: false,
+    env: {},
+    onProgress: () => {
+      if (seen.length) return;
+      const probe = tryLockHome(join(target, 'gateway.lock'));
+      seen.push('held' in probe ? 'free' : 'taken');
+      if ('held' in probe) probe.held.release();
+    },
+  });
+  t.same(seen, ['taken']);
+  const afterwards = tryLockHome(join(target, 'gateway.lock'));
+  t.ok('held' in afterwards, 'and free once the restore is done');
+  if ('held' in afterwards) afterwards.held.release();
 });

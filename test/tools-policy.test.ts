@@ -194,3 +194,32 @@ t.test('the CLI asks at the terminal: y runs, anything else refuses', async (t) 
   t.equal(await runToolCommand('run', ['current_time'], { ...ctx, yes: true }, answer('n')), 0, '--yes answers without asking');
   t.equal(questions.length, 3);
 });
+
+t.test('a physical action expires with its message: tools.physicalMaxAgeSeconds', async (t) => {
+  const relay = tool('gpio_write', { physical: true });
+  const now = 1_000_000_000;
+  const p = createPolicy(settings({ controlChats: ['telegram:42'] }), { now: () => now });
+  const sent = (secondsAgo: number) => at('telegram', '42', { receivedAt: now - secondsAgo * 1000 });
+  t.equal(p.confirmation(relay, sent(120)), undefined, 'up to the limit, a control chat acts without asking');
+  t.same(p.expired(relay, sent(121)), { ageSeconds: 121, maxSeconds: 120, rule: 'tools.physicalMaxAgeSeconds (the message is 121 s old, more than 120 s)' });
+  t.equal(p.confirmation(relay, sent(121)), 'tools.physicalMaxAgeSeconds (the message is 121 s old, more than 120 s)');
+  t.equal(p.confirmation(relay, at('cli', 'local', { receivedAt: now - 3600_000 })), 'tools.physicalMaxAgeSeconds (the message is 3600 s old, more than 120 s)', 'the command line too');
+  t.equal(p.expired(tool('current_time'), sent(3600)), undefined, 'only physical tools');
+  t.equal(p.expired(relay, at('cli', 'local')), undefined, 'a call that answers no message (tool run) has no age');
+  t.equal(p.confirmation(relay, at('cli', 'local')), undefined);
+  const strict = createPolicy(settings({ physicalMaxAgeSeconds: 0 }), { now: () => now });
+  t.ok(strict.expired(relay, at('cli', 'local', { receivedAt: now - 1 })), '0: every late millisecond asks');
+
+  // Through the registry: with a way to ask, the question says why; without one, the refusal does.
+  const ran: unknown[] = [];
+  const reg = createRegistry([{ ...relay, async execute(input) { ran.push(input); return { content: 'done' }; } }], { policy: p });
+  const asked: ConfirmRequest[] = [];
+  const yes = await reg.call({ name: 'gpio_write', input: {} }, { ...sent(300), confirm: async (r) => (asked.push(r), true) });
+  t.equal(yes.outcome, 'ok');
+  t.equal(asked[0]?.reason, 'your message asking for this is 300 s old (more than tools.physicalMaxAgeSeconds, 120 s): is it still wanted now?');
+  const no = await reg.call({ name: 'gpio_write', input: {} }, sent(300));
+  t.equal(no.outcome, 'denied');
+  t.equal(no.rule, 'tools.physicalMaxAgeSeconds (the message is 300 s old, more than 120 s)');
+  t.match(no.result.content, /^gpio_write refused: the message asking for it is 300 s old, more than tools.physicalMaxAgeSeconds \(120 s\) allows for a physical action without a fresh confirmation, and channel telegram has no way to ask\. Tell the owner why it was not done; they can confirm by asking again now$/);
+  t.equal(ran.length, 1, 'run once: after the yes');
+});

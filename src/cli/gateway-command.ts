@@ -1,7 +1,8 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
 import { execSandbox } from '../sandbox/detect.js';
-import { ConfigError, errorMessage, UsageError } from '../errors.js';
+import { ConfigError, errorMessage, PinclawError, UsageError } from '../errors.js';
+import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
@@ -53,6 +54,27 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   // Bad flags are reported before anything on disk is touched.
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
+  // Before anything else reads or writes the home: a second gateway stops here (src/store/home-lock.ts).
+  configureNative({ cacheDir: ctx.paths.cache });
+  const lock = lockHome(ctx.paths);
+  try {
+    return await serve(values, portFlag, ctx);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The gateway's lock on its home, or a PinclawError (exit 1) naming who holds it. */
+function lockHome(paths: CliContext['paths']): HomeLock {
+  const r = tryLockHome(paths.lock);
+  if ('held' in r) return r.held;
+  const kill = r.busy.pid !== undefined ? `, or kill ${r.busy.pid}` : '';
+  throw new PinclawError(
+    `${describeHolder(r.busy)} is already running on ${paths.home} (it holds ${paths.lock}); two gateways on one home would both poll Telegram, claim the same GPIO lines and write one queue. Stop it first (systemctl stop pinclaw${kill}), or run this one on another home (--home DIR)`,
+  );
+}
+
+async function serve(values: { host?: string }, portFlag: number | undefined, ctx: CliContext): Promise<number> {
   // A gateway without a secret it was given (a token, a key) would run half-deaf or unguarded: refused.
   const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
   modelRefs(config);

@@ -17,7 +17,7 @@ interface OwnEvents {
   reply: { type: 'reply'; sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
   error: { type: 'error'; sessionKey?: string; message: string };
   /** a tool waits for the owner's yes in an http chat: answer with POST /api/confirm */
-  confirm_request: { type: 'confirm_request'; id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string };
+  confirm_request: { type: 'confirm_request'; id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string; reason?: string };
   confirm_answer: { type: 'confirm_answer'; id: string; sessionKey: string; allowed: boolean; by: 'api' | 'timeout' };
   /** a channel's connection changed (up, down with the reason) */
   channel_status: { type: 'channel_status'; channel: string; state: ChannelState; detail: string };

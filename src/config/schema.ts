@@ -239,6 +239,7 @@ const sections = {
       },
       controlChats: { kind: 'array', items: { kind: 'string', description: 'channel:chatId' }, default: ['cli:local'], description: 'chats (channel:chatId) whose tools may act on other chats, e.g. send_message elsewhere; cli:local is the command line' },
       confirm: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: "tools that need the owner's yes before each call, besides those that always ask" },
+      physicalMaxAgeSeconds: { kind: 'integer', min: 0, default: 120, description: "a physical action (gpio_write, i2c_write, mcu_call, serial_write) asked for by a message older than this, in seconds (a turn retried after a provider error, or left pending over a restart), runs only after a fresh confirmation from the owner" },
       confirmTimeoutMs: { kind: 'integer', min: 1000, default: 120000, description: 'how long a confirmation asked in a chat (the gateway: POST /api/confirm) waits for an answer before it counts as no' },
       timeoutMs: { kind: 'integer', min: 100, default: 30000, description: 'time limit of one tool call, in milliseconds' },
       maxOutputBytes: { kind: 'integer', min: 256, default: 32768, description: 'longest tool output handed to the model; the rest is cut with a notice' },

@@ -22,6 +22,7 @@ import { ConfigError, PinclawError, errorMessage } from '../errors.js';
 import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
 import type { Paths } from '../paths.js';
 import { openPlainDatabase, type Db } from '../store/db.js';
+import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
 import { migrations } from '../store/schema.js';
 import { pinclawVersion } from '../version.js';
 import { noteBackup, partialName, removeBackupLeftovers, stagingPrefix } from './backup-leftovers.js';
@@ -518,6 +519,26 @@ async function extractInto(file: string, dir: string, manifest: BackupManifest, 
  * profiles is refused; with force those are renamed to NAME.before-restore-TIME first.
  */
 export async function restoreBackup(paths: Paths, file: string, opts: RestoreOptions): Promise<RestoreResult> {
+  const held: { lock?: HomeLock } = {};
+  try {
+    return await restoreHoldingLock(paths, file, opts, held);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+/**
+ * A restore holds the home's gateway lock from its first change to its end, so that no gateway can
+ * start on a home that is half restored; held by a gateway (one that has not opened the database
+ * yet, or another user's, invisible to processesUsing), it refuses.
+ */
+function lockForRestore(paths: Paths): HomeLock {
+  const r = tryLockHome(paths.lock);
+  if ('held' in r) return r.held;
+  throw new PinclawError(`${describeHolder(r.busy)} holds ${paths.lock}: a gateway is running or starting on ${paths.home}; stop it first (systemctl stop pinclaw, or Ctrl-C), then restore. Nothing was changed`);
+}
+
+async function restoreHoldingLock(paths: Paths, file: string, opts: RestoreOptions, held: { lock?: HomeLock }): Promise<RestoreResult> {
   const src = resolve(file);
   try {
     if (!statSync(src).isFile()) throw new PinclawError(`${src} is not a file`);
@@ -549,9 +570,15 @@ export async function restoreBackup(paths: Paths, file: string, opts: RestoreOpt
   // 2. Everything extracted and verified beside the home's files, on the same file system.
   const homeExisted = existsSync(paths.home);
   ensureWritableDir(paths.home, 'PINCLAW_HOME');
+  const lockExisted = existsSync(paths.lock);
+  held.lock = lockForRestore(paths);
   const tmp = mkdtempSync(join(paths.home, '.restore-'));
   const cleanUp = () => {
     rmSync(tmp, { recursive: true, force: true });
+    // A failed restore leaves the home as it was: a lock file it created goes, removed while still
+    // held (a gateway that opened it meanwhile sees that and retries: src/store/home-lock.ts).
+    if (!lockExisted) rmSync(paths.lock, { force: true });
+    held.lock?.release();
     if (!homeExisted) {
       try {
         rmdirSync(paths.home);

@@ -40,6 +40,16 @@ export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly s
 export interface PolicyOptions {
   /** undefined: not known (tests of other rules): exec stays out of standard */
   execSandbox?: { inForce: true } | { inForce: false; reason: string };
+  /** the clock the age of a message is measured by (ms since the epoch); default Date.now */
+  now?: () => number;
+}
+
+/** A physical action asked for by a message older than tools.physicalMaxAgeSeconds. */
+export interface Expired {
+  ageSeconds: number;
+  maxSeconds: number;
+  /** the confirmation rule, as audit rows and refusals name it */
+  rule: string;
 }
 
 export type Decision =
@@ -53,6 +63,12 @@ export interface Policy {
   checkInput(tool: Tool, input: unknown, ctx: ToolContext): Decision;
   /** The rule that makes this tool ask the owner first in this context, or undefined. */
   confirmation(tool: Tool, ctx?: ToolContext): string | undefined;
+  /**
+   * Whether the message behind this call is too old for a physical action to run on it unconfirmed
+   * (a turn retried after a provider error, a message left pending over a restart): "turn on the
+   * heater" must not act an hour later without the owner's fresh yes.
+   */
+  expired(tool: Tool, ctx?: ToolContext): Expired | undefined;
 }
 
 interface Layer {
@@ -110,8 +126,18 @@ export function legacyChatNames(s: Pick<ToolsSettings, 'controlChats' | 'overrid
   return notes;
 }
 
+/** The check behind Policy.expired: a physical tool, a known receipt time, older than the limit. */
+function expiredAt(tool: Tool, ctx: ToolContext | undefined, maxSeconds: number, now: number): Expired | undefined {
+  if (!tool.physical || ctx?.receivedAt === undefined) return undefined;
+  const ageMs = now - ctx.receivedAt;
+  if (ageMs <= maxSeconds * 1000) return undefined;
+  const ageSeconds = Math.floor(ageMs / 1000);
+  return { ageSeconds, maxSeconds, rule: `tools.physicalMaxAgeSeconds (the message is ${ageSeconds} s old, more than ${maxSeconds} s)` };
+}
+
 export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
   checkSettings(s);
+  const now = o.now ?? Date.now;
   const control = new Set(s.controlChats.map((c) => {
     const parsed = parseChat(c, 'tools.controlChats');
     const { channel, chatId } = currentChat(parsed.channel, parsed.chatId);
@@ -172,7 +198,12 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
       };
     },
 
+    expired: (tool, ctx) => expiredAt(tool, ctx, s.physicalMaxAgeSeconds, now()),
+
     confirmation(tool, ctx) {
+      // First: of all the reasons to ask, a message too old to act on is the one the owner must hear.
+      const late = expiredAt(tool, ctx, s.physicalMaxAgeSeconds, now());
+      if (late) return late.rule;
       if (s.confirm.includes(tool.name)) return 'tools.confirm';
       if (tool.requiresConfirmation) return `${tool.name}.requiresConfirmation`;
       // The CLI is the owner at the device; a control chat is one the owner declared theirs.
@@ -187,4 +218,5 @@ export const openPolicy: Policy = {
   check: () => ({ allowed: true, rule: 'no policy' }),
   checkInput: () => ({ allowed: true, rule: 'no policy' }),
   confirmation: (tool) => (tool.requiresConfirmation ? `${tool.name}.requiresConfirmation` : undefined),
+  expired: () => undefined,
 };

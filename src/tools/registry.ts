@@ -9,7 +9,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AuditFinish, NewAudit } from '../store/audit.js';
 import { capOutput, DEFAULT_LIMITS, executeWithin, limitsFor, ToolTimeout, type LimitSettings } from './limits.js';
-import { openPolicy, type Decision, type Policy } from './policy.js';
+import { openPolicy, type Decision, type Expired, type Policy } from './policy.js';
 import type { Tool, ToolCall, ToolContext, ToolResult, ToolSet } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -89,6 +89,11 @@ function redactedInput(input: unknown, redact: (s: string) => string): { text: s
   return { text, shown };
 }
 
+/** What the model is told (and passes on) when a physical action's message is too old and nobody can be asked. */
+function lateRefusal(tool: string, late: Expired, channel: string): string {
+  return `${tool} refused: the message asking for it is ${late.ageSeconds} s old, more than tools.physicalMaxAgeSeconds (${late.maxSeconds} s) allows for a physical action without a fresh confirmation, and channel ${channel} has no way to ask. Tell the owner why it was not done; they can confirm by asking again now`;
+}
+
 function summaryOf(tool: string, input: string): string {
   return `${tool} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`;
 }
@@ -141,14 +146,20 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     const byInput = policy.checkInput(tool, c.input, ctx);
     if (!byInput.allowed) return stopped('denied', `${tool.name} refused: ${byInput.reason}`, byInput.rule);
 
-    const confirmRule = policy.confirmation(tool, ctx);
+    // A message too old for a physical action: the owner hears why they are asked (or why it did not run).
+    const late = policy.expired(tool, ctx);
+    const confirmRule = late?.rule ?? policy.confirmation(tool, ctx);
     if (confirmRule) {
       if (!ctx.confirm) {
+        if (late) return stopped('denied', lateRefusal(tool.name, late, ctx.channel), confirmRule);
         return stopped('denied', `${tool.name} refused: it needs the owner's confirmation (${confirmRule}) and channel ${ctx.channel} has no way to ask${ctx.channel === 'cli' ? '; run with --yes, or from a terminal' : ''}`, confirmRule);
       }
       let yes: boolean;
       try {
-        yes = await ctx.confirm({ tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId });
+        yes = await ctx.confirm({
+          tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId,
+          ...(late ? { reason: `your message asking for this is ${late.ageSeconds} s old (more than tools.physicalMaxAgeSeconds, ${late.maxSeconds} s): is it still wanted now?` } : {}),
+        });
       } catch (err) {
         return stopped('denied', `${tool.name} refused: asking the owner failed (${redact(errorMessage(err))}) (${confirmRule})`, confirmRule);
       }

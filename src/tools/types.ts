@@ -12,6 +12,8 @@ export interface ConfirmRequest {
   summary: string;
   channel: string;
   chatId: string;
+  /** why the owner is asked this time, when there is more to it than the tool (a message too old to act on) */
+  reason?: string;
 }
 
 /**
@@ -26,6 +28,12 @@ export interface ToolContext {
   caller?: string;
   /** the board profile in use, when the hardware capability knows one */
   board?: string;
+  /**
+   * When the message the turn answers was received (ms since the epoch; the oldest of a burst). A
+   * physical action asked for longer ago than tools.physicalMaxAgeSeconds needs a fresh confirmation.
+   * Unset for calls that answer no message (`pinclaw tool run`).
+   */
+  receivedAt?: number;
   signal?: AbortSignal;
   /** Asks the owner through the channel the request came from; absent when that channel cannot ask. */
   confirm?: (request: ConfirmRequest) => Promise<boolean>;

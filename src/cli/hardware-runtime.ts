@@ -127,6 +127,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
     promptText: hw.promptText,
     channels: triggersWanted ? [hardwareChannel()] : [],
     async start(conductor, knownChannels) {
+      // A board whose GPIO cannot be used is worth a line in the journal (doctor and tool list say it too).
+      if (hw.board && hw.gpioUnavailable !== undefined) log.warn(`GPIO tools unavailable: ${hw.gpioUnavailable}`);
       for (const p of hw.gpio?.claimOutputs() ?? []) log.warn(p);
       const stops: (() => unknown)[] = [];
       if (cam.port !== undefined) {

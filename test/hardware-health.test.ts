@@ -57,6 +57,8 @@ t.test('a trigger that cannot start and a serial board that vanishes: degraded w
     hardware: {
       lines: [{ name: 'door', line: 'GPIO17', direction: 'input' }],
       triggers: [{ line: 'door', edge: 'falling', session: 'house', message: 'the door opened' }],
+      // and no /dev/i2c-1 either: the sensor trigger's polls fail.
+      sensorTriggers: [{ bus: 1, address: 0x48, register: 0, above: 30, session: 'house', message: 'it is hot', intervalMs: 500 }],
       devices: [{ name: 'modem', kind: 'raw', port: link }],
     },
   }));
@@ -79,6 +81,7 @@ t.test('a trigger that cannot start and a serial board that vanishes: degraded w
   const first = await until((h) => h?.state === 'degraded', 'degraded');
   t.match(first.detail, /^trigger 'door': trigger on door: no GPIO chip on this machine \(no \/dev\/gpiochip\*\), but the board profile Raspberry Pi 3 Model B/);
   t.notMatch(first.detail, /modem/, 'the board on the pty works');
+  t.match(first.detail, /; sensor trigger i2c-1 0x48 reg 0x00: \S/, 'the failing sensor polls too');
   await gw.waitFor(/channel hardware: degraded \(trigger 'door'/);
 
   const metrics = await (await fetch(`${url}/metrics`, auth)).text();

@@ -24,6 +24,8 @@ import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import { startTriggers } from '../hardware/triggers/runner.js';
 import { busNumbers } from '../hardware/i2c/buses.js';
+import { readDeviceTreeModel } from '../hardware/boards/detect.js';
+import { HOST_ROOTS } from '../hardware/boards/host-roots.js';
 import { createWriteLimiter } from '../hardware/write-limit.js';
 import { readFileSync } from 'node:fs';
 import type { Tool } from '../tools/types.js';
@@ -71,8 +73,9 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
   checkBoardConfig(config, ctx.paths);
   const cam = config.hardware.maixcam;
   if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
-  // The I2C code is loaded only when a bus exists: most machines have none.
-  const i2c = busNumbers().length ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
+  // The I2C code is loaded only when a bus exists or a board may be here (a board with I2C and no bus
+  // gets tools that say how to enable it): most machines have neither.
+  const i2c = busNumbers().length || config.board.profile !== undefined || readDeviceTreeModel(HOST_ROOTS) !== null ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
   const i2cLimit = createWriteLimiter({ ...config.hardware.writeRateLimit, noun: 'device' });
   // One backend for the sensors and the sensor triggers, made on first use.
   let i2cShared: I2cBackend | undefined;
@@ -87,7 +90,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       let backend: ReturnType<typeof i2cBackend> | undefined;
       return i2cTools({
         backend: () => (backend ??= i2cBackend({ env: ctx.env })),
-        buses: () => buses.map((bus) => ({ bus, path: `/dev/i2c-${bus}`, name: adapterNameSync(bus) })),
+        // Read at each call: a bus that appears later (modprobe i2c-dev) is usable without a restart.
+        buses: () => (buses.length ? buses : busNumbers()).map((bus) => ({ bus, path: `/dev/i2c-${bus}`, name: adapterNameSync(bus) })),
         writeLimiter: i2cLimit,
       });
     },

@@ -96,6 +96,12 @@ export function setupHardware(o: HardwareOptions): Hardware {
   const tools: Tool[] = [boardInfoTool(info)];
   tools.push(...gpioTools({ gpio, unavailable, confirm: o.config.hardware.confirm, boardInfo: info }));
   if (i2cBuses.length && o.i2cTools) tools.push(...o.i2cTools(i2cBuses));
+  let i2cWhy: string | undefined;
+  if (!i2cBuses.length && board?.i2c.length && o.i2cTools) {
+    // The board has I2C, this machine shows no bus: the tools say how to enable it, until a bus appears.
+    const why = (i2cWhy = i2cUnavailable(board));
+    tools.push(...o.i2cTools([]).map((t) => ({ ...t, unavailable: () => (busNumbers(roots.dev).length ? undefined : why) })));
+  }
   return {
     board,
     boardDetail: choice.detail,
@@ -104,17 +110,26 @@ export function setupHardware(o: HardwareOptions): Hardware {
     gpioUnavailable: unavailable,
     i2cBuses,
     tools,
-    promptText: withUnavailable(boardPromptText(o.paths, o.config, roots), unavailable),
+    promptText: withUnavailable(boardPromptText(o.paths, o.config, roots), [
+      ['GPIO tools (gpio_read, gpio_write, gpio_watch)', unavailable],
+      ['I2C tools (i2c_scan, i2c_read, i2c_write)', i2cWhy],
+    ]),
     close: () => gpio?.close(),
   };
 }
 
+/** Why the I2C tools of a board with I2C cannot run: no /dev/i2c-*, and what enables the profile's buses. */
+export function i2cUnavailable(board: Pick<BoardProfile, 'name' | 'id' | 'i2c'>): string {
+  const buses = board.i2c.map((b) => `bus ${b.bus}${b.note ? ` (${b.note})` : ''}`).join(', ');
+  return `no I2C bus on this machine (no /dev/i2c-*): the ${board.name} (${board.id}) profile has I2C ${buses}; enable it, load the i2c-dev module (sudo modprobe i2c-dev; add i2c-dev to /etc/modules to keep it), then try again`;
+}
+
 /**
- * The GPIO tools are not offered to the model when they cannot run: the prompt says why, so the
- * model can tell the owner without calling them to find out.
+ * Tools that cannot run are not offered to the model: the prompt says why, so the model can tell
+ * the owner without calling them to find out.
  */
-function withUnavailable(text: string | undefined, gpioWhy: string | undefined): string | undefined {
-  if (gpioWhy === undefined) return text;
-  const line = `GPIO tools (gpio_read, gpio_write, gpio_watch) are unavailable on this machine: ${gpioWhy}`;
-  return text === undefined ? line : `${text}\n${line}`;
+function withUnavailable(text: string | undefined, groups: [tools: string, why: string | undefined][]): string | undefined {
+  const lines = groups.flatMap(([tools, why]) => (why === undefined ? [] : [`${tools} are unavailable on this machine: ${why}`]));
+  if (!lines.length) return text;
+  return [...(text === undefined ? [] : [text]), ...lines].join('\n');
 }

@@ -5,7 +5,10 @@ import t from 'tap';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { watchHealth, type HardwareProblem } from '../src/hardware/health.js';
+import { trackSensors, watchHealth, type HardwareProblem } from '../src/hardware/health.js';
+import { createSensorReader } from '../src/hardware/sensors/reader.js';
+import type { I2cBackend } from '../src/hardware/i2c/types.js';
+import { validateConfig } from '../src/config/validate.js';
 import { bundle, cleanEnv, runPinclaw, start, tempDir } from './support/proc.js';
 
 t.test('watchHealth: says nothing while healthy, each change once, and the recovery', async (t) => {
@@ -28,6 +31,27 @@ t.test('watchHealth: says nothing while healthy, each change once, and the recov
   tick();
   t.same(heard.at(-1), [], 'the recovery');
   t.equal(heard.length, 2);
+});
+
+t.test('a sensor whose read fails is a problem until a read succeeds again', async (t) => {
+  let ack = false;
+  // The bus behind the I2cBackend interface: a device that does not answer, then does.
+  const bus = {
+    read: async (b: number, address: number) => {
+      if (!ack) throw new Error(`EREMOTEIO: no ACK from 0x${address.toString(16)} on bus ${b}`);
+      return Uint8Array.from([0, 25]);
+    },
+  } as Partial<I2cBackend> as I2cBackend;
+  const sensors = validateConfig({ hardware: { sensors: [{ name: 'temp', bus: 1, address: 0x48, register: 0, length: 2 }] } }).config!.hardware.sensors;
+  const failures = new Map<string, string>();
+  const reader = trackSensors(createSensorReader({ sensors, i2c: () => bus }), failures);
+  await t.rejects(reader.read('temp'));
+  t.match([...failures], [['temp', /^sensor temp \(.*\): EREMOTEIO: no ACK from 0x48 on bus 1$/]]);
+  await t.rejects(reader.read('nothing'));
+  t.same([...failures.keys()], ['temp'], 'a name that is no sensor is not a failing sensor');
+  ack = true;
+  t.match(await reader.read('temp'), { name: 'temp', raw: 25 });
+  t.same([...failures], [], 'recovered');
 });
 
 const socat = spawnSync('socat', ['-V'], { encoding: 'utf8' }).status === 0;

@@ -13,12 +13,12 @@ import { resolvePin } from '../hardware/mcu/pins.js';
 import type { McuEvent } from '../hardware/mcu/messages.js';
 import { loadBoardRegistry, userBoardsDir } from '../hardware/boards/registry.js';
 import type { TriggerEdge, TriggerRunner } from '../hardware/triggers/runner.js';
-import { watchHealth, type HardwareProblem } from '../hardware/health.js';
+import { trackSensors, watchHealth, type HardwareProblem } from '../hardware/health.js';
 import type { I2cBackend } from '../hardware/i2c/types.js';
 import { startMaixcamServer, type MaixcamServer } from '../hardware/maixcam/server.js';
 import { detectionTriggers } from '../hardware/maixcam/triggers.js';
 import { cameraCommandTool } from '../hardware/maixcam/tool.js';
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { hardwarePresence, NO_HARDWARE } from '../hardware/presence.js';
 import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
@@ -214,23 +214,6 @@ function deviceUp(state: string): boolean {
 
 /** A device's state without its retry countdown: the same failure must read the same on every look. */
 const steadyState = (state: string) => state.replace(/, next try in \d+ ms$/, '');
-
-/** The reader, remembering which sensors' last read failed and why (health()); a good read forgets it. */
-function trackSensors(reader: SensorReader, failures: Map<string, string>): SensorReader {
-  return {
-    ...reader,
-    async read(name) {
-      try {
-        const r = await reader.read(name);
-        failures.delete(name);
-        return r;
-      } catch (err) {
-        if (reader.get(name)) failures.set(name, errorMessage(err));
-        throw err;
-      }
-    },
-  };
-}
 
 /**
  * An MCU pin as a trigger's edge source: the firmware is asked to watch the pin after every hello

@@ -4,6 +4,8 @@
 // recovers needs no code path of its own to say so), and a watcher turns changes into one callback,
 // which the gateway makes the 'hardware' channel's status (dashboard, /api/status, doctor) and
 // /metrics shows per component.
+import { errorMessage } from '../errors.js';
+import type { SensorReader } from './sensors/reader.js';
 
 export interface HardwareProblem {
   /** what failed, named as the config names it: "trigger 'door'", "sensor 'temp'", "device 'bench'" */
@@ -37,4 +39,21 @@ export function watchHealth(read: () => HardwareProblem[], onChange: (problems: 
   const timer = setInterval(check, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** The reader, remembering which sensors' last read failed and why (health()); a good read forgets it. */
+export function trackSensors(reader: SensorReader, failures: Map<string, string>): SensorReader {
+  return {
+    ...reader,
+    async read(name) {
+      try {
+        const r = await reader.read(name);
+        failures.delete(name);
+        return r;
+      } catch (err) {
+        if (reader.get(name)) failures.set(name, errorMessage(err));
+        throw err;
+      }
+    },
+  };
 }

@@ -164,9 +164,13 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         const s = camServer;
         stops.push(() => s.close());
       }
-      if (onHealth) stops.push(watchHealth(health, onHealth));
       const stopAll = () => stops.reverse().forEach((f) => f());
-      if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return stopAll;
+      // Watched once the triggers run, so the first look already sees one that could not start.
+      const watched = () => {
+        if (onHealth) stops.push(watchHealth(health, onHealth));
+        return stopAll;
+      };
+      if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return watched();
       const gpio = hw.gpio;
       runner = startTriggers({
         triggers: config.hardware.triggers,
@@ -197,7 +201,7 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       });
       const started = runner;
       stops.push(() => started.stop());
-      return stopAll;
+      return watched();
     },
     close: () => {
       hw.close();

@@ -10,6 +10,7 @@ import { describeErrno, GpioError } from '../src/hardware/gpio/errors.js';
 import { gpioAddon, nativeBackend } from '../src/hardware/gpio/native.js';
 import { chooseGpioBackend } from '../src/hardware/gpio/backend.js';
 import { gpioTools } from '../src/hardware/gpio/tools.js';
+import { gpioUnavailable } from '../src/hardware/gpio/availability.js';
 import type { EdgeEvent, GpioBackend, LineConfig, LineInfo, Level } from '../src/hardware/gpio/types.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createPolicy } from '../src/tools/policy.js';
@@ -314,4 +315,36 @@ t.test('kernel refusals in words: the group to join, the holder, a missing chip,
   t.equal(describeErrno('ENODEV', { chip }, ''), '/dev/gpiochip0 does not exist (or was unplugged)');
   t.match(describeErrno('ENOTTY', { chip }, ''), /does not speak the GPIO character device uAPI v2/);
   t.equal(describeErrno('EIO', { chip, line: 'GPIO4' }, 'read failed'), 'line GPIO4: read failed');
+});
+
+t.test('why GPIO cannot run here: no chip, permission denied (the group), a wrong board; the tools say it', async (t) => {
+  const board = rpi3b;
+  const { backend } = fakeBackend();
+  const groupOf = () => 'gpio';
+  t.equal(gpioUnavailable({ backend, board, configured: true, groupOf }), undefined, 'the profile\'s chip is there');
+  t.equal(gpioUnavailable({ backend, configured: false, groupOf }), undefined, 'no board: any chip will do');
+
+  const none: GpioBackend = { ...backend, chips: () => [] };
+  t.equal(gpioUnavailable({ backend: none, configured: false, groupOf }), 'no GPIO chip on this machine (no /dev/gpiochip*)');
+  t.match(gpioUnavailable({ backend: none, board, configured: true, groupOf }), /^no GPIO chip on this machine \(no \/dev\/gpiochip\*\), but the board profile Raspberry Pi 3 Model B \(rpi-3b\) has pinctrl-bcm2835: if this is not a Raspberry Pi 3 Model B, set board\.profile to this machine's board or remove it \(`pinclaw board detect` says which board this is\)/);
+
+  const locked: GpioBackend = {
+    ...backend,
+    chipInfo: (path) => {
+      throw Object.assign(new Error(`open ${path}: permission denied`), { code: 'EACCES' });
+    },
+  };
+  t.equal(gpioUnavailable({ backend: locked, board, configured: true, groupOf }), "permission denied on /dev/gpiochip0: add this user to the 'gpio' group (sudo usermod -aG gpio $USER, then log in again)");
+
+  const other: GpioBackend = { ...backend, chipInfo: () => ({ name: 'gpiochip0', label: 'gpio-sim.0-node0', lines: 8 }) };
+  t.equal(gpioUnavailable({ backend: other, board, configured: true, groupOf }), "no gpiochip labelled pinctrl-bcm2835: the GPIO tools cannot reach the Raspberry Pi 3 Model B (rpi-3b) profile's lines; this machine has gpiochip0 (gpio-sim.0-node0). Set board.profile to this machine's board or remove it (`pinclaw board detect` says which board this is).");
+  t.match(gpioUnavailable({ backend: new Error('PINCLAW_GPIO_BACKEND must be auto, native or sysfs'), configured: false, groupOf }), /^the GPIO backend cannot start: PINCLAW_GPIO_BACKEND/);
+
+  // The tools exist without a service: listed, each with the reason, and a call answers it.
+  const why = gpioUnavailable({ backend: locked, board, configured: true, groupOf })!;
+  const tools = gpioTools({ gpio: undefined, unavailable: why, confirm: [], boardInfo: () => '' });
+  t.same(tools.map((x) => [x.name, x.unavailable?.()]), [['gpio_read', why], ['gpio_write', why], ['gpio_watch', why]]);
+  const registry = createRegistry(tools);
+  t.same((await registry.call({ name: 'gpio_write', input: { line: 'GPIO17', value: 1 } }, ctx('telegram', 'owner'))).result, { content: `gpio_write cannot run on this machine: ${why}`, isError: true });
+  t.same((await tools[0]!.execute({ line: 'GPIO17' }, ctx('cli'))).isError, true, 'a direct execute is refused too');
 });

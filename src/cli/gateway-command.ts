@@ -28,6 +28,7 @@ import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
+import { problemsText } from '../hardware/health.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import type { CliContext } from './context.js';
 
@@ -128,7 +129,9 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     conductor.start();
     // Jobs and the heartbeat submit through the conductor, so they start once it runs.
     stops.push(scheduling.start({ db, conductor, channels: channels.map((c) => c.name) }));
-    stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
+    // A failing trigger, sensor or board makes the hardware channel degraded, naming it, until it recovers.
+    stops.push(await hardware.start(conductor, channels.map((c) => c.name), (problems) =>
+      bus.emit({ type: 'channel_status', channel: HARDWARE_CHANNEL, state: problems.length ? 'degraded' : 'up', detail: problems.length ? problemsText(problems) : 'ready' })));
     // The broker connection, the MQTT chat, triggers, Home Assistant and the fleet; a broker that is
     // down or refuses is logged and retried, the rest of the gateway goes on.
     if (mqtt) {
@@ -144,7 +147,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
       host,
       port,
       token: config.gateway.token,
-      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus() }), confirmations),
+      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health() }), confirmations),
       guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens, maxGlobalFailures: config.gateway.rateLimit.maxBadTokensTotal },
       connections: { max: config.gateway.connections.max, perAddress: config.gateway.connections.perAddress, firstRequestMs: config.gateway.connections.firstRequestSeconds * 1000 },
       // The dashboard: its login sessions and pairing requests live in the store.

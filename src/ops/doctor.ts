@@ -122,6 +122,14 @@ function secretsCheck(paths: Paths, config: PinclawConfig | undefined): Check | 
   return stored ? { name: 'secrets', state: 'ok', detail: `${stored} stored encrypted (${paths.secretKey})` } : undefined;
 }
 
+/** The running gateway's hardware, when a trigger, sensor or board fails: warn, naming it (the gateway records it). */
+function hardwareCheck(db: Db): Check | undefined {
+  const rec = recordedChannelStatus(db);
+  const hw = rec?.channels.find((c) => c.channel === 'hardware');
+  if (!rec || !hw || !pidAlive(rec.pid)) return undefined;
+  return hw.state === 'up' ? { name: 'hardware', state: 'ok', detail: 'triggers, sensors and boards work' } : { name: 'hardware', state: 'warn', detail: `${hw.state} since ${hw.since}: ${hw.detail}` };
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -160,12 +168,14 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
 
   let sqlite: DoctorReport['sqlite'];
   let channels: Check | undefined;
+  let hardware: Check | undefined;
   if (homeOk) {
     try {
       const db = openDatabase(paths.database, { busyTimeoutMs: config?.store.busyTimeoutMs ?? 5000 });
       try {
         sqlite = { ...sqliteReport(db), schemaVersion: currentVersion(db) };
         channels = channelsCheck(db, config);
+        hardware = hardwareCheck(db);
       } finally {
         db.close();
       }
@@ -179,6 +189,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
     }
   }
   if (channels) checks.push(channels);
+  if (hardware) checks.push(hardware);
 
   const addons = {} as DoctorReport['native']['addons'];
   for (const name of ADDONS) {

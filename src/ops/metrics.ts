@@ -47,6 +47,8 @@ const COUNTERS: [CounterName, string][] = [
 
 export interface LiveFigures {
   channels?: readonly ChannelStatus[];
+  /** what of the hardware is failing now (src/hardware/health.ts) */
+  hardware?: readonly { component: string; reason: string }[];
   guard?: GuardStatus;
   connections?: ConnectionStatus;
 }
@@ -80,6 +82,7 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
     line('pinclaw_channel_undelivered', 'replies recorded but not yet delivered, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.pending])),
     line('pinclaw_channel_oldest_undelivered_seconds', 'age of the oldest undelivered reply, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), Math.round(b.oldestAgeMs / 1000)])),
     line('pinclaw_channel_failed_deliveries', 'failed delivery attempts of the undelivered replies, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.failedAttempts])),
+    line('pinclaw_hardware_degraded', 'a hardware trigger, sensor or board failing now (1), by component and reason; no sample when all work', 'gauge', (live.hardware ?? []).map((p) => [labels({ component: p.component, reason: p.reason }), 1])),
     ...COUNTERS.map(([name, help]) => line(`pinclaw_${name}_total`, help, 'counter', counterSeries(name).map((s) => [labels(s.labels), s.value]))),
     ...(guard ? [
       line('pinclaw_gateway_refused_requests', 'requests the gateway refused since it started: over the rate, from a client locked out after wrong tokens, or a token attempt while they are paused for everyone (global)', 'counter', (['rate', 'lockout', 'global'] as const).map((r) => [labels({ reason: r }), guard.refused[r]])),

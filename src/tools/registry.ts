@@ -1,5 +1,5 @@
 // The tool registry: every call, from the model or `pinclaw tool run`, takes one path:
-//   known tool → policy (by name) → input schema → policy (by input) → confirmation → run within the
+//   known tool → policy (by name) → available here → input schema → policy (by input) → confirmation → run within the
 //   time limit → redact → cap → audit.
 // Each step that stops a call answers with an error result naming the rule, and every call,
 // stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
@@ -53,13 +53,20 @@ export interface ListedTool {
   decision: Decision;
   /** the rule that makes it ask the owner first */
   confirm?: string;
+  /** why it cannot run on this machine now (Tool.unavailable) */
+  unavailable?: string;
 }
+
+/** The rule an audit row of a call to an unavailable tool names. */
+export const UNAVAILABLE_RULE = 'unavailable';
 
 export interface Registry extends ToolSet {
   run(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
   call(call: ToolCall, ctx: ToolContext): Promise<CallReport>;
   /** every registered tool with the policy's verdict in this context */
   list(ctx: ToolContext): ListedTool[];
+  /** the tools policy allows here that cannot run on this machine now, with why (for the system prompt) */
+  unavailable(ctx: ToolContext): { name: string; reason: string }[];
 }
 
 /** Longest audit input kept; a write_file of a large file should not double the database. */
@@ -111,6 +118,13 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
   const now = deps.now ?? Date.now;
 
   const allowed = (ctx: ToolContext) => tools.filter((t) => policy.check(t, ctx).allowed);
+  const whyNot = (t: Tool): string | undefined => {
+    try {
+      return t.unavailable?.();
+    } catch (err) {
+      return `its device cannot be checked: ${errorMessage(err)}`;
+    }
+  };
 
   // Every call is counted once by what became of it (/metrics); a name the model made up counts as 'unknown'.
   async function call(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
@@ -141,6 +155,9 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     if (!tool) return stopped('error', `unknown tool '${c.name}'; available: ${allowed(ctx).map((t) => t.name).join(', ') || 'none'}`);
     const decision = policy.check(tool, ctx);
     if (!decision.allowed) return stopped('denied', `${tool.name} refused: ${decision.reason}`, decision.rule);
+    // Before the arguments: the owner needs the missing device and its fix, not a schema complaint.
+    const why = whyNot(tool);
+    if (why !== undefined) return stopped('denied', `${tool.name} cannot run on this machine: ${why}`, UNAVAILABLE_RULE);
     const problems = validateInput(tool.inputSchema, c.input);
     if (problems.length) return stopped('error', `invalid arguments for ${tool.name}: ${problems.join('; ')}`, 'inputSchema');
     const byInput = policy.checkInput(tool, c.input, ctx);
@@ -216,13 +233,22 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
   }
 
   return {
-    specs: (ctx) => (ctx ? allowed(ctx) : tools).map(specOf),
+    // A tool that cannot run here is not offered: the model would only call it to hear why. The
+    // system prompt names it with the reason (unavailable below), and a call by name still gets it.
+    specs: (ctx) => (ctx ? allowed(ctx) : tools).filter((t) => whyNot(t) === undefined).map(specOf),
     get(name, ctx) {
       const t = byName.get(name);
       return t && (!ctx || policy.check(t, ctx).allowed) ? t : undefined;
     },
     call,
     run: async (c, ctx) => (await call(c, ctx)).result,
-    list: (ctx) => tools.map((tool) => ({ tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool, ctx) })),
+    list: (ctx) => tools.map((tool) => {
+      const why = whyNot(tool);
+      return { tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool, ctx), ...(why !== undefined ? { unavailable: why } : {}) };
+    }),
+    unavailable: (ctx) => allowed(ctx).flatMap((t) => {
+      const why = whyNot(t);
+      return why === undefined ? [] : [{ name: t.name, reason: why }];
+    }),
   };
 }

@@ -67,6 +67,12 @@ export interface Tool {
    * chats (the CLI and tools.controlChats); anywhere else the owner confirms each call.
    */
   physical?: boolean;
+  /**
+   * Why the tool cannot run on this machine now (no GPIO chip, no I2C bus, permission denied), with
+   * the fix; undefined when it can. Such a tool is still listed and a call answers this reason, but
+   * it is not offered to the model as callable. Asked at each listing and call: the reason may pass.
+   */
+  unavailable?(): string | undefined;
   /** Overrides tools.timeoutMs for this tool (tools.limits in the config overrides both). */
   timeoutMs?: number;
   /** Overrides tools.maxOutputBytes for this tool (tools.limits in the config overrides both). */

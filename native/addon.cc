@@ -10,6 +10,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitI2c(env, exports);
   pinclaw::InitGpio(env, exports);
   pinclaw::InitEmbed(env, exports);
+  pinclaw::InitBeneath(env, exports);
   return exports;
 }
 

@@ -12,4 +12,5 @@ void InitSandbox(Napi::Env env, Napi::Object exports);
 void InitI2c(Napi::Env env, Napi::Object exports);
 void InitGpio(Napi::Env env, Napi::Object exports);
 void InitEmbed(Napi::Env env, Napi::Object exports);
+void InitBeneath(Napi::Env env, Napi::Object exports);
 }  // namespace pinclaw

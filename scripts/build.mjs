@@ -73,7 +73,9 @@ export const lazyChunks = [
   // triggers and the fleet's remote tools; loaded by a gateway with mqtt.url set.
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')] },
   // `pinclaw backup`, `restore`, `onboard` and `service`, doctor's service check: run once in a while, never by a gateway.
-  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('ops/service-check.ts')] },
+  // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the
+  // backup uses the rest. It keeps no state, so the chunk holds its own copy.
+  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('ops/service-check.ts')], copies: ['src/ops/backup-leftovers.ts'] },
 ];
 
 /** The name of an entry in its chunk's exports and in the import that stands for it. */

@@ -11,7 +11,8 @@ export type CounterName =
   | 'tool_calls'
   | 'deliveries'
   | 'triggers'
-  | 'messages_received';
+  | 'messages_received'
+  | 'fleet_refused';
 
 const counters = new Map<CounterName, Map<string, { labels: Record<string, string>; value: number }>>();
 

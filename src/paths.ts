@@ -9,6 +9,8 @@ export interface Paths {
   secretKey: string;
   workspace: string;
   cache: string;
+  /** held by the running gateway (or a restore) for its whole life: one per home (src/store/home-lock.ts) */
+  lock: string;
 }
 
 export interface PathOptions {
@@ -26,5 +28,6 @@ export function resolvePaths(opts: PathOptions = {}, env: NodeJS.ProcessEnv = pr
     secretKey: join(home, 'secret.key'),
     workspace: join(home, 'workspace'),
     cache: join(home, 'cache'),
+    lock: join(home, 'gateway.lock'),
   };
 }

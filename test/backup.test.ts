@@ -5,12 +5,14 @@
 // gateway, a truncated or corrupt file and a newer schema refused with nothing changed. The tar code
 // itself is compared with GNU tar both ways.
 import t, { type Test } from 'tap';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, openPlainDatabase } from '../src/store/db.js';
 import { readTarGz, writeTarGz, type TarEntry } from '../src/ops/archive.js';
-import { knownSchemaVersion } from '../src/ops/backup.js';
+import { knownSchemaVersion, restoreBackup } from '../src/ops/backup.js';
+import { tryLockHome } from '../src/store/home-lock.js';
+import { resolvePaths } from '../src/paths.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { bundle, cleanEnv, run, runPinclawAsync, start, tempDir } from './support/proc.js';
 
@@ -139,7 +141,7 @@ t.test('a backup taken while the gateway writes is consistent and restores into 
   const r = await runPinclawAsync(['restore', file], { env: renv });
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /^restored \d+ files from a backup of \S+ \(pinclaw \S+, schema v\d+\) into .*restored\nnext: pinclaw doctor\n$/);
-  t.match(r.stderr, /the restored config holds encrypted values, and the backup has no secret\.key: copy the secret\.key of the home the backup came from/);
+  t.match(r.stderr, /restore: 1 secret of the restored config cannot be read \(the backup has no secret\.key\): providers\.anthropic\.apiKey\. .*Copy the secret\.key of the home the backup came from/);
   copyFileSync(join(home, 'secret.key'), join(restored, 'secret.key'));
   chmodSync(join(restored, 'secret.key'), 0o600);
   const doctor = await runPinclawAsync(['doctor'], { env: renv });
@@ -228,7 +230,7 @@ t.test('restore refuses a non-empty home without --force; with it, keeps what wa
   t.equal(readFileSync(join(b.home, 'workspace', 'MEMORY.md'), 'utf8'), '# Memory\nThe spare key is under the blue pot.\n');
   t.equal(sha256(join(b.home, 'config.json')), sha256(join(a.home, 'config.json')));
   t.equal(sha256(join(b.home, 'secret.key')), stopped['secret.key']);
-  t.match(forced.stderr, /encrypted values that .*secret\.key cannot decrypt/);
+  t.match(forced.stderr, /1 secret of the restored config cannot be read \(.*secret\.key cannot decrypt them\): providers\.anthropic\.apiKey\./);
   const old = openPlainDatabase(join(b.home, aside('pinclaw.db')), { readonly: true });
   t.same(old.pragma('quick_check'), [{ quick_check: 'ok' }]);
   t.ok(old.prepare(`select value from state where key = 'gateway.started_at'`).get(), "the old database opens with its WAL under its new name (the killed gateway's last writes)");
@@ -355,4 +357,190 @@ t.test('the tar code and GNU tar read each other (long and non-ASCII names, empt
     return { data: (c) => void parts.push(Buffer.from(c)), end: () => void (seen[h.path.replace(/^\.\//, '')] = Buffer.concat(parts).toString('utf8')) };
   });
   t.same(seen, files, 'every file, name and content, as GNU tar wrote it');
+});
+
+t.test('restore writes the key, the config and the database 0600 whatever modes a crafted archive records', async (t) => {
+  const { env } = await makeHome();
+  const file = join(tempDir(), 'with-key.tar.gz');
+  t.equal((await runPinclawAsync(['backup', file, '--include-secrets'], { env })).code, 0);
+  const x = tempDir();
+  t.equal(run('tar', ['-xzf', file, '-C', x]).code, 0);
+  const m = JSON.parse(readFileSync(join(x, 'manifest.json'), 'utf8')) as { files: { path: string }[]; directories: string[] };
+  const modes: Record<string, number> = { 'secret.key': 0o755, 'config.json': 0o644, 'pinclaw.db': 0o666, 'workspace/MEMORY.md': 0o777 };
+  const crafted = join(tempDir(), 'crafted.tar.gz');
+  await writeTarGz(crafted, [
+    { path: 'manifest.json', type: 'file', mode: 0o600, mtime: 0, file: join(x, 'manifest.json'), size: statSync(join(x, 'manifest.json')).size },
+    ...m.directories.map((p): TarEntry => ({ path: p, type: 'dir', mode: 0o777, mtime: 0 })),
+    ...m.files.map((f): TarEntry => ({ path: f.path, type: 'file', mode: modes[f.path] ?? 0o644, mtime: 0, file: join(x, f.path), size: statSync(join(x, f.path)).size })),
+  ]);
+  t.match(run('tar', ['-tzvf', crafted]).stdout, /-rwxr-xr-x .* secret\.key\n/, 'the archive says 0755 for the key');
+
+  const home = join(tempDir(), 'h');
+  const r = await runPinclawAsync(['restore', crafted], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(r.code, 0, r.stderr);
+  const mode = (p: string) => statSync(join(home, p)).mode & 0o777;
+  t.equal(mode('secret.key'), 0o600, 'secret.key 0600, not the archive\'s 0755');
+  t.equal(mode('config.json'), 0o600, 'config.json 0600, not the archive\'s 0644');
+  t.equal(mode('pinclaw.db'), 0o600, 'the database 0600, not the archive\'s 0666');
+  t.equal(mode('workspace/MEMORY.md'), 0o755, 'a workspace file keeps its mode without group/other write');
+  t.equal(mode('workspace'), 0o755, 'a directory without group/other write');
+});
+
+/** The staging directories, partial files and notes a backup into `dir` of `home` leaves. */
+function leftovers(dir: string, home: string): string[] {
+  const notes = join(home, '.backups-running');
+  return [...readdirSync(dir).filter((n) => n.startsWith('.')), ...(existsSync(notes) ? readdirSync(notes).map((n) => `notes/${n}`) : [])].sort();
+}
+
+/** A backup killed with SIGKILL while it writes the archive (large enough to be caught at its 10% line). */
+async function killedBackup(t: Test, env: NodeJS.ProcessEnv, file: string): Promise<number> {
+  const b = start(process.execPath, [bundle, 'backup', file], { env });
+  t.teardown(() => b.child.kill('SIGKILL'));
+  await b.waitFor(/backup: archiving .* \(10%\)/);
+  b.child.kill('SIGKILL');
+  t.equal((await b.exited).signal, 'SIGKILL', 'the backup was killed before it finished');
+  return b.child.pid!;
+}
+
+t.test('what a killed backup leaves is removed by the next backup and by the next gateway start', async (t) => {
+  const { home, env } = await makeHome();
+  // Random bytes do not compress: the archive phase takes long enough to be caught midway.
+  writeFileSync(join(home, 'workspace', 'big.bin'), randomBytes(40 << 20));
+  const dir = tempDir();
+  const pid = await killedBackup(t, env, join(dir, 'home.tar.gz'));
+  const left = leftovers(dir, home);
+  t.ok(left.some((n) => n.startsWith(`.pinclaw-backup-${pid}-`)), `the staging copy is there after the kill: ${left.join(', ')}`);
+  t.ok(left.includes(`.home.tar.gz.${pid}.partial`), 'and the partial archive');
+  t.ok(left.includes(`notes/${pid}.json`), 'and the note that names them');
+  t.notOk(existsSync(join(dir, 'home.tar.gz')), 'no backup file was made');
+
+  const again = await runPinclawAsync(['backup', join(dir, 'second.tar.gz')], { env });
+  t.equal(again.code, 0, again.stderr);
+  t.same(readdirSync(dir), ['second.tar.gz'], 'the next backup removed the staging copy and the partial file');
+  t.same(leftovers(dir, home), [], 'and its own note is gone with it');
+
+  // Into another directory, then a gateway start (which does not know that directory but has the note).
+  const other = tempDir();
+  const pid2 = await killedBackup(t, env, join(other, 'x.tar.gz'));
+  t.ok(leftovers(other, home).some((n) => n.startsWith(`.pinclaw-backup-${pid2}-`)), 'a second killed backup left its staging copy');
+  const { gw } = await gatewayOn(t, env);
+  await gw.waitFor(/removed .*\.partial, left by a backup that did not finish/);
+  t.same(readdirSync(other), [], 'the gateway start removed the staging copy and the partial file');
+  t.same(leftovers(other, home), [], 'and the note');
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
+t.test('a backup without --include-secrets holds no secret; restored without the key, only what needs one stops', async (t) => {
+  const { home, env } = await makeHome();
+  // Beside the encrypted key of makeHome: secrets a config from before (or edited by hand) holds in clear.
+  const file0 = join(home, 'config.json');
+  const cfg = JSON.parse(readFileSync(file0, 'utf8')) as Record<string, Record<string, unknown>>;
+  cfg.gateway!.token = 'gw-token-in-clear-77';
+  cfg.channels = { telegram: { token: '123456789:TelegramTokenInClear_abcdefghijklmnopq' } };
+  writeFileSync(file0, JSON.stringify(cfg, null, 2));
+  const before = readFileSync(file0);
+  const db = openDatabase(join(home, 'pinclaw.db'));
+  db.prepare("insert into sessions (key, messages, created_at, updated_at) values ('s-restored', '[]', 0, 0)").run();
+  db.close();
+
+  const file = join(tempDir(), 'no-secrets.tar.gz');
+  const b = await runPinclawAsync(['backup', file], { env });
+  t.equal(b.code, 0, b.stderr);
+  t.match(b.stderr, /backup: .*config\.json holds gateway\.token, channels\.telegram\.token in clear; the backup holds them encrypted/);
+  t.same(readFileSync(file0), before, "the home's config is not changed by a backup");
+  // Every byte of the archive, decompressed: no secret in clear, no key.
+  const { gunzipSync } = await import('node:zlib');
+  const all = gunzipSync(readFileSync(file)).toString('latin1');
+  for (const v of ['sk-ant-secret-123', 'gw-token-in-clear-77', 'TelegramTokenInClear_abcdefghijklmnopq']) t.notOk(all.includes(v), `${v} is nowhere in the backup`);
+  t.notMatch(run('tar', ['-tzf', file]).stdout, /secret\.key/, 'no secret.key');
+  t.ok(!all.includes(readFileSync(join(home, 'secret.key')).toString('latin1')), "the key's bytes are nowhere in it");
+
+  // Restored into a home without the key: the note names each unreadable key and what stops.
+  const other = tempDir();
+  const renv = cleanEnv({ PINCLAW_HOME: other });
+  const r = await runPinclawAsync(['restore', file], { env: renv });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /restore: 3 secrets of the restored config cannot be read \(the backup has no secret\.key\): gateway\.token, providers\.anthropic\.apiKey, channels\.telegram\.token\. Until they can, pinclaw gateway and pinclaw agent refuse to start; every other command/);
+  t.equal(statSync(join(other, 'config.json')).mode & 0o777, 0o600);
+  // What needs no secret works.
+  const port = await runPinclawAsync(['config', 'get', 'gateway.port'], { env: renv });
+  t.equal(port.stdout, '7999\n', port.stderr);
+  const sessions = await runPinclawAsync(['sessions', 'list', '--json'], { env: renv });
+  t.equal(sessions.code, 0, sessions.stderr);
+  t.ok((JSON.parse(sessions.stdout) as { key: string }[]).some((x) => x.key === 's-restored'));
+  const mem = await runPinclawAsync(['memory', 'search', 'blue pot'], { env: renv });
+  t.equal(mem.code, 0, mem.stderr);
+  t.match(mem.stdout, /blue pot/);
+  // What needs one says which and how to fix it.
+  const tok = await runPinclawAsync(['config', 'get', 'gateway.token'], { env: renv });
+  t.equal(tok.code, 78);
+  t.match(tok.stderr, /gateway\.token: the config holds encrypted values but .*secret\.key is missing/);
+  const gw = await runPinclawAsync(['gateway', '--port', '0'], { env: renv });
+  t.equal(gw.code, 78, 'the gateway refuses to start without its secrets');
+  t.match(gw.stderr, /gateway\.token: .*\n.*providers\.anthropic\.apiKey: .*\n.*channels\.telegram\.token: .*\n.*put back the secret\.key these values were encrypted with/);
+  const doctor = await runPinclawAsync(['doctor', '--json'], { env: renv });
+  const checks = (JSON.parse(doctor.stdout) as { checks: { name: string; state: string; detail: string }[] }).checks;
+  t.match(checks.find((c) => c.name === 'config'), { state: 'ok' });
+  t.match(checks.find((c) => c.name === 'secrets'), { state: 'fail', detail: /^cannot decrypt gateway\.token, providers\.anthropic\.apiKey, channels\.telegram\.token: the gateway and pinclaw agent refuse to start/ });
+
+  // With the key put back, all three decrypt, the ones that were in clear included.
+  copyFileSync(join(home, 'secret.key'), join(other, 'secret.key'));
+  chmodSync(join(other, 'secret.key'), 0o600);
+  const { loadConfig } = await import('../src/config/index.js');
+  const { resolvePaths } = await import('../src/paths.js');
+  const c = loadConfig(resolvePaths({ home: other }), {}, { secrets: 'required' });
+  t.same([c.gateway.token, c.providers.anthropic.apiKey, c.channels.telegram.token], ['gw-token-in-clear-77', 'sk-ant-secret-123', '123456789:TelegramTokenInClear_abcdefghijklmnopq']);
+
+  // Setting one again there instead makes a new key: the others are named, and copying the old key over is warned against.
+  const third = tempDir();
+  const tenv = cleanEnv({ PINCLAW_HOME: third });
+  t.equal((await runPinclawAsync(['restore', file], { env: tenv })).code, 0);
+  const again = await runPinclawAsync(['config', 'set', 'gateway.token', 'a-new-token-88'], { env: tenv });
+  t.equal(again.code, 0, again.stderr);
+  t.match(again.stderr, /warning: created a new .*secret\.key; providers\.anthropic\.apiKey, channels\.telegram\.token were encrypted under another key and stay unreadable: set them again too, and do not copy the old secret\.key over this one now/);
+  t.equal(loadConfig(resolvePaths({ home: third }), {}).gateway.token, 'a-new-token-88');
+});
+
+t.test('restore holds the home lock while it changes the home; a lock held by another process refuses it, and the gateway too', async (t) => {
+  const { env } = await makeHome();
+  const file = join(tempDir(), 'locked.tar.gz');
+  t.equal((await runPinclawAsync(['backup', file], { env })).code, 0);
+
+  // This test process holds the lock of an empty home, as a gateway that has not opened its database yet would.
+  const home = tempDir();
+  const lockFile = join(home, 'gateway.lock');
+  // Read before the lock is taken: a process that closes any descriptor of the file drops its fcntl lock.
+  writeFileSync(lockFile, '');
+  const before = snapshot(home);
+  const mine = tryLockHome(lockFile);
+  if (!('held' in mine)) throw new Error('the lock of a new home is free');
+  const refused = await runPinclawAsync(['restore', file], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, `another process (pid ${process.pid}: `);
+  t.match(refused.stderr, `holds ${lockFile}: a gateway is running or starting on ${home}; stop it first`);
+  t.match(refused.stderr, 'Nothing was changed');
+  const gateway = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal((await gateway.exited).code, 1);
+  t.match(gateway.stderr(), `another process (pid ${process.pid}: `);
+  mine.held.release();
+  t.same(snapshot(home), before, 'the home is as it was');
+
+  // While the restore extracts, a gateway starting on that home finds the lock taken.
+  const target = join(tempDir(), 'new-home');
+  const seen: string[] = [];
+  await restoreBackup(resolvePaths({ home: target }, {}), file, {
+    force: false,
+    env: {},
+    onProgress: () => {
+      if (seen.length) return;
+      const probe = tryLockHome(join(target, 'gateway.lock'));
+      seen.push('held' in probe ? 'free' : 'taken');
+      if ('held' in probe) probe.held.release();
+    },
+  });
+  t.same(seen, ['taken']);
+  const afterwards = tryLockHome(join(target, 'gateway.lock'));
+  t.ok('held' in afterwards, 'and free once the restore is done');
+  if ('held' in afterwards) afterwards.held.release();
 });

@@ -6,10 +6,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { detectBoards, matchDeviceTreeModel, readDeviceTreeModel } from '../src/hardware/boards/detect.js';
-import type { HostRoots } from '../src/hardware/boards/host-roots.js';
+import { hostPath, type HostRoots } from '../src/hardware/boards/host-roots.js';
 import { filesFromAsset, readProfileDir } from '../src/hardware/boards/builtins.js';
 import { loadBoardRegistry, type BoardRegistry } from '../src/hardware/boards/registry.js';
-import { reservationStates, reservedNow } from '../src/hardware/boards/reservations.js';
+import { releasedLines, reservationStates, reservedNow } from '../src/hardware/boards/reservations.js';
 import { parseProfile, validateProfile, type BoardProfile } from '../src/hardware/boards/schema.js';
 import { boardSummary, nameRanges } from '../src/hardware/boards/summary.js';
 import { boardCheck } from '../src/hardware/boards/board-check.js';
@@ -20,6 +20,7 @@ import { resolvePaths } from '../src/paths.js';
 import { defaults } from '../src/config/index.js';
 import { bundle, cleanEnv, root, runPinclaw, tempDir } from './support/proc.js';
 import { link, write } from './support/fs-tree.js';
+import { writeDeviceTree, writePiDeviceTree, writePinctrl, type PiDevice } from './support/fake-dt.js';
 
 const boardsDir = join(root, 'boards');
 const REQUIRED = ['rpi-zero-2-w', 'rpi-3b', 'rpi-3b-plus', 'rpi-4b', 'rpi-5', 'maixcam', 'arduino-uno', 'arduino-nano', 'arduino-mega-2560', 'nucleo-f401re', 'nucleo-f411re', 'qemu-netduinoplus2'];
@@ -320,23 +321,125 @@ t.test('a Raspberry Pi 4 with I2C and the serial console on', async (t) => {
   ]);
   write(join(roots.dev, 'i2c-1'), '');
   write(join(roots.proc, 'cmdline'), 'coherent_pool=1M 8250.nr_uarts=1 console=serial0,115200 console=tty1 root=PARTUUID=1-02 rootwait\n');
+  writePiDeviceTree(roots, piDevices(['i2c1', 'uart1']));
   const d = detectBoards(registry.profiles, roots);
   t.equal(d.sbc?.profile.profile.id, 'rpi-4b');
   t.equal(d.expectedChips[0]?.found?.name, 'gpiochip0');
   const states = reservationStates(d.sbc!.profile.profile, roots);
   t.same(
-    states.map((s) => [s.reservation.lines.join(','), s.active, s.because ?? null]),
+    states.map((s) => [s.reservation.lines.join(','), s.active, s.because]),
     [
       ['GPIO0,GPIO1', true, 'always'],
-      ['GPIO2,GPIO3', true, '/dev/i2c-1 exists'],
-      ['GPIO14,GPIO15', true, 'console=serial0,115200 on the kernel command line'],
-      ['GPIO7,GPIO8,GPIO9,GPIO10,GPIO11', false, null],
-      ['GPIO16,GPIO17,GPIO18,GPIO19,GPIO20,GPIO21', false, null],
-      ['GPIO4', false, null],
+      ['GPIO2,GPIO3', true, '/dev/i2c-1 exists; i2c@7e804000 (enabled in the device tree) takes GPIO2, GPIO3'],
+      ['GPIO14,GPIO15', true, 'console=serial0 on the kernel command line: a serial console uses the UART; serial@7e215040 (enabled in the device tree) takes GPIO14, GPIO15'],
+      ['GPIO7,GPIO8,GPIO9,GPIO10,GPIO11', false, 'free: nothing in the device tree, pinctrl or the kernel command line uses them'],
+      ['GPIO16,GPIO17,GPIO18,GPIO19,GPIO20,GPIO21', false, 'free: nothing in the device tree, pinctrl or the kernel command line uses them'],
+      ['GPIO4', false, 'free: nothing in the device tree, pinctrl or the kernel command line uses them'],
     ],
   );
   t.same([...reservedNow(states).keys()], ['GPIO0', 'GPIO1', 'GPIO2', 'GPIO3', 'GPIO14', 'GPIO15']);
-  t.equal(reservedNow(states).get('GPIO2'), 'I2C1 (SDA1/SCL1): in use by the I2C bus');
+  t.equal(reservedNow(states).get('GPIO2'), 'I2C1 (SDA1/SCL1): in use by the I2C bus (/dev/i2c-1 exists; i2c@7e804000 (enabled in the device tree) takes GPIO2, GPIO3)');
+  t.equal(reservedNow(states).get('GPIO0'), 'ID_SD/ID_SC: the firmware reads a HAT\'s ID EEPROM over these at boot; leave them to HATs');
+});
+
+t.test("Debian's Raspberry Pi 3 image: console=ttyS1 (the mini UART) holds GPIO14/15", async (t) => {
+  // What the issue found: the old rule knew only serial0, ttyS0 and ttyAMA0 and let GPIO14 go.
+  const pi3 = registry.get('rpi-3b')!.profile;
+  const roots = sbcRoots('Raspberry Pi 3 Model B', PI3_CHIPS);
+  write(join(roots.proc, 'cmdline'), 'console=tty0 console=ttyS1,115200 root=LABEL=RASPIROOT rw fsck.repair=yes net.ifnames=0 rootwait\n');
+  const uart = () => reservationStates(pi3, roots).find((s) => s.reservation.lines.includes('GPIO14'))!;
+  t.match(uart(), { active: true, held: ['GPIO14', 'GPIO15'], because: 'console=ttyS1 on the kernel command line: a serial console uses the UART' });
+  // No device tree to read either way: the console alone holds it, and so would nothing at all.
+  write(join(roots.proc, 'cmdline'), 'root=LABEL=RASPIROOT rw\n');
+  t.match(uart(), { active: true, because: /^pinclaw cannot show the pins are free/ });
+  // With the device tree: the mini UART enabled takes the pins even without a console.
+  writePiDeviceTree(roots, piDevices(['uart1']));
+  t.match(uart(), { active: true, because: 'serial@7e215040 (enabled in the device tree) takes GPIO14, GPIO15' });
+});
+
+/** A Raspberry Pi's header devices as its device tree describes them; `on` lists the enabled ones. */
+function piDevices(on: string[]): PiDevice[] {
+  const all: Record<string, Omit<PiDevice, 'enabled'>> = {
+    i2c1: { node: 'soc/i2c@7e804000', groups: [[2, 3]] },
+    uart1: { node: 'soc/serial@7e215040', groups: [[14, 15]] },
+    spi0: { node: 'soc/spi@7e204000', groups: [[9, 10, 11], [8, 7]] },
+    spi1: { node: 'soc/spi@7e215080', groups: [[19, 20, 21], [18, 17, 16]] },
+    w1: { node: 'onewire@0', groups: [[4]] },
+  };
+  return Object.entries(all).map(([k, d]) => ({ ...d, enabled: on.includes(k) }));
+}
+
+t.test('every reservation kind of every profile fails closed, and is free only when shown free', async (t) => {
+  const FREE = 'free: nothing in the device tree, pinctrl or the kernel command line uses them';
+  for (const { profile } of registry.profiles) {
+    const rp1 = profile.gpio.chips[0]?.label === 'pinctrl-rp1';
+    const label = profile.gpio.chips[0]?.label ?? '(board)';
+    const offset = (name: string) => profile.gpio.lines.find((l) => l.name === name)!.offset;
+    profile.reserved.forEach((r, i) => {
+      const at = `${profile.id} reserved[${i}] (${[...r.lines, ...(r.pins ?? [])].join(', ')})`;
+      const state = (roots: HostRoots, release: { line: string; reason: string }[] = []) => reservationStates(profile, { roots, release })[i]!;
+      const bare = emptyRoots();
+      if (r.when === 'always' || !r.activeIf) {
+        // Always: held on any machine, even one whose device tree says nothing uses the pins.
+        writePiDeviceTree(bare, [{ node: 'soc/x', groups: [[999]], enabled: true }], rp1 ? 'rp1' : 'brcm');
+        t.match(state(bare), { active: true, because: 'always', held: r.lines }, `${at}: always held`);
+        if (r.lines.length) {
+          const released = state(bare, r.lines.map((line) => ({ line, reason: 'the owner knows' })));
+          t.equal(released.active, (r.pins?.length ?? 0) > 0, `${at}: released by the owner (pins that are not lines stay)`);
+          t.same(released.released.map((x) => x.line), r.lines, `${at}: the release is named`);
+        }
+        return;
+      }
+      const offsets = r.lines.map(offset);
+      // Nothing readable (a container, no device tree, no debugfs): held.
+      t.match(state(bare), { active: true, because: /^pinclaw cannot show the pins are free/ }, `${at}: held when nothing can be read`);
+      // The device tree's pin groups, no enabled device on these pins: shown free.
+      const dtFree = emptyRoots();
+      writePiDeviceTree(dtFree, [{ node: 'soc/other', groups: [offsets], enabled: false }, { node: 'soc/elsewhere', groups: [[40, 41]], enabled: true }], rp1 ? 'rp1' : 'brcm');
+      t.match(state(dtFree), { active: false, because: FREE, held: [] }, `${at}: free when the device tree shows nothing enabled on the pins`);
+      // An enabled device takes one of the pins: held, naming it.
+      const dtUsed = emptyRoots();
+      writePiDeviceTree(dtUsed, [{ node: 'soc/dev@1', groups: [[offsets.at(-1)!]], enabled: true }], rp1 ? 'rp1' : 'brcm');
+      t.match(state(dtUsed), { active: true, because: `dev@1 (enabled in the device tree) takes ${r.lines.at(-1)}` }, `${at}: held by an enabled device-tree node`);
+      // pinctrl in debugfs: a pin in a function other than GPIO, or muxed by a device: held.
+      const pcUsed = emptyRoots();
+      writePinctrl(pcUsed, label, offsets.map((pin, j) => (j === 0 ? { pin, fn: 'alt0', owner: '3f204000.spi' } : { pin, fn: 'alt3' })));
+      t.match(state(pcUsed).because, new RegExp(`^pinctrl: 3f204000\\.spi \\(function alt0\\) holds ${r.lines[0]}`), `${at}: held by pinctrl's mux owner`);
+      if (r.lines.length > 1) t.match(state(pcUsed).because, new RegExp(`pinctrl: function alt3 \\(not GPIO\\) on ${r.lines.slice(1).join(', ')}$`), `${at}: and by a function that is not GPIO`);
+      // pinctrl shows every pin as a plain GPIO: free even without a device tree.
+      const pcFree = emptyRoots();
+      writePinctrl(pcFree, label, offsets.map((pin) => ({ pin, fn: 'gpio_in' })));
+      t.match(state(pcFree), { active: false, because: FREE }, `${at}: free when pinctrl shows plain GPIO`);
+      // pinctrl lists only some of the pins: the others cannot be shown free.
+      if (offsets.length > 1) {
+        const pcPart = emptyRoots();
+        writePinctrl(pcPart, label, [{ pin: offsets[0]!, fn: 'gpio_in' }]);
+        t.equal(state(pcPart).active, true, `${at}: held when pinctrl does not list every pin`);
+      }
+      // The uAPI says another consumer holds a line: held; pinclaw's own hold is not "another".
+      const uapi = (consumer: string) => reservationStates(profile, { roots: dtFree, probe: (l) => (l.name === r.lines[0] ? { used: true, consumer } : { used: false, consumer: '' }) })[i]!;
+      t.match(uapi('w1-gpio'), { active: true, because: `the GPIO uAPI: 'w1-gpio' holds ${r.lines[0]}` }, `${at}: held by another consumer`);
+      t.equal(uapi('pinclaw').active, false, `${at}: a line pinclaw itself holds is no evidence`);
+      // The activeIf device paths and words still hold it.
+      for (const path of r.activeIf.anyExists ?? []) {
+        const dev = emptyRoots();
+        writePiDeviceTree(dev, [], rp1 ? 'rp1' : 'brcm');
+        write(hostPath(dev, path)!, '');
+        t.match(state(dev), { active: true, because: new RegExp(`^${path.replace(/[.]/g, '\\.')} exists`) }, `${at}: held while ${path} exists`);
+      }
+      // A serial console (any name) holds UART lines only.
+      const cons = emptyRoots();
+      writePiDeviceTree(cons, [{ node: 'soc/other', groups: [offsets], enabled: false }], rp1 ? 'rp1' : 'brcm');
+      write(join(cons.proc, 'cmdline'), 'console=tty1 console=serial1,115200 rootwait\n');
+      const uartLines = r.lines.some((n) => profile.gpio.lines.find((l) => l.name === n)!.capabilities.some((c) => c === 'uart-tx' || c === 'uart-rx'));
+      t.match(state(cons), uartLines ? { active: true, because: /console=serial1 on the kernel command line: a serial console uses the UART/ } : { active: false }, `${at}: a serial console ${uartLines ? 'holds' : 'does not concern'} these lines`);
+      // The owner's release: the released lines are free, the rest stay held.
+      const rel = state(bare, [{ line: r.lines[0]!, reason: 'nothing wired there' }]);
+      t.same(rel.released, [{ line: r.lines[0], reason: 'nothing wired there' }], `${at}: the release is named`);
+      t.same(rel.held, r.lines.slice(1), `${at}: only the released line is taken back`);
+      t.equal(releasedLines([rel]).get(r.lines[0]!), 'nothing wired there');
+    });
+  }
 });
 
 t.test('a Raspberry Pi 5: the header is on RP1, found by label whatever its number', async (t) => {
@@ -427,6 +530,7 @@ t.test('boardSummary: what the model is told', async (t) => {
   const pi4 = registry.get('rpi-4b')!.profile;
   const roots = sbcRoots('Raspberry Pi 4 Model B Rev 1.4', []);
   write(join(roots.dev, 'i2c-1'), '');
+  writePiDeviceTree(roots, piDevices(['i2c1']));
   const text = boardSummary(pi4, { how: 'detected', reservations: reservationStates(pi4, roots), attached: [{ profile: registry.get('arduino-uno')!.profile, device: '/dev/ttyACM0' }] });
   const lines = text.split('\n');
   t.equal(lines[0], `Raspberry Pi 4 Model B (board profile rpi-4b, detected). ${pi4.description}`);
@@ -435,7 +539,7 @@ t.test('boardSummary: what the model is told', async (t) => {
   t.ok(lines.includes('PWM: GPIO12-GPIO13, GPIO18-GPIO19.'));
   t.ok(lines.includes('I2C bus 1: SDA GPIO2, SCL GPIO3.'));
   // Only what is reserved now or always: SPI is off on this machine, so it is not mentioned.
-  t.ok(lines.includes('Leave alone: GPIO0, GPIO1: ID_SD/ID_SC; GPIO2, GPIO3: I2C1 (SDA1/SCL1), in use now.'));
+  t.ok(lines.includes('Leave alone: GPIO0, GPIO1: ID_SD/ID_SC; GPIO2, GPIO3: I2C1 (SDA1/SCL1), held now.'), text);
   t.equal(lines.at(-1), 'Attached on /dev/ttyACM0: Arduino Uno (R3) (arduino-uno), lines A0-A5, D0-D13.');
   t.ok(text.length < 1500, `short enough for every turn (${text.length} characters)`);
   const maix = boardSummary(registry.get('maixcam')!.profile);
@@ -513,6 +617,7 @@ t.test('board detect in-process on fake machines', async (t) => {
 
   const roots = sbcRoots('Raspberry Pi 5 Model B Rev 1.0', [{ n: 0, label: 'pinctrl-rp1', ngpio: 54, base: 569, parent: 'axi/rp1' }]);
   write(join(roots.dev, 'i2c-1'), '');
+  writePiDeviceTree(roots, piDevices(['i2c1']), 'rp1');
   c = cli(home, true);
   t.equal(await runBoard('detect', [], c.ctx, roots), 0);
   const j = JSON.parse(c.out.join('\n')) as { board: unknown; detected: unknown; gpioChips: unknown; reservations: { lines: string[]; active: boolean | null }[] };
@@ -520,6 +625,16 @@ t.test('board detect in-process on fake machines', async (t) => {
   t.same(j.detected, { id: 'rpi-5', prefix: 'Raspberry Pi 5 Model B', alsoMatched: [] });
   t.same(j.gpioChips, [{ name: 'gpiochip0', label: 'pinctrl-rp1', lines: 54 }]);
   t.same(j.reservations.filter((r) => r.active).map((r) => r.lines), [['GPIO0', 'GPIO1'], ['GPIO2', 'GPIO3']]);
+
+  // The owner releases GPIO2: board detect names it, and GPIO3 stays held.
+  write(join(home, 'config.json'), JSON.stringify({ hardware: { release: [{ line: 'SDA1', reason: 'the I2C bus is unused, a button is on pin 3' }] } }));
+  c = cli(home);
+  t.equal(await runBoard('detect', [], c.ctx, roots), 0);
+  t.match(c.out.join('\n'), /^reserved: +GPIO0, GPIO1 \(always\); GPIO3 \(\/dev\/i2c-1 exists; i2c@7e804000 \(enabled in the device tree\) takes GPIO3\)$/m);
+  t.match(c.out.join('\n'), /^released: +by the owner \(hardware\.release\): GPIO2 \(the I2C bus is unused, a button is on pin 3\)$/m);
+  const doctor = boardCheck(resolvePaths({ home }, {}), { ...defaults(), hardware: { ...defaults().hardware, release: [{ line: 'SDA1', reason: 'the I2C bus is unused, a button is on pin 3' }] } }, roots);
+  t.match(doctor.detail, /GPIO2 released by the owner \(hardware\.release: the I2C bus is unused, a button is on pin 3\); without the release it is reserved: I2C1 \(SDA1\/SCL1\): in use by the I2C bus \(\/dev\/i2c-1 exists; i2c@7e804000 \(enabled in the device tree\) takes GPIO2, GPIO3\)/);
+  t.equal(doctor.state, 'ok', 'a release is the owner\'s choice: named, not a warning');
 
   // A configured unknown id: the detection still prints, and the exit code is the config one.
   write(join(home, 'config.json'), JSON.stringify({ board: { profile: 'rpi-6' } }));
@@ -574,9 +689,25 @@ t.test('pinclaw board through the bundle', async (t) => {
   t.match(r.stdout, /^i2c: +bus 1: SDA GPIO2, SCL GPIO3 \(dtparam=i2c_arm=on: \/dev\/i2c-1\)$/m);
   t.match(r.stdout, /^memory: +1024 MiB \(variants 1024, 2048, 4096, 8192 MiB\); pinclaw's budget 320 MiB/m);
 
+  // The owner's release, named by board show; config validate refuses a release without a reason
+  // or of a line the profile never reserves.
+  write(join(home, 'config.json'), JSON.stringify({ board: { profile: 'rpi-4b' }, hardware: { release: [{ line: 'TXD', reason: 'no serial console; a relay on pin 8' }] } }));
+  r = runPinclaw(['board', 'show', 'rpi-4b'], { env });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /\nreleased by the owner \(hardware\.release\):\n {2}GPIO14: no serial console; a relay on pin 8$/m);
+  r = runPinclaw(['config', 'validate'], { env });
+  t.equal(r.code, 0, r.stderr);
+  write(join(home, 'config.json'), JSON.stringify({ board: { profile: 'rpi-4b' }, hardware: { release: [{ line: 'GPIO22' }, { line: 'GPIO14', reason: 'x' }, { line: 'TXD', reason: 'y' }] } }));
+  r = runPinclaw(['config', 'validate'], { env });
+  t.equal(r.code, 78);
+  t.match(r.stdout, /hardware\.release\[0\]\.reason: expected why the line is safe to use/);
+  t.match(r.stdout, /hardware\.release\[0\]\.line: expected a line rpi-4b reserves/);
+  t.match(r.stdout, /hardware\.release\[2\]\.line: expected a line no other hardware\.release entry names, found string "TXD", also hardware\.release\[1\]/);
+  rmSync(join(home, 'config.json'));
+
   r = runPinclaw(['board', 'show', 'nucleo-f401re', '--json'], { env });
   t.equal(r.code, 0);
-  t.same(JSON.parse(r.stdout), { source: 'built-in', file: 'boards/nucleo-f401re.json', profile: builtin('nucleo-f401re') });
+  t.same(JSON.parse(r.stdout), { source: 'built-in', file: 'boards/nucleo-f401re.json', released: [], profile: builtin('nucleo-f401re') });
 
   r = runPinclaw(['board', 'show', 'rpi4'], { env });
   t.equal(r.code, 2);

@@ -9,9 +9,12 @@ import { defaults } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
 import { openDatabase } from '../src/store/db.js';
-import type { OutboundRow } from '../src/store/queue.js';
+import { enqueue, type OutboundRow } from '../src/store/queue.js';
 import { loadSession, saveSession } from '../src/store/sessions.js';
-import { toolSet, type Tool } from '../src/tools/types.js';
+import { toolSet, type ConfirmRequest, type Tool } from '../src/tools/types.js';
+import { createPolicy } from '../src/tools/policy.js';
+import { createRegistry } from '../src/tools/registry.js';
+import { dbAudit } from '../src/tools/setup.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 import { tempDir } from './support/proc.js';
 
@@ -210,4 +213,74 @@ t.test("a running tool's output reaches the bus as tool_output, between tool_sta
   conductor.start();
   t.equal((await conductor.delivered(say('o1', 'go').id)).text, 'finished');
   t.same(seen, ['start:talker', 'o1:c1:talker:stdout:step 1\n', 'o1:c1:talker:stderr:warn\n', 'end:talker']);
+});
+
+t.test('a physical action asked for by a message older than tools.physicalMaxAgeSeconds needs a fresh confirmation', async (t) => {
+  // A relay behind the real policy and registry; its chat is a control chat, so a fresh message acts without asking.
+  const switched: unknown[] = [];
+  const relay: Tool = {
+    name: 'relay_write',
+    description: 'switches the heater relay',
+    inputSchema: { type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] },
+    physical: true,
+    async execute(input) {
+      switched.push(input);
+      return { content: 'switched' };
+    },
+  };
+  const dir = tempDir();
+  const db = openDatabase(join(dir, 'pinclaw.db'));
+  const workspace = join(dir, 'workspace');
+  ensureWorkspace(workspace);
+  const config = defaults();
+  config.tools.controlChats = ['test:heater', 'asking:heater'];
+  config.tools.allow = ['relay_write'];
+  const tools = createRegistry([relay], { policy: createPolicy(config.tools), audit: dbAudit(db) });
+  const asked: ConfirmRequest[] = [];
+  const channels: ChannelAdapter[] = [
+    { name: 'test', debounceMs: 0, send: async () => {} },
+    // A channel that can ask: the owner says yes.
+    { name: 'asking', debounceMs: 0, send: async () => {}, confirm: async (_chat, request) => (asked.push(request), true) },
+  ];
+  const turnOn = () => reply([{ type: 'tool_use', id: `c${switched.length}`, name: 'relay_write', input: { on: true } }]);
+  const provider = scriptedProvider([], (req) => (req.messages.at(-1)!.role === 'user' && JSON.stringify(req.messages.at(-1)!.content).includes('tool_result') ? reply('ok') : turnOn()));
+  const bus = createBus();
+  const conductor = createConductor({
+    db, config, workspace, provider: async () => provider, tools, countTokens: heuristicCount, bus, channels,
+    confirmFor: (channel, chatId) => {
+      const ch = channels.find((c) => c.name === channel);
+      return ch?.confirm ? (request) => ch.confirm!(chatId, request) : undefined;
+    },
+  });
+  t.teardown(async () => {
+    await conductor.stop(1000);
+    db.close();
+  });
+  // Rows left pending an hour ago (a gateway stopped, or a provider failing meanwhile): committed
+  // before the conductor starts, as a restarted gateway finds them.
+  const hourAgo = Date.now() - 3600_000;
+  const old = enqueue(db, { sessionKey: 'test:heater', channel: 'test', chatId: 'heater', sender: 'u', text: 'turn on the heater' }, 0, hourAgo);
+  conductor.start();
+
+  // Nobody can be asked: not run, and the model is told why, to tell the owner.
+  await conductor.delivered(old.id);
+  const result = JSON.stringify(provider.requests.find((r) => JSON.stringify(r.messages).includes('relay_write refused'))?.messages.at(-1));
+  t.match(result, /relay_write refused: the message asking for it is \d+ s old, more than tools.physicalMaxAgeSeconds \(120 s\) allows for a physical action without a fresh confirmation, and channel test has no way to ask/);
+  t.match(result, /they can confirm by asking again now/);
+  t.same(switched, [], 'the relay was not switched');
+  const audit = db.prepare(`select outcome, rule from audit where tool = 'relay_write' and channel = 'test'`).all() as { outcome: string; rule: string }[];
+  t.match(audit, [{ outcome: 'denied', rule: /^tools\.physicalMaxAgeSeconds \(the message is \d+ s old, more than 120 s\)$/ }]);
+
+  // A channel that can ask asks, saying why; on the owner's yes it runs.
+  const oldAsking = enqueue(db, { sessionKey: 'asking:heater', channel: 'asking', chatId: 'heater', sender: 'u', text: 'turn on the heater' }, 0, hourAgo);
+  conductor.wake();
+  await conductor.delivered(oldAsking.id);
+  t.equal(asked.length, 1);
+  t.match(asked[0]!.reason, /^your message asking for this is \d+ s old \(more than tools.physicalMaxAgeSeconds, 120 s\): is it still wanted now\?$/);
+  t.same(switched, [{ on: true }], 'run after the fresh yes');
+
+  // The same request sent now acts at once in the control chat, without asking.
+  await conductor.delivered(conductor.submit({ sessionKey: 'test:heater', channel: 'test', chatId: 'heater', sender: 'u', text: 'turn on the heater' }).id);
+  t.same(switched, [{ on: true }, { on: true }]);
+  t.equal(asked.length, 1, 'nobody was asked');
 });

@@ -95,7 +95,7 @@ t.test('a secret of the wrong type is not echoed', async (t) => {
 
 t.test('unknown keys get a did-you-mean hint', async (t) => {
   const { errors } = validateConfig({ gateway: { prot: 1 }, gatway: {}, zzzzzzzz: 1 });
-  t.same(errors[0], { path: 'gateway.prot', expected: "one of 'host', 'port', 'token', 'rateLimit'", found: 'unknown key', hint: "did you mean 'port'?" });
+  t.same(errors[0], { path: 'gateway.prot', expected: "one of 'host', 'port', 'token', 'rateLimit', 'connections'", found: 'unknown key', hint: "did you mean 'port'?" });
   t.equal(errors[1]?.hint, "did you mean 'gateway'?");
   t.equal(errors[2]?.hint, undefined, 'no hint when nothing is close');
   const lines = formatIssues(errors, 'config.json').split('\n');
@@ -197,15 +197,18 @@ t.test('getConfigValue', async (t) => {
   t.equal(configError(() => getConfigValue(config, 'nope.nothing')).message, "unknown key 'nope.nothing'");
 });
 
+/** Where setConfigValue encrypts secrets: the test home's key. */
+const keys = (paths: { secretKey: string }) => ({ keyFile: paths.secretKey });
+
 t.test('setConfigValue', async (t) => {
   t.test('creates the directory and a 0600 file holding only what was set', async (t) => {
     const paths = tempHome(t);
     const file = join(paths.home, 'nested', 'config.json');
-    setConfigValue(file, 'gateway.port', '8080');
-    setConfigValue(file, 'native.enabled', 'false');
-    setConfigValue(file, 'gateway.token', '12345');
+    setConfigValue(file, 'gateway.port', '8080', keys(paths));
+    setConfigValue(file, 'native.enabled', 'false', keys(paths));
+    setConfigValue(file, 'log.level', 'debug', keys(paths));
     t.equal(statSync(file).mode & 0o777, 0o600);
-    t.same(JSON.parse(readFileSync(file, 'utf8')), { gateway: { port: 8080, token: '12345' }, native: { enabled: false } }, 'no defaults baked in; strings literal');
+    t.same(JSON.parse(readFileSync(file, 'utf8')), { gateway: { port: 8080 }, native: { enabled: false }, log: { level: 'debug' } }, 'no defaults baked in; strings literal');
     t.same(readdirSync(join(paths.home, 'nested')), ['config.json'], 'no temp files left');
   });
 
@@ -213,7 +216,7 @@ t.test('setConfigValue', async (t) => {
     const paths = tempHome(t);
     writeConfig(paths, { log: { level: 'warn' } });
     chmodSync(paths.config, 0o640);
-    setConfigValue(paths.config, 'store.busyTimeoutMs', '250');
+    setConfigValue(paths.config, 'store.busyTimeoutMs', '250', keys(paths));
     t.equal(statSync(paths.config).mode & 0o777, 0o640);
     t.same(readConfigFile(paths.config), { log: { level: 'warn' }, store: { busyTimeoutMs: 250 } });
     t.same(readdirSync(paths.home), ['config.json'], 'no temp files left');
@@ -232,7 +235,7 @@ t.test('setConfigValue', async (t) => {
       ['gateway', '{"port": 1, "hots": "x"}', /gateway\.hots: unknown key \(did you mean 'host'\?\)/],
     ];
     for (const [key, value, re] of cases) {
-      const err = configError(() => setConfigValue(paths.config, key, value));
+      const err = configError(() => setConfigValue(paths.config, key, value, keys(paths)));
       t.match(err.message, re, `${key}=${value}`);
       t.equal(err.exitCode, 78);
       t.equal(readFileSync(paths.config, 'utf8'), original, 'file unchanged');
@@ -244,22 +247,22 @@ t.test('setConfigValue', async (t) => {
     const paths = tempHome(t);
     const original = '{ "gateway": { "port": "x" } }';
     writeConfig(paths, original);
-    const err = configError(() => setConfigValue(paths.config, 'log.level', 'debug'));
+    const err = configError(() => setConfigValue(paths.config, 'log.level', 'debug', keys(paths)));
     t.match(err.message, /gateway\.port: expected an integer/);
     t.equal(readFileSync(paths.config, 'utf8'), original);
   });
 
   t.test('sets a whole section from JSON', async (t) => {
     const paths = tempHome(t);
-    setConfigValue(paths.config, 'gateway', '{"host": "0.0.0.0", "port": 80}');
+    setConfigValue(paths.config, 'gateway', '{"host": "0.0.0.0", "port": 80}', keys(paths));
     // The section's nested defaults are written out with it.
-    t.same(readConfigFile(paths.config), { gateway: { host: '0.0.0.0', port: 80, rateLimit: { perSecond: 50, burst: 100, maxBadTokens: 10 } } });
+    t.same(readConfigFile(paths.config), { gateway: { host: '0.0.0.0', port: 80, rateLimit: { perSecond: 50, burst: 100, maxBadTokens: 10, maxBadTokensTotal: 30 }, connections: { firstRequestSeconds: 10 } } });
   });
 });
 
 t.test('describeSchema lists every leaf with kind, default, env and description', async (t) => {
   const keys = describeSchema();
-  t.same(keys.slice(0, 7).map((k) => k.key), ['gateway.host', 'gateway.port', 'gateway.token', 'gateway.rateLimit.perSecond', 'gateway.rateLimit.burst', 'gateway.rateLimit.maxBadTokens', 'log.level']);
+  t.same(keys.slice(0, 11).map((k) => k.key), ['gateway.host', 'gateway.port', 'gateway.token', 'gateway.rateLimit.perSecond', 'gateway.rateLimit.burst', 'gateway.rateLimit.maxBadTokens', 'gateway.rateLimit.maxBadTokensTotal', 'gateway.connections.max', 'gateway.connections.perAddress', 'gateway.connections.firstRequestSeconds', 'log.level']);
   t.ok(keys.some((k) => k.key === 'providers.anthropic.apiKey' && k.secret && k.env === 'PINCLAW_PROVIDERS_ANTHROPIC_API_KEY'));
   const port = keys.find((k) => k.key === 'gateway.port')!;
   t.match(port, { kind: 'integer', default: 7420, env: 'PINCLAW_GATEWAY_PORT', accepts: 'an integer between 0 and 65535', secret: false });
@@ -307,7 +310,7 @@ t.test('runConfig', async (t) => {
     await runConfig('get', ['native.enabled'], c.ctx);
     await runConfig('get', ['gateway.token'], c.ctx);
     await runConfig('get', ['gateway'], c.ctx);
-    t.same(c.out, ['8080', '127.0.0.1', 'true', '********', '{"host":"127.0.0.1","port":8080,"token":"********","rateLimit":{"perSecond":50,"burst":100,"maxBadTokens":10}}']);
+    t.same(c.out, ['8080', '127.0.0.1', 'true', '********', '{"host":"127.0.0.1","port":8080,"token":"********","rateLimit":{"perSecond":50,"burst":100,"maxBadTokens":10,"maxBadTokensTotal":30},"connections":{"firstRequestSeconds":10}}']);
 
     c = cli(paths, {}, true);
     await runConfig('get', ['gateway.host'], c.ctx);
@@ -318,7 +321,8 @@ t.test('runConfig', async (t) => {
     t.same(c.out, ['9999'], 'get shows the effective value');
     await runConfig('set', ['gateway.port', '1234'], c.ctx);
     t.same(c.err, ['note: PINCLAW_GATEWAY_PORT is set in the environment and overrides the file']);
-    t.same(readConfigFile(paths.config), { gateway: { port: 1234, token: 'hunter2' } });
+    t.match(readConfigFile(paths.config), { gateway: { port: 1234, token: /^enc:v1:/ } }, 'the secret is stored encrypted without --secret');
+    t.notMatch(readFileSync(paths.config, 'utf8'), 'hunter2');
   });
 
   t.test('an empty secret is shown as it is', async (t) => {
@@ -360,9 +364,9 @@ t.test('runConfig', async (t) => {
     const paths = tempHome(t);
     const c = cli(paths);
     await t.rejects(runConfig('get', [], c.ctx), UsageError);
-    await t.rejects(runConfig('set', ['gateway.port'], c.ctx), { exitCode: 2, message: /usage: pinclaw config set \[--secret\] KEY VALUE/ });
+    await t.rejects(runConfig('set', ['gateway.port'], c.ctx), { exitCode: 2, message: /usage: pinclaw config set \[--plain\] KEY VALUE/ });
     await t.rejects(runConfig('path', ['extra'], c.ctx), UsageError);
-    await t.rejects(runConfig('frobnicate', [], c.ctx), { exitCode: 2, message: /usage: pinclaw config path \| get KEY \| set \[--secret\] KEY VALUE \| validate/ });
+    await t.rejects(runConfig('frobnicate', [], c.ctx), { exitCode: 2, message: /usage: pinclaw config path \| get KEY \| set \[--plain\] KEY VALUE \| validate/ });
     await t.rejects(runConfig('get', ['gateway.prot'], c.ctx), { exitCode: 78, message: /did you mean 'gateway\.port'/ });
   });
 

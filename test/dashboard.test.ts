@@ -349,3 +349,25 @@ t.test('in Chromium: log in, chat, confirm, events, sessions, audit, memory, hea
   t.equal((await phone.cookies()).filter((c) => c.name === 'pinclaw_session' && c.value).length, 0, 'logout clears the cookie');
   t.same(problems, [], 'no console errors on the phone either');
 });
+
+t.test('in Chromium: a hardware trigger that cannot start shows the hardware channel degraded, naming it', { skip: noBrowser }, async (t) => {
+  const { chromium } = await import('playwright-core');
+  // This machine has no GPIO chip: the Pi profile's trigger on GPIO17 cannot start.
+  const g = await gateway(t, {
+    board: { profile: 'rpi-3b' },
+    hardware: { lines: [{ name: 'door', line: 'GPIO17', direction: 'input' }], triggers: [{ line: 'door', edge: 'falling', session: 'house', message: 'the door opened' }] },
+  });
+  await g.gw.waitFor(/channel hardware: degraded/);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(g.url);
+  await page.fill('#token', TOKEN);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#app').waitFor();
+  await page.click('.tabs button[data-tab=health]');
+  const item = page.locator('#health-channels li.channel.degraded', { hasText: "hardware: degraded (trigger 'door': trigger on door: no GPIO chip on this machine" });
+  await item.waitFor();
+  const colour = (sel: string) => page.evaluate((s) => getComputedStyle(document.querySelector(s)!, '::before').color, sel);
+  t.not(await colour('#health-channels li.channel.degraded'), await colour('#health-channels li.channel.up'), 'marked apart from the channels that are up');
+});

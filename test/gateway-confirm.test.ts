@@ -5,6 +5,8 @@ import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/store/db.js';
+import { enqueue } from '../src/store/queue.js';
+import { fakeMcuOverTcp } from './support/fake-mcu.js';
 import { startAnthropicServer, textReply, toolUseReply } from './support/anthropic-server.js';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
@@ -149,4 +151,43 @@ t.test("send_message in an http chat arrives on that chat's SSE stream before th
   const replies = [...body.matchAll(/event: reply\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1]!) as { text?: string; reply?: string; inboundId?: number | null });
   t.match(replies, [{ text: 'working on it', inboundId: null }, { reply: 'All done.' }]);
   t.match(g.toolResult(1), { content: /^sent to http:web \(message id \d+\)$/ });
+});
+
+t.test('a message left pending an hour ago: at the next start its physical action asks again, saying why; no leaves the pin alone', async (t) => {
+  const srv = await startAnthropicServer(textReply('unused'));
+  t.teardown(() => srv.close());
+  const { board, url: port } = await fakeMcuOverTcp(t);
+  const home = tempDir();
+  // http:web is a control chat: a fresh message there would switch the pin without a question.
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    gateway: { token: TOKEN },
+    tools: { controlChats: ['cli:local', 'http:web'] },
+    hardware: { devices: [{ name: 'bench', port, board: 'arduino-uno' }] },
+  }));
+  // The row a stopped gateway left behind, received an hour ago.
+  const db = openDatabase(join(home, 'pinclaw.db'));
+  enqueue(db, { sessionKey: 'web', channel: 'http', chatId: 'web', sender: 'api', text: 'turn on the heater' }, 0, Date.now() - 3600_000);
+  db.close();
+  const heaterOn = { device: 'bench', command: 'gpio_write', args: { pin: 'D13', value: 1 } };
+  srv.enqueue(toolUseReply([{ name: 'mcu_call', input: heaterOn }]), textReply('I left the heater off.'));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url }) });
+  t.teardown(async () => {
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+  });
+  const url = (await gw.waitFor(/listening on (http:\/\/\S+)/))[1]!;
+
+  let pending: { id: string; tool: string; reason?: string }[] = [];
+  // Until the question comes, or the model hears the result of a call that was never asked about.
+  while (pending.length === 0 && srv.requests.length < 2) {
+    pending = ((await (await fetch(`${url}/api/confirm`, { headers: auth })).json()) as { pending: typeof pending }).pending;
+    if (pending.length === 0) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.match(pending, [{ tool: 'mcu_call', reason: /^your message asking for this is \d+ s old \(more than tools\.physicalMaxAgeSeconds, 120 s\): is it still wanted now\?$/ }]);
+  if (pending[0]) t.equal((await fetch(`${url}/api/confirm`, { method: 'POST', headers: auth, body: JSON.stringify({ id: pending[0].id, allow: false }) })).status, 200);
+  await srv.received(2);
+  const result = (srv.requests[1]!.body.messages.at(-1).content as { content: string }[])[0]!.content;
+  t.match(result, /^mcu_call refused: the owner said no \(tools\.physicalMaxAgeSeconds \(the message is \d+ s old, more than 120 s\)\)$/);
+  t.not(board().pins.get(13), 1, 'the pin was not driven');
+  t.match(auditRows(home), [{ tool: 'mcu_call', outcome: 'denied', rule: /^tools\.physicalMaxAgeSeconds/ }]);
 });

@@ -1,5 +1,7 @@
 // The gateway's per-client guard with a hand-driven clock: the lockout after repeated bad tokens,
-// its expiry and doubling, the token bucket, the table's bound, and the loopback and compare helpers.
+// its expiry and doubling, clients as IPv4 addresses and IPv6 /64s, the pause on token attempts
+// after too many bad tokens from everyone, the token bucket, the table's bound, and the loopback and
+// compare helpers.
 import t from 'tap';
 import { GatewayGuard, clientKey, constantTimeEqual, isLoopback, type GuardOptions } from '../src/channels/http/guard.js';
 
@@ -9,10 +11,11 @@ function guard(opts: GuardOptions = {}) {
   return { g, clock, advance: (ms: number) => (clock.t += ms) };
 }
 
-/** One request as the gateway handles it: the guard first, then the token. */
+/** One request with a token as the gateway handles it: the guard first, then the token. */
 function request(g: GatewayGuard, client: string, goodToken: boolean): number {
   const d = g.check(client);
   if (!d.ok) return 429;
+  if (!g.checkCredential(client).ok) return 429;
   if (!goodToken) {
     g.badCredential(client);
     return 401;
@@ -37,6 +40,76 @@ t.test('the 11th bad token in a row is refused, and so is the right one while lo
   t.match(g.status(), { lockedClients: 1, lockouts: 1, refused: { lockout: 4, rate: 0 } });
 });
 
+t.test('a client is an IPv4 address or an IPv6 /64', async (t) => {
+  const same: [string, string][] = [
+    ['2001:db8:1:2::1', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['2001:0DB8:0001:0002:0:0:0:5', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:a:b:1.2.3.4', '2001:db8:1:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['::', '0:0:0:0::/64'],
+    ['2001:db8::', '2001:db8:0:0::/64'],
+    ['10.0.0.1', '10.0.0.1'],
+    ['::ffff:10.0.0.1', '10.0.0.1'],
+    ['127.0.0.2', '127.0.0.2'],
+  ];
+  for (const [addr, key] of same) t.equal(clientKey(addr), key, addr);
+  t.not(clientKey('2001:db8:1:3::1'), clientKey('2001:db8:1:2::1'), 'the next /64 is another client');
+  t.not(clientKey('2001:db8:1:2::1'), clientKey('2001:db9:1:2::1'));
+  t.not(clientKey('10.0.0.1'), clientKey('10.0.0.2'), 'IPv4 addresses are counted one by one');
+  t.equal(clientKey('not-an-address'), 'not-an-address');
+
+  // The lockout: ten guesses spread over a /64 lock the whole /64, and nobody else.
+  const { g } = guard({ maxGlobalFailures: 0 });
+  for (let i = 1; i <= 10; i++) t.equal(request(g, `2001:db8:1:2::${i.toString(16)}`, false), 401);
+  t.equal(request(g, '2001:db8:1:2:dead:beef:0:1', true), 429, 'another address of the same /64 is locked out too');
+  t.match(g.check('2001:db8:1:2::99'), { ok: false, reason: 'lockout' });
+  t.equal(request(g, '2001:db8:1:3::1', true), 200, 'the next /64 is not');
+  t.equal(request(g, '::ffff:10.0.0.1', true), 200);
+  t.match(g.status(), { lockouts: 1, lockedClients: 1 });
+});
+
+t.test('too many wrong tokens from everyone pause token attempts, except for trusted clients', async (t) => {
+  const { g, advance } = guard({ maxGlobalFailures: 30 });
+  t.equal(request(g, '10.0.0.1', true), 200, 'the owner gives the right token once');
+  // Ten addresses, three guesses each: none reaches its own lockout (10), together they reach 30.
+  for (let a = 0; a < 10; a++) {
+    for (let i = 0; i < 3; i++) {
+      t.equal(request(g, `192.0.2.${a}`, false), 401);
+    }
+  }
+  t.match(g.status(), { lockouts: 0, lockedClients: 0, globalLockouts: 1, globalLockedSeconds: 300 });
+  const fresh = g.checkCredential('192.0.2.200');
+  t.match(fresh, { ok: false, reason: 'global', retryAfterSeconds: 300 }, 'a new address may not try a token');
+  t.equal(request(g, '192.0.2.200', true), 429, 'not even the right one');
+  t.equal(request(g, '2001:db8::1', false), 429, 'nor from IPv6');
+  t.ok(g.check('192.0.2.200').ok, 'requests without a token (/healthz, the cookie) still pass');
+  t.equal(request(g, '10.0.0.1', true), 200, 'the owner, who gave the right token lately, goes on');
+  t.equal(g.status().refused.global, 3);
+  t.equal(g.badCredential('10.0.0.1'), undefined, 'a failure during the pause does not stretch it');
+
+  advance(300_000);
+  t.ok(g.checkCredential('192.0.2.200').ok, 'the pause ends after 5 minutes');
+  for (let i = 0; i < 29; i++) g.badCredential(`198.51.100.${i}`);
+  t.equal(g.badCredential('198.51.100.200'), 'global', 'the 30th within a minute pauses again');
+  t.match(g.checkCredential('192.0.2.200'), { ok: false, retryAfterSeconds: 600 }, 'twice as long');
+
+  advance(600_000);
+  for (let i = 0; i < 40; i++) {
+    g.badCredential(`198.51.100.${i}`);
+    advance(3_000); // 20 within any minute
+  }
+  t.ok(g.checkCredential('192.0.2.200').ok, 'wrong tokens spread beyond the window do not pause');
+
+  const { g: g2, advance: advance2 } = guard({ maxGlobalFailures: 2, trustMs: 60_000 });
+  g2.goodCredential('10.0.0.1');
+  advance2(60_000);
+  g2.badCredential('a');
+  g2.badCredential('b');
+  t.match(g2.checkCredential('10.0.0.1'), { ok: false, reason: 'global' }, 'trust lasts trustMs');
+});
+
 t.test('the IPv4-mapped form of an address is the same client', async (t) => {
   const { g } = guard({ maxFailures: 2 });
   g.badCredential('::ffff:192.168.1.9');
@@ -44,12 +117,12 @@ t.test('the IPv4-mapped form of an address is the same client', async (t) => {
   t.match(g.check('::FFFF:192.168.1.9'), { ok: false, reason: 'lockout' });
   t.match(g.check('192.168.1.9'), { ok: false, reason: 'lockout' });
   t.equal(clientKey('::ffff:1.2.3.4'), '1.2.3.4');
-  t.equal(clientKey('::ffff:abcd:1'), '::ffff:abcd:1', 'only a dotted IPv4 tail is unmapped');
+  t.equal(clientKey('::ffff:abcd:1'), '171.205.0.1', 'the hex form of a mapped address too');
   t.equal(clientKey(undefined), '');
 });
 
 t.test('failures spread beyond the window, or cleared by a good token, do not lock', async (t) => {
-  const { g, advance } = guard();
+  const { g, advance } = guard({ maxGlobalFailures: 0 });
   for (let i = 0; i < 30; i++) {
     t.equal(request(g, 'a', false), 401);
     advance(7_000); // at most 9 fall within any 60 s
@@ -64,9 +137,9 @@ t.test('failures spread beyond the window, or cleared by a good token, do not lo
 t.test('a lockout expires, and each repeated one doubles up to an hour', async (t) => {
   const { g, advance } = guard({ ratePerSecond: 0 });
   const lockOut = () => {
-    let started = false;
+    let started: string | undefined;
     for (let i = 0; i < 10; i++) started = g.badCredential('c');
-    return started;
+    return started === 'client';
   };
   const expected = [5, 10, 20, 40, 60, 60].map((m) => m * 60_000);
   for (const ms of expected) {
@@ -77,7 +150,7 @@ t.test('a lockout expires, and each repeated one doubles up to an hour', async (
     advance(1);
     t.same(g.check('c'), { ok: true }, `free after ${ms / 60_000} min`);
   }
-  t.equal(g.badCredential('c'), false, 'the count starts again after a lockout');
+  t.equal(g.badCredential('c'), undefined, 'the count starts again after a lockout');
 
   g.goodCredential('c');
   advance(60 * 60_000); // an hour clean: the strikes are forgotten
@@ -85,7 +158,7 @@ t.test('a lockout expires, and each repeated one doubles up to an hour', async (
   t.match(g.check('c'), { ok: false, retryAfterSeconds: 300 }, 'back to 5 minutes');
   g.goodCredential('c');
   t.match(g.check('c'), { ok: false, reason: 'lockout' }, 'a good token clears failures, not an active lockout');
-  t.equal(g.badCredential('c'), false, 'a failure during a lockout does not stretch it');
+  t.equal(g.badCredential('c'), undefined, 'a failure during a lockout does not stretch it');
   t.match(g.check('c'), { ok: false, retryAfterSeconds: 300 });
 });
 
@@ -139,7 +212,7 @@ t.test('the table stays within maxClients, forgetting the least recently seen', 
   t.match(g.check('attacker'), { ok: false, reason: 'lockout' }, 'its failures were kept through the flood');
 
   const big = guard();
-  for (let i = 0; i < 50_000; i++) big.g.check(`fd00::${i.toString(16)}`);
+  for (let i = 0; i < 50_000; i++) big.g.check(`fd00:0:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`); // 50 000 /64s
   t.equal(big.g.status().clients, 10_000, 'the default cap');
 
   // Idle entries go at the next sweep; a lockout is remembered until it can no longer matter.
@@ -156,7 +229,7 @@ t.test('options are checked', async (t) => {
   t.throws(() => new GatewayGuard({ burst: 0 }), RangeError);
   t.throws(() => new GatewayGuard({ maxClients: Number.NaN }), RangeError);
   const noLockout = guard({ maxFailures: 0 });
-  for (let i = 0; i < 50; i++) t.equal(noLockout.g.badCredential('z'), false);
+  for (let i = 0; i < 50; i++) t.equal(noLockout.g.badCredential('z'), i === 29 ? 'global' : undefined);
   t.ok(noLockout.g.check('z').ok);
 });
 

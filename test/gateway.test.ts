@@ -1,8 +1,10 @@
-// `pinclaw gateway` as a real process: health on 127.0.0.1, auth on /api, sd_notify, graceful exits.
+// `pinclaw gateway` as a real process: health on 127.0.0.1, auth on /api, sd_notify, graceful exits,
+// one gateway per home.
 import t from 'tap';
 import { createServer } from 'node:net';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
+import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 import { receiveDatagrams } from './support/dgram-receiver.js';
 import { openDatabase } from '../src/store/db.js';
 import { getState } from '../src/store/state.js';
@@ -146,4 +148,56 @@ t.test('the idle release unloads the Anthropic SDK; the next turn loads it again
   const failed = await chat('u2', 'three');
   t.match(failed, { kind: 'notice' });
   t.match(failed.reply, /anthropic\/[^:]+: 400 bad field/, 'reported as the API status and message');
+});
+
+t.test('one gateway per home: a second exits 1 naming the first; a SIGKILLed one never blocks the next start', async (t) => {
+  const home = tempDir();
+  const first = await startGateway({ PINCLAW_HOME: home });
+  t.teardown(() => first.child.kill('SIGKILL'));
+  const second = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  const { code } = await second.exited;
+  t.equal(code, 1);
+  t.match(second.stderr(), `a gateway (pid ${first.child.pid}) is already running on ${home} (it holds ${join(home, 'gateway.lock')})`);
+  t.match(second.stderr(), /Stop it first \(systemctl stop pinclaw, or kill \d+\), or run this one on another home/);
+  t.notMatch(second.stderr(), /listening/, 'the second never served');
+  t.equal((await fetch(`${first.url}/healthz`)).status, 200, 'the first goes on');
+
+  first.child.kill('SIGKILL');
+  t.equal((await first.exited).signal, 'SIGKILL');
+  t.ok(existsSync(join(home, 'gateway.lock')), 'the killed gateway left its lock file behind');
+  const third = await startGateway({ PINCLAW_HOME: home });
+  t.equal((await fetch(`${third.url}/healthz`)).status, 200, 'and the next gateway starts anyway');
+  third.child.kill('SIGTERM');
+  t.equal((await third.exited).code, 0);
+  // A clean stop leaves the home free too.
+  const fourth = await startGateway({ PINCLAW_HOME: home });
+  fourth.child.kill('SIGTERM');
+  t.equal((await fourth.exited).code, 0);
+});
+
+t.test('pinclaw agent -m works while the gateway runs: it goes through the shared queue', async (t) => {
+  const srv = await startAnthropicServer(textReply('from the agent'));
+  t.teardown(() => srv.close());
+  const home = tempDir();
+  const env = { PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url };
+  const gw = await startGateway(env);
+  t.teardown(() => gw.child.kill());
+  const r = await runPinclawAsync(['agent', '-m', 'hello'], { env: cleanEnv(env) });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, 'from the agent');
+  t.equal((await fetch(`${gw.url}/healthz`)).status, 200);
+});
+
+t.test('three gateways started at once on one home: exactly one serves, the others exit 1 naming it', async (t) => {
+  const home = tempDir();
+  const all = [0, 1, 2].map(() => start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) }));
+  t.teardown(() => all.forEach((p) => p.child.kill('SIGKILL')));
+  // Each either listens or exits: whichever comes first.
+  const outcomes = await Promise.all(all.map((p) => Promise.race([p.waitFor(/gateway listening/).then(() => 'serving' as const, () => 'exited' as const), p.exited.then(() => 'exited' as const)])));
+  t.equal(outcomes.filter((o) => o === 'serving').length, 1, 'one serves');
+  const winner = all[outcomes.indexOf('serving')]!;
+  for (const p of all.filter((_, i) => outcomes[i] === 'exited')) {
+    t.equal((await p.exited).code, 1);
+    t.match(p.stderr(), `a gateway (pid ${winner.child.pid}) is already running on ${home}`);
+  }
 });

@@ -173,3 +173,80 @@ t.test('arm64 executable against the BCM2835 GPIO driver and the loopback chip',
     'the audit rows keep each physical action with its value before and after (both backends)',
   );
 });
+
+// Debian's own Raspberry Pi 3 image boots with console=ttyS1 (the mini UART, GPIO14/15 in alt5),
+// a name the old rule did not know: gpio_write moved GPIO14 to a GPIO output. The kernel command
+// line here is Debian's (the console on the mini UART, as on such a Pi), and pinctrl's debugfs
+// shows each pin's function register before and after, independently of pinclaw.
+const pins1415 = "grep -hE '^pin 1[45] ' /sys/kernel/debug/pinctrl/*/pins";
+const releaseConfig = { hardware: { release: [{ line: 'GPIO14', reason: 'the VM: nothing on the UART' }] } };
+const debianScript = `
+export PINCLAW_HOME=/tmp/home
+mkdir -p $PINCLAW_HOME
+echo "cmdline=$(cat /proc/cmdline)"
+echo "before=$(${pins1415} | tr '\\n' '|')"
+echo "line14-before=$(/opt/vm/gpio-edge-probe info /dev/gpiochip0 | grep '^line /dev/gpiochip0 14 ')"
+/opt/pinclaw/pinclaw tool run gpio_write '{"line":"GPIO14","value":1}' > /tmp/w1 2>&1
+echo "write-exit=$?"
+echo "write=$(tr '\\n' ' ' < /tmp/w1)"
+/opt/pinclaw/pinclaw tool run gpio_read '{"line":"GPIO15"}' > /tmp/r1 2>&1
+echo "read-exit=$?"
+echo "after=$(${pins1415} | tr '\\n' '|')"
+echo "line14-after=$(/opt/vm/gpio-edge-probe info /dev/gpiochip0 | grep '^line /dev/gpiochip0 14 ')"
+# Without debugfs pinclaw still sees the mini UART enabled in the device tree.
+umount /sys/kernel/debug
+/opt/pinclaw/pinclaw tool run gpio_write '{"line":"GPIO14","value":1}' > /tmp/w2 2>&1
+echo "nodebugfs-exit=$?"
+echo "nodebugfs=$(tr '\\n' ' ' < /tmp/w2)"
+mount -t debugfs debugfs /sys/kernel/debug
+echo "after2=$(${pins1415} | tr '\\n' '|')"
+# The owner releases GPIO14: board detect and the audit row name it, and the write goes through.
+echo '${JSON.stringify(releaseConfig)}' > $PINCLAW_HOME/config.json
+/opt/pinclaw/pinclaw board detect > /tmp/detect 2>&1
+sed 's/^/detect: /' /tmp/detect
+/opt/pinclaw/pinclaw tool run gpio_write '{"line":"GPIO14","value":1}' > /tmp/w3 2>&1
+echo "released-exit=$?"
+echo "released-after=$(${pins1415} | tr '\\n' '|')"
+echo "audit=$(/opt/pinclaw/pinclaw audit --json --tool gpio_write 2>&1 | tr -d '\\n')"
+`;
+
+t.test("Debian's console=ttyS1: GPIO14/15 stay the mini UART's (alt5), untouched", { skip: reason && !process.env.CI ? reason : false }, async (t) => {
+  if (reason) return void t.fail(`unavailable on CI: ${reason}`);
+  const probe = await buildStaticProgram('arm64', join(vmDir, 'gpio-edge-probe.c'));
+  const r: VmResult = await runInVm({
+    arch: 'arm64',
+    files: { '/opt/pinclaw/pinclaw': seaArm64, '/opt/vm/gpio-edge-probe': probe },
+    timeoutMs: 300_000,
+    kernelConsole: 'ttyS1,115200',
+    script: debianScript,
+  });
+  t.teardown(() => {
+    if (!t.passing()) t.comment(`guest output:\n${r.output}\nkernel log:\n${r.kernelLog}`);
+  });
+  t.equal(r.exitCode, 0, 'the guest script ran to the end');
+  const cmdline = field(r.output, 'cmdline') ?? '';
+  t.match(cmdline, /(^| )console=ttyS1,115200( |$)/, "the kernel command line has Debian's console");
+  t.notMatch(cmdline, /console=(serial0|ttyS0|ttyAMA0)/, 'and none of the names the old rule knew');
+  const before = field(r.output, 'before');
+  t.match(before, /^pin 14 \(gpio14\) .*function alt5 .*\|pin 15 \(gpio15\) .*function alt5 /, 'GPIO14/15 boot in alt5 (the mini UART)');
+  t.equal(field(r.output, 'write-exit'), '1', 'gpio_write GPIO14 fails');
+  t.match(field(r.output, 'write'), /write to GPIO14 \(gpiochip0:14\) refused: reserved on board rpi-3b: the primary UART \(serial0\).*console=ttyS1 on the kernel command line: a serial console uses the UART/, 'naming the UART and the console');
+  t.match(field(r.output, 'write'), /pinctrl: 3f215040\.serial \(function alt5\) holds GPIO14/, "and pinctrl's owner");
+  t.match(field(r.output, 'write'), /pinclaw config set hardware\.release '\[\{"line":"GPIO14","reason":"\.\.\."\}\]'/, 'and how to release it');
+  t.equal(field(r.output, 'read-exit'), '1', 'a read of GPIO15 is refused too (a request would take the pin)');
+  t.equal(field(r.output, 'after'), before, 'function, level and direction of both pins as they were (pinctrl debugfs)');
+  t.equal(field(r.output, 'line14-after'), field(r.output, 'line14-before'), "and the uAPI's line info of line 14");
+  t.equal(field(r.output, 'nodebugfs-exit'), '1', 'without debugfs the write still fails');
+  t.match(field(r.output, 'nodebugfs'), /serial@7e215040 \(enabled in the device tree\) takes GPIO14/, 'the device tree names the mini UART');
+  t.equal(field(r.output, 'after2'), before, 'still alt5');
+  const detect = r.output.split('\n').filter((l) => l.startsWith('detect: ')).join('\n');
+  t.match(detect, /released: +by the owner \(hardware\.release\): GPIO14 \(the VM: nothing on the UART\)/, 'board detect names the release');
+  t.match(detect, /reserved: .*GPIO15 \(console=ttyS1/, 'GPIO15 stays reserved');
+  t.equal(field(r.output, 'released-exit'), '0', 'the released line is written');
+  // Driven while held; when the process ends the BCM2835 driver hands the pin back as a GPIO input.
+  t.match(field(r.output, 'released-after'), /^pin 14 \(gpio14\) .*function gpio_(in|out) .*\|pin 15 \(gpio15\) .*function alt5 /, 'GPIO14 left the UART function, GPIO15 is still the UART');
+  const audit = JSON.parse(field(r.output, 'audit') ?? '[]') as { outcome: string; physical: unknown }[];
+  const ok = audit.filter((a) => a.outcome === 'ok');
+  t.equal(ok.length, 1, 'one write ran: the released one');
+  t.match(ok[0]?.physical, { device: 'GPIO14 (gpiochip0:14)', after: 1, released: 'the VM: nothing on the UART' }, 'the audit row names the release and its reason');
+});

@@ -10,6 +10,7 @@ import { describeErrno, GpioError } from '../src/hardware/gpio/errors.js';
 import { gpioAddon, nativeBackend } from '../src/hardware/gpio/native.js';
 import { chooseGpioBackend } from '../src/hardware/gpio/backend.js';
 import { gpioTools } from '../src/hardware/gpio/tools.js';
+import { gpioUnavailable } from '../src/hardware/gpio/availability.js';
 import type { EdgeEvent, GpioBackend, LineConfig, LineInfo, Level } from '../src/hardware/gpio/types.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createPolicy } from '../src/tools/policy.js';
@@ -88,7 +89,7 @@ function fakeBackend() {
 const rpi3b = loadBoardRegistry().get('rpi-3b')!.profile;
 const hardware = (over: Partial<ReturnType<typeof defaultConfig>['hardware']> = {}) => ({ ...defaultConfig().hardware, ...over });
 
-function service(opts: { reserved?: Map<string, string>; now?: () => number; hw?: Partial<ReturnType<typeof defaultConfig>['hardware']> } = {}) {
+function service(opts: { reserved?: Map<string, string>; released?: Map<string, string>; now?: () => number; hw?: Partial<ReturnType<typeof defaultConfig>['hardware']> } = {}) {
   const f = fakeBackend();
   const gpio = createGpioService({
     backend: f.backend,
@@ -96,6 +97,7 @@ function service(opts: { reserved?: Map<string, string>; now?: () => number; hw?
     reserved: opts.reserved ?? new Map([['GPIO14', 'the primary UART (serial0)'], ['GPIO15', 'the primary UART (serial0)']]),
     hardware: hardware({ lines: [{ name: 'relay', line: 'GPIO17', activeLow: true, direction: 'output' }, { name: 'button', line: 'GPIO27', direction: 'input', activeLow: false }], ...opts.hw }),
     now: opts.now,
+    ...(opts.released ? { released: opts.released } : {}),
   });
   return { ...f, gpio };
 }
@@ -137,7 +139,10 @@ t.test('writes: before and after, activeLow, the line stays held; reads do not c
 t.test('pin safety: reserved lines, capabilities, declared inputs, rate limit, busy lines', async (t) => {
   let now = 1_000_000;
   const { gpio, lines } = service({ now: () => now, hw: { writeRateLimit: { perLine: 2, perSeconds: 10 } } });
-  t.throws(() => gpio.write('GPIO14', 1), { code: 'ERESERVED', message: "write to GPIO14 (gpiochip0:14) refused: reserved on board rpi-3b: the primary UART (serial0) (rule: the board profile's reserved lines; free the bus in the board's configuration, or pick another line)" });
+  t.throws(() => gpio.write('GPIO14', 1), {
+    code: 'ERESERVED',
+    message: `write to GPIO14 (gpiochip0:14) refused: reserved on board rpi-3b: the primary UART (serial0). Rule: a reserved line stays untouched unless pinclaw can show it is free; pick another line, or turn off what uses it (the serial console, the bus), or if nothing is wired to it, release it: pinclaw config set hardware.release '[{"line":"GPIO14","reason":"..."}]'`,
+  });
   t.throws(() => gpio.read('TXD'), { code: 'ERESERVED' }, 'reading a reserved line is refused too: the request and release would take the pin from the UART');
   t.equal(lines[14]!.consumer, '', 'the reserved line was never requested');
   t.throws(() => gpio.write('button', 1), { code: 'EDIRECTION', message: /hardware.lines declares button an input/ });
@@ -149,6 +154,14 @@ t.test('pin safety: reserved lines, capabilities, declared inputs, rate limit, b
   t.ok(gpio.write('GPIO22', 1), 'allowed again after the window');
   lines[5]!.consumer = 'w1-gpio';
   t.throws(() => gpio.write('GPIO5', 1), { code: 'EBUSY', message: /line GPIO5 \(gpiochip0:5\) is busy: held by 'w1-gpio'/ });
+});
+
+t.test('a line the owner released is written, and the write says whose release it was', async (t) => {
+  const { gpio, lines } = service({ reserved: new Map([['GPIO15', 'the primary UART (serial0)']]), released: new Map([['GPIO14', 'a relay board on pin 8, no serial console']]) });
+  t.same(gpio.write('GPIO14', 1), { line: 'GPIO14 (gpiochip0:14)', before: 0, after: 1, released: 'a relay board on pin 8, no serial console' });
+  t.equal(lines[14]!.config?.direction, 'output');
+  t.throws(() => gpio.write('GPIO15', 1), { code: 'ERESERVED' }, 'the other UART line stays reserved');
+  t.same(gpio.write('GPIO22', 1), { line: 'GPIO22 (gpiochip0:22)', before: 0, after: 1 }, 'a line never reserved carries no release');
 });
 
 t.test('edges: watchers share one request, per-watcher edge kinds, the last close releases', async (t) => {
@@ -237,6 +250,16 @@ t.test('tools through the registry: policy, hardware.confirm, the physical actio
   t.equal(rows.filter((r) => r.outcome === 'denied').length, 1, 'the refused call is audited too');
 });
 
+t.test('a write to a released line: the audit row names the release and its reason', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  const { gpio } = service({ reserved: new Map(), released: new Map([['GPIO14', 'a relay board on pin 8, no serial console']]) });
+  const registry = createRegistry(gpioTools({ gpio, confirm: [], boardInfo: () => '' }), { policy: createPolicy(defaultConfig().tools), audit: dbAudit(db) });
+  t.equal((await registry.call({ name: 'gpio_write', input: { line: 'GPIO14', value: 1 } }, ctx('cli'))).outcome, 'ok');
+  const rows = queryAudit(db, { tool: 'gpio_write', limit: 5 });
+  t.same(rows.map((r) => JSON.parse(r.physical!) as unknown), [{ device: 'GPIO14 (gpiochip0:14)', before: 0, after: 1, released: 'a relay board on pin 8, no serial console' }]);
+});
+
 t.test('the addon on a machine without GPIO: argument checks and errors name the device', async (t) => {
   const addon = gpioAddon();
   if (!addon) return void t.fail('the addon has no GPIO functions');
@@ -292,4 +315,36 @@ t.test('kernel refusals in words: the group to join, the holder, a missing chip,
   t.equal(describeErrno('ENODEV', { chip }, ''), '/dev/gpiochip0 does not exist (or was unplugged)');
   t.match(describeErrno('ENOTTY', { chip }, ''), /does not speak the GPIO character device uAPI v2/);
   t.equal(describeErrno('EIO', { chip, line: 'GPIO4' }, 'read failed'), 'line GPIO4: read failed');
+});
+
+t.test('why GPIO cannot run here: no chip, permission denied (the group), a wrong board; the tools say it', async (t) => {
+  const board = rpi3b;
+  const { backend } = fakeBackend();
+  const groupOf = () => 'gpio';
+  t.equal(gpioUnavailable({ backend, board, configured: true, groupOf }), undefined, 'the profile\'s chip is there');
+  t.equal(gpioUnavailable({ backend, configured: false, groupOf }), undefined, 'no board: any chip will do');
+
+  const none: GpioBackend = { ...backend, chips: () => [] };
+  t.equal(gpioUnavailable({ backend: none, configured: false, groupOf }), 'no GPIO chip on this machine (no /dev/gpiochip*)');
+  t.match(gpioUnavailable({ backend: none, board, configured: true, groupOf }), /^no GPIO chip on this machine \(no \/dev\/gpiochip\*\), but the board profile Raspberry Pi 3 Model B \(rpi-3b\) has pinctrl-bcm2835: if this is not a Raspberry Pi 3 Model B, set board\.profile to this machine's board or remove it \(`pinclaw board detect` says which board this is\)/);
+
+  const locked: GpioBackend = {
+    ...backend,
+    chipInfo: (path) => {
+      throw Object.assign(new Error(`open ${path}: permission denied`), { code: 'EACCES' });
+    },
+  };
+  t.equal(gpioUnavailable({ backend: locked, board, configured: true, groupOf }), "permission denied on /dev/gpiochip0: add this user to the 'gpio' group (sudo usermod -aG gpio $USER, then log in again)");
+
+  const other: GpioBackend = { ...backend, chipInfo: () => ({ name: 'gpiochip0', label: 'gpio-sim.0-node0', lines: 8 }) };
+  t.equal(gpioUnavailable({ backend: other, board, configured: true, groupOf }), "no gpiochip labelled pinctrl-bcm2835: the GPIO tools cannot reach the Raspberry Pi 3 Model B (rpi-3b) profile's lines; this machine has gpiochip0 (gpio-sim.0-node0). Set board.profile to this machine's board or remove it (`pinclaw board detect` says which board this is).");
+  t.match(gpioUnavailable({ backend: new Error('PINCLAW_GPIO_BACKEND must be auto, native or sysfs'), configured: false, groupOf }), /^the GPIO backend cannot start: PINCLAW_GPIO_BACKEND/);
+
+  // The tools exist without a service: listed, each with the reason, and a call answers it.
+  const why = gpioUnavailable({ backend: locked, board, configured: true, groupOf })!;
+  const tools = gpioTools({ gpio: undefined, unavailable: why, confirm: [], boardInfo: () => '' });
+  t.same(tools.map((x) => [x.name, x.unavailable?.()]), [['gpio_read', why], ['gpio_write', why], ['gpio_watch', why]]);
+  const registry = createRegistry(tools);
+  t.same((await registry.call({ name: 'gpio_write', input: { line: 'GPIO17', value: 1 } }, ctx('telegram', 'owner'))).result, { content: `gpio_write cannot run on this machine: ${why}`, isError: true });
+  t.same((await tools[0]!.execute({ line: 'GPIO17' }, ctx('cli'))).isError, true, 'a direct execute is refused too');
 });

@@ -22,7 +22,7 @@ function config(raw: unknown): PinclawConfig {
 t.test('defaults: no board, no lines, no triggers, a write rate limit', async (t) => {
   const d = defaults();
   t.same(d.board, {});
-  t.same(d.hardware, { lines: [], confirm: [], writeRateLimit: { perLine: 30, perSeconds: 60 }, triggers: [], sensorTriggers: [], sensors: [], devices: [], maixcam: { host: '0.0.0.0', triggers: [] } });
+  t.same(d.hardware, { lines: [], confirm: [], release: [], writeRateLimit: { perLine: 30, perSeconds: 60 }, triggers: [], sensorTriggers: [], sensors: [], devices: [], maixcam: { host: '0.0.0.0', triggers: [] } });
 });
 
 t.test('a full hardware section validates and gets its item defaults', async (t) => {
@@ -100,7 +100,7 @@ t.test('hardware.lines against the board: names, reservations, capabilities, dup
     'hardware.lines[0].name: expected a non-empty string (required), found nothing',
     "hardware.lines[1].line: expected a line of rpi-4b (pinclaw board show rpi-4b), found string \"GPI017\" (did you mean 'GPIO17'?)",
     'hardware.lines[2].name: expected a name no other hardware.lines entry has, found string "relay", also hardware.lines[1]',
-    "hardware.lines[2].line: expected a line rpi-4b does not reserve, found string \"GPIO0\", reserved: ID_SD/ID_SC: the firmware reads a HAT's ID EEPROM over these at boot; leave them to HATs",
+    "hardware.lines[2].line: expected a line rpi-4b does not reserve, found string \"GPIO0\", reserved: ID_SD/ID_SC: the firmware reads a HAT's ID EEPROM over these at boot; leave them to HATs (release it only if nothing uses it: hardware.release [{\"line\":\"GPIO0\",\"reason\":\"...\"}])",
     'hardware.lines[3].name: expected a letter, then letters, digits, _ or - (at most 64), found string "bad name!"',
     'hardware.lines[4].initial: expected nothing unless direction is "output", found string "active"',
     'hardware.lines[4].line: expected a line no other hardware.lines entry uses, found string "GPIO22", also "bad name!"',
@@ -108,6 +108,9 @@ t.test('hardware.lines against the board: names, reservations, capabilities, dup
   ]);
   // Without a known board the lines cannot be checked against one; the rest still is.
   t.same(formatIssues(boardConfigIssues(c, registry, undefined)).split('\n').length, 4);
+  // Released by the owner (hardware.release), an always-reserved line may be named.
+  const released = config({ hardware: { lines: [{ name: 'hat_id', line: 'GPIO0', direction: 'output' }], release: [{ line: 'ID_SD', reason: 'no HAT on this Pi' }] } });
+  t.same(boardConfigIssues(released, registry, pi4), []);
 
   // An analog-only pin cannot be an output.
   const nano = registry.get('arduino-nano')!.profile;

@@ -5,7 +5,9 @@
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { chatParts, createMqttChat, parseChatPayload } from '../src/channels/mqtt/chat.js';
+import { admit, MAX_PENDING_MQTT_PAIRINGS, pairingSubject } from '../src/channels/mqtt/access.js';
+import { CHAT_REFUSALS_PER_MINUTE, chatParts, createMqttChat, parseChatPayload } from '../src/channels/mqtt/chat.js';
+import { approvePairing, listPairings, PAIRING_CODE_TTL_MS } from '../src/store/pairing.js';
 import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { setLogLevel, setLogSink } from '../src/log.js';
@@ -23,10 +25,14 @@ const NODE = 'kit';
 const IN = `pinclaw/${NODE}/chat/in`;
 const OUT = `pinclaw/${NODE}/chat/out`;
 
+const TOKEN = 'panel-token-0123456789abcdef';
 function settings(url: string, chat: Partial<MqttSettings['chat']> = {}): MqttSettings {
   const d = defaults().mqtt;
-  return { ...d, url, nodeId: NODE, reconnect: { minMs: 100, maxMs: 400 }, chat: { ...d.chat, session: 'house', ...chat } };
+  return { ...d, url, nodeId: NODE, reconnect: { minMs: 100, maxMs: 400 }, chat: { ...d.chat, enabled: true, session: 'house', allowFrom: [{ name: 'panel', token: TOKEN }], ...chat } };
 }
+
+/** A chat/in payload of the listed sender "panel". */
+const msg = (o: Record<string, unknown>) => JSON.stringify({ from: 'panel', token: TOKEN, ...o });
 
 type Seen = Received;
 
@@ -50,13 +56,13 @@ interface Setup {
   rows(): InboundRow[];
 }
 
-async function setup(t: Test, o: { broker?: Broker; clientId?: string; beforeStart?: (b: Broker) => Promise<void>; submit?: (db: Db, m: NewInbound) => InboundRow } = {}): Promise<Setup> {
+async function setup(t: Test, o: { broker?: Broker; clientId?: string; chat?: Partial<MqttSettings['chat']>; beforeStart?: (b: Broker) => Promise<void>; submit?: (db: Db, m: NewInbound) => InboundRow } = {}): Promise<Setup> {
   const b = o.broker ?? (await startBroker());
   if (!o.broker) t.teardown(() => b.stop());
   await o.beforeStart?.(b);
   const db = openDatabase(join(tempDir(), 'pinclaw.db'));
   t.teardown(() => db.close());
-  const s = settings(b.url);
+  const s = settings(b.url, o.chat);
   const link = openMqttLink({ settings: s, ...(o.clientId ? { clientId: o.clientId } : {}) });
   t.teardown(() => link.close());
   const chat = createMqttChat({ link: () => link, db, settings: s });
@@ -90,16 +96,53 @@ t.test('payload parsing: what is a message and what is refused', async (t) => {
   t.throws(() => createMqttChat({ link: () => { throw new Error('unused'); }, db: undefined as unknown as Db, settings: settings('mqtt://x', { session: 'a b' }) }), /mqtt\.chat\.session: "a b" must be/);
 });
 
+t.test('access: listed senders by constant-time token, strangers by pairing bound to their token, a cap on waiting strangers', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  const allow = [{ name: 'panel', token: TOKEN }];
+  t.same(admit(db, allow, 'panel', TOKEN), { ok: true, sender: 'panel', rule: 'mqtt.chat.allowFrom' });
+  t.match(admit(db, allow, 'panel', `${TOKEN}x`), { ok: false, error: /token of sender panel does not match/ });
+  t.match(admit(db, allow, undefined, undefined), { ok: false, error: /only senders that say who they are/ });
+  t.match(admit(db, allow, 'a/b', TOKEN), { ok: false, error: /"from" must be/ });
+  t.match(admit(db, allow, 'tab', 'short'), { ok: false, error: /"token" must be 16-512 characters/ });
+  t.equal(listPairings(db).length, 0, 'none of these asked for pairing');
+  const first = admit(db, allow, 'tab', 'tab-token-0123456789abcdef', 1000);
+  t.match(first, { ok: false, pairing: { channel: 'mqtt', label: 'tab', subject: pairingSubject('tab', 'tab-token-0123456789abcdef') } });
+  t.notOk(JSON.stringify(listPairings(db)).includes('tab-token-0123456789abcdef'), 'the token itself is not stored');
+  t.match(admit(db, allow, 'tab', 'tab-token-0123456789abcdef', 2000), { ok: false, error: /waits for the owner/ }, 'asked again: told once an hour');
+  t.ok(approvePairing(db, (first as { pairing: { code: string } }).pairing.code, 3000).ok);
+  t.match(admit(db, allow, 'tab', 'tab-token-0123456789abcdef', 4000), { ok: true, sender: 'tab', rule: 'pairing' });
+  t.match(admit(db, allow, 'tab', 'tab-token-0123456789abcdefX', 4000), { ok: false }, 'the approval admits that token only');
+  // Strangers fill the waiting list; the next is refused until they expire, when room is made.
+  for (let i = 1; i < MAX_PENDING_MQTT_PAIRINGS; i++) admit(db, allow, `s${i}`, `stranger-token-0123456789-${i}`, 5000);
+  t.match(admit(db, allow, 'late', 'late-token-0123456789abcdef', 6000), { ok: false, error: /16 MQTT pairing requests already wait/ });
+  t.equal(listPairings(db).filter((p) => p.label === 'late').length, 0, 'the refused one holds no row');
+  t.match(admit(db, allow, 'late', 'late-token-0123456789abcdef', 5000 + PAIRING_CODE_TTL_MS), { ok: false, pairing: { label: 'late' } }, 'expired requests make room');
+  t.equal(listPairings(db).filter((p) => p.state === 'pending').length, 1, 'and are removed');
+});
+
+t.test('the chat checks mqtt.chat.allowFrom and refuses the reserved session name', async (t) => {
+  const make = (chat: Partial<MqttSettings['chat']>) => () => createMqttChat({ link: () => { throw new Error('unused'); }, db: undefined as unknown as Db, settings: settings('mqtt://x', chat) });
+  t.throws(make({ allowFrom: [{ name: 'p', token: 'short' }] }), /mqtt\.chat\.allowFrom\[0\]\.token: required, at least 16 characters/);
+  t.throws(make({ allowFrom: [{ token: TOKEN }] }), /mqtt\.chat\.allowFrom\[0\]\.name: null must be/);
+  t.throws(make({ allowFrom: [{ name: 'p', token: TOKEN }, { name: 'p', token: TOKEN }] }), /allowFrom\[1\]\.name: p is listed twice/);
+  t.throws(make({ session: 'homeassistant' }), /mqtt\.chat\.session: the session name "homeassistant" is reserved/);
+  const p = (s: string) => parseChatPayload(Buffer.from(s), 'house');
+  t.match(p(msg({ session: 'homeassistant', text: 'switch the heater on' })), { error: /"session": the session name "homeassistant" is reserved/ });
+  t.match(p(msg({ session: 'HomeAssistant', text: 'x' })), { error: /reserved/ });
+});
+
 t.test('JSON and plain messages are queued in their sessions', async (t) => {
   const s = await setup(t);
   const p = await peer(t, s.b);
-  await p.say('{"session":"kitchen","text":"is the oven off?","id":"m1"}');
-  await p.say('lights on\n');
+  await p.say(msg({"session":"kitchen","text":"is the oven off?","id":"m1"}));
+  await p.say(msg({ text: 'lights on\n' }));
   const rows = await until('two rows', () => (s.rows().length === 2 ? s.rows() : undefined));
-  t.match(rows[0], { session_key: 'mqtt:kitchen', channel: 'mqtt', chat_id: 'kitchen', sender: 'mqtt', text: 'is the oven off?', state: 'pending' });
-  t.same(metaOf(rows[0]!), { id: 'm1', topic: IN });
-  t.match(rows[1], { session_key: 'mqtt:house', chat_id: 'house', text: 'lights on' }, 'plain text goes to mqtt.chat.session');
-  t.same(metaOf(rows[1]!), { topic: IN });
+  t.match(rows[0], { session_key: 'mqtt:kitchen', channel: 'mqtt', chat_id: 'kitchen', sender: 'panel', text: 'is the oven off?', state: 'pending' });
+  t.same(metaOf(rows[0]!), { id: 'm1', topic: IN, from: 'panel', admittedBy: 'mqtt.chat.allowFrom' });
+  t.match(rows[1], { session_key: 'mqtt:house', chat_id: 'house', text: 'lights on' }, 'a message without a session goes to mqtt.chat.session');
+  t.same(metaOf(rows[1]!), { topic: IN, from: 'panel', admittedBy: 'mqtt.chat.allowFrom' });
+  t.notOk(JSON.stringify(s.rows()).includes(TOKEN), 'the token is stored nowhere in the queue');
   t.equal(p.got.length, 0, 'good messages get no error reply');
 });
 
@@ -123,7 +166,7 @@ t.test('bad input: not queued, logged, and the sender gets an error on chat/out'
   }
   t.equal(s.rows().length, 0, 'nothing bad was queued');
   // A good message afterwards still goes through: bad input breaks nothing.
-  await p.say('still there?');
+  await p.say(msg({ text: 'still there?' }));
   await until('the good row', () => s.rows().length === 1);
 });
 
@@ -135,7 +178,7 @@ t.test('a message the queue refuses (too long, the database failing): the sender
     },
   });
   const p = await peer(t, s.b);
-  await p.say(JSON.stringify({ session: 'k', text: 'x'.repeat(21), id: 'big' }));
+  await p.say(msg({ session: 'k', text: 'x'.repeat(21), id: 'big' }));
   const m = await p.next((x) => x.json?.inReplyTo === 'big', 'the refusal');
   t.same(m.json, { session: 'k', error: 'message refused: 21 characters is more than the limit of 20 (agent.maxMessageChars)', inReplyTo: 'big' });
   t.equal(s.rows().length, 0);
@@ -151,22 +194,51 @@ t.test('a retained message on chat/in is old state: ignored', async (t) => {
     },
   });
   const p = await peer(t, s.b);
-  await p.say('now');
+  await p.say(msg({ text: 'now' }));
   await until('the retained one to be seen', () => logged.some((l) => l === `debug: mqtt chat: ignored a retained message on ${IN}`));
   const rows = await until('the live row', () => (s.rows().length ? s.rows() : undefined));
   t.same(rows.map((r) => r.text), ['now'], 'only the live message is queued');
   t.equal(p.got.length, 0, 'and no error reply for the retained one');
 });
 
+t.test('a flood of refused messages: the first 10 a minute are logged and answered, then one warning', async (t) => {
+  const s = await setup(t);
+  const p = await peer(t, s.b);
+  const before = logged.length;
+  for (let i = 0; i < 25; i++) await p.say(JSON.stringify({ session: 'k', text: `let me in ${i}`, id: `f${i}` }));
+  await p.say(msg({ session: 'k', text: 'the owner', id: 'ok1' }));
+  await until('the good row', () => s.rows().length === 1);
+  // Answers come back through the broker: wait for the ten, then make sure no more followed the good one.
+  await until('ten answers', () => p.got.filter((m) => typeof m.json?.error === 'string').length >= CHAT_REFUSALS_PER_MINUTE);
+  const probe = recordOutbound(s.db, { idempotencyKey: 'probe:1', inboundId: null, sessionKey: 'mqtt:k', channel: 'mqtt', chatId: 'k', text: 'probe', kind: 'notice' });
+  await s.chat.channel.send(probe, delivery(s.db, probe));
+  await p.next((x) => x.json?.id === 'probe:1', 'the probe published after everything else');
+  const answers = p.got.filter((m) => typeof m.json?.error === 'string');
+  t.equal(answers.length, CHAT_REFUSALS_PER_MINUTE, 'ten answers, not 25');
+  const lines = logged.slice(before);
+  t.equal(lines.filter((l) => l.startsWith('error: mqtt chat: a message on')).length, CHAT_REFUSALS_PER_MINUTE);
+  t.equal(lines.filter((l) => /^warn: mqtt chat: more than 10 refused messages on .* within a minute/.test(l)).length, 1);
+});
+
+t.test('ids are per sender: another sender\'s message with the same id in the same session is queued', async (t) => {
+  const other = 'kitchen-token-0123456789abcdef';
+  const s = await setup(t, { chat: { allowFrom: [{ name: 'panel', token: TOKEN }, { name: 'kitchen', token: other }] } });
+  const p = await peer(t, s.b);
+  await p.say(msg({ session: 'a', text: 'from the panel', id: 'same' }));
+  await p.say(JSON.stringify({ from: 'kitchen', token: other, session: 'a', text: 'from the kitchen', id: 'same' }));
+  const rows = await until('two rows', () => (s.rows().length === 2 ? s.rows() : undefined));
+  t.same(rows.map((r) => `${r.sender}: ${r.text}`), ['panel: from the panel', 'kitchen: from the kitchen']);
+});
+
 t.test('the same id again in a session is queued once; the same id in another session is new', async (t) => {
   const s = await setup(t);
   const p = await peer(t, s.b);
-  await p.say('{"session":"a","text":"first","id":"x1"}');
-  await p.say('{"session":"a","text":"first (sent again)","id":"x1"}');
-  await p.say('{"session":"b","text":"other session","id":"x1"}');
-  await p.say('{"session":"a","text":"numbered","id":7}');
-  await p.say('{"session":"a","text":"numbered again","id":7}');
-  await p.say('{"session":"a","text":"second","id":"x2"}');
+  await p.say(msg({"session":"a","text":"first","id":"x1"}));
+  await p.say(msg({"session":"a","text":"first (sent again)","id":"x1"}));
+  await p.say(msg({"session":"b","text":"other session","id":"x1"}));
+  await p.say(msg({"session":"a","text":"numbered","id":7}));
+  await p.say(msg({"session":"a","text":"numbered again","id":7}));
+  await p.say(msg({"session":"a","text":"second","id":"x2"}));
   const rows = await until('four rows', () => (s.rows().some((r) => r.text === 'second') ? s.rows() : undefined));
   t.same(rows.map((r) => `${r.session_key} ${r.text}`), ['mqtt:a first', 'mqtt:b other session', 'mqtt:a numbered', 'mqtt:a second']);
   t.same(metaOf(rows[2]!).id, 7, 'a numeric id is kept as a number');
@@ -185,8 +257,8 @@ t.test('a real QoS 1 redelivery (dup) after a lost PUBACK is queued once, with o
   const commit = (text: string) => {
     committed.push(text);
     // What the channel commits for them (a JSON message with an id, and a plain one).
-    if (text.startsWith('{')) enqueue(db0, { sessionKey: 'mqtt:a', channel: 'mqtt', chatId: 'a', sender: 'mqtt', text: 'with id', meta: { id: 'r1', topic: IN } }, 0);
-    else enqueue(db0, { sessionKey: 'mqtt:house', channel: 'mqtt', chatId: 'house', sender: 'mqtt', text, meta: { topic: IN } }, 0);
+    if (text.includes('"id"')) enqueue(db0, { sessionKey: 'mqtt:a', channel: 'mqtt', chatId: 'a', sender: 'panel', text: 'with id', meta: { id: 'r1', topic: IN } }, 0);
+    else enqueue(db0, { sessionKey: 'mqtt:house', channel: 'mqtt', chatId: 'house', sender: 'panel', text: 'no id', meta: { topic: IN } }, 0);
   };
   const first = await mqtt.connectAsync(b.url, {
     clientId, clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 3600 }, reconnectPeriod: 0,
@@ -200,8 +272,8 @@ t.test('a real QoS 1 redelivery (dup) after a lost PUBACK is queued once, with o
   await first.subscribeAsync(IN, { qos: 1 });
   const sender = await mqtt.connectAsync(b.url, { clientId: 'sender' });
   t.teardown(() => sender.endAsync());
-  await sender.publishAsync(IN, '{"session":"a","text":"with id","id":"r1"}', { qos: 1 });
-  await sender.publishAsync(IN, 'no id', { qos: 1 });
+  await sender.publishAsync(IN, msg({ session: 'a', text: 'with id', id: 'r1' }), { qos: 1 });
+  await sender.publishAsync(IN, msg({ text: 'no id' }), { qos: 1 });
   await until('both to arrive unacknowledged', () => committed.length === 2);
   await first.endAsync(true);
   db0.close();
@@ -219,7 +291,7 @@ t.test('a real QoS 1 redelivery (dup) after a lost PUBACK is queued once, with o
   t.match(again().join('\n'), /mqtt:a with id "r1"/);
   t.match(again().join('\n'), /a message to mqtt:house arrived again/, 'the one without an id is known by dup and its text');
   // A new message with the same text is not a redelivery (no dup): it is queued.
-  await sender.publishAsync(IN, 'no id', { qos: 1 });
+  await sender.publishAsync(IN, msg({ text: 'no id' }), { qos: 1 });
   const rows = await until('the new one', () => {
     const r = db.prepare('select session_key, text from inbound order by id').all() as { session_key: string; text: string }[];
     return r.length === 3 ? r : undefined;
@@ -235,8 +307,8 @@ function delivery(db: Db, row: OutboundRow) {
 t.test('send: the reply on chat/out with inReplyTo and the idempotency key; notices too', async (t) => {
   const s = await setup(t);
   const p = await peer(t, s.b);
-  await p.say('{"session":"kitchen","text":"oven?","id":"m9"}');
-  await p.say('plain question');
+  await p.say(msg({"session":"kitchen","text":"oven?","id":"m9"}));
+  await p.say(msg({ text: 'plain question' }));
   const [withId, plain] = await until('two rows', () => (s.rows().length === 2 ? s.rows() : undefined));
   const reply = recordOutbound(s.db, { idempotencyKey: 'reply:1', inboundId: withId!.id, sessionKey: 'mqtt:kitchen', channel: 'mqtt', chatId: 'kitchen', text: 'The oven is off.', kind: 'reply' });
   await s.chat.channel.send(reply, delivery(s.db, reply));

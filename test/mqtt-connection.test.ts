@@ -168,9 +168,9 @@ t.test('doctor: the broker takes the settings, refuses them, or is not there', a
   const { cleanEnv, runPinclawAsync, tempDir } = await import('./support/proc.js');
   const b = await startBroker({ users: { owner: 'right' } });
   t.teardown(() => b.stop());
-  const doctor = async (mqttConfig: Record<string, unknown>) => {
+  const doctor = async (mqttConfig: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
     const home = tempDir();
-    writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { nodeId: 'bench', ...mqttConfig } }));
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { nodeId: 'bench', ...mqttConfig }, ...extra }));
     const r = await runPinclawAsync(['doctor', '--json'], { env: cleanEnv({ PINCLAW_HOME: home }) });
     const report = JSON.parse(r.stdout) as { checks: { name: string; state: string; detail: string }[] };
     return report.checks.find((c) => c.name === 'mqtt');
@@ -182,6 +182,10 @@ t.test('doctor: the broker takes the settings, refuses them, or is not there', a
   const { freePort } = await import('./support/mosquitto.js');
   t.match(await doctor({ url: `mqtt://127.0.0.1:${await freePort()}` }), { state: 'fail', detail: /ECONNREFUSED/ });
   t.match(await doctor({ url: 'http://127.0.0.1:1' }), { state: 'fail', detail: /mqtt\.url: the scheme http: is not one of/ });
+  // The chat's settings, checked as the gateway checks them (it would exit 78).
+  t.match(await doctor({ url: b.url, username: 'owner', password: 'right', chat: { enabled: true, allowFrom: [{ name: 'panel', token: 'short' }] } }), { state: 'fail', detail: /mqtt\.chat\.allowFrom\[0\]\.token: required, at least 16 characters/ });
+  // The old name of Home Assistant's commands: still in force, and doctor says to rename it.
+  t.match(await doctor({ url: b.url, username: 'owner', password: 'right' }, { tools: { controlChats: ['cli:local', 'mqtt:homeassistant'] } }), { state: 'warn', detail: /takes the settings.*tools\.controlChats\[1\] "mqtt:homeassistant" is the old name of Home Assistant's commands/ });
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), '{}');
   const r = await runPinclawAsync(['doctor', '--json'], { env: cleanEnv({ PINCLAW_HOME: home }) });

@@ -2,7 +2,8 @@
 // the real link against a real mosquitto (configs retained, states, commands, removal), and last a
 // real gateway process with a board (the firmware model over socket://) where a switch command from
 // a plain MQTT client drives the pin through mcu_call: refused and audited as denied without
-// "mqtt:homeassistant" in tools.controlChats, done and audited with the physical values with it.
+// "homeassistant:commands" in tools.controlChats, done and audited with the physical values with it
+// (and with the old name "mqtt:homeassistant", which keeps its meaning and is reported).
 import t, { type Test } from 'tap';
 import mqtt from 'mqtt';
 import { writeFileSync } from 'node:fs';
@@ -288,15 +289,15 @@ t.test('against mosquitto: configs retained, states, an input change, commands t
   await w.client.publishAsync('pinclaw/bench/ha/line_relay/set', 'ON', { qos: 1 });
   await w.until((m) => m.topic === 'pinclaw/bench/ha/line_relay/state' && m.text === 'ON', 'relay ON', 5000, from);
   t.same(calls[0], { call: { name: 'gpio_write', input: { line: 'relay', value: 1 } }, ctx: HA_CONTEXT });
-  t.same(HA_CONTEXT, { sessionKey: 'mqtt:homeassistant', channel: 'mqtt', chatId: 'homeassistant', caller: 'homeassistant' });
+  t.same(HA_CONTEXT, { sessionKey: 'homeassistant:commands', channel: 'homeassistant', chatId: 'commands', caller: 'homeassistant' });
 
   // Refused by the policy: logged with the fix, and the true state (still ON) published again.
-  refuse = "mcu_call refused: it needs the owner's confirmation (physical action outside the owner's chats (tools.controlChats)) and channel mqtt has no way to ask";
+  refuse = "mcu_call refused: it needs the owner's confirmation (physical action outside the owner's chats (tools.controlChats)) and channel homeassistant has no way to ask";
   from = w.got.length;
   await w.client.publishAsync('pinclaw/bench/ha/line_relay/set', 'off', { qos: 1 });
   await w.until((m) => m.topic === 'pinclaw/bench/ha/line_relay/state', 'relay state after the refusal', 5000, from);
   t.equal(w.got.slice(from).find((m) => m.topic === 'pinclaw/bench/ha/line_relay/state')!.text, 'ON', 'the state Home Assistant gets back is the real one');
-  t.match(logged.join('\n'), /error: home assistant: switching relay OFF did not happen: mcu_call refused: .*; to let Home Assistant switch lines, add "mqtt:homeassistant" to tools\.controlChats/);
+  t.match(logged.join('\n'), /error: home assistant: switching relay OFF did not happen: mcu_call refused: .*; to let Home Assistant switch lines, add "homeassistant:commands" to tools\.controlChats/);
   // A failing tool: logged, the state read back.
   refuse = 'gpio_write failed: EIO';
   from = w.got.length;
@@ -435,7 +436,7 @@ t.test('a gateway with a board: a switch command from MQTT drives the pin throug
   const w = await watcher(b, ['homeassistant/#', 'pinclaw/#']);
   t.teardown(() => w.client.endAsync());
 
-  // Run 1: mqtt:homeassistant is not a control chat.
+  // Run 1: Home Assistant's commands are not a control chat.
   config(['cli:local'], [lamp, button]);
   let gw = await gateway();
   for (const topic of ['homeassistant/switch/gw/line_lamp/config', 'homeassistant/binary_sensor/gw/line_button/config', 'homeassistant/binary_sensor/gw/device_bench/config', 'homeassistant/sensor/gw/sensor_soil/config']) {
@@ -455,20 +456,22 @@ t.test('a gateway with a board: a switch command from MQTT drives the pin throug
 
   from = w.got.length;
   await w.client.publishAsync('pinclaw/gw/ha/line_lamp/set', 'ON', { qos: 1 });
-  await gw.waitFor(/add "mqtt:homeassistant" to tools\.controlChats/, 10_000);
+  await gw.waitFor(/add "homeassistant:commands" to tools\.controlChats/, 10_000);
   await w.until((m) => m.topic === 'pinclaw/gw/ha/line_lamp/state', 'the lamp state after the refusal', 5000, from);
   t.equal(w.got.slice(from).find((m) => m.topic === 'pinclaw/gw/ha/line_lamp/state')!.text, 'OFF', 'the real state, OFF, goes back');
   t.equal(board().pins.get(13), 0, 'the pin was not driven');
   await stopGateway(gw);
-  const denied = (await audit()).filter((r) => r.channel === 'mqtt');
-  t.equal(denied.length, 1, 'one audited call');
-  t.match(denied[0], { tool: 'mcu_call', chat: 'homeassistant', caller: 'homeassistant', outcome: 'denied', rule: /tools\.controlChats/ });
+  const denied = (await audit()).filter((r) => r.channel === 'homeassistant');
+  t.equal(denied.length, 1, 'one audited call, on the channel of Home Assistant\'s commands (not a chat\'s turn)');
+  t.match(denied[0], { tool: 'mcu_call', chat: 'commands', caller: 'homeassistant', outcome: 'denied', rule: /tools\.controlChats/ });
   t.same(JSON.parse(denied[0]!.input), { device: 'bench', command: 'gpio_write', args: { pin: 'D13', value: 1 } });
 
-  // Run 2: Home Assistant's chat is a control chat, and the button is gone from the config.
+  // Run 2: Home Assistant's commands are a control chat, by the old name an owner's config may hold,
+  // and the button is gone from the config.
   config(['cli:local', 'mqtt:homeassistant'], [lamp]);
   from = w.got.length;
   gw = await gateway();
+  await gw.waitFor(/warn: config: tools\.controlChats\[1\] "mqtt:homeassistant" is the old name of Home Assistant's commands, read as "homeassistant:commands"/, 10_000);
   await w.until((m) => m.topic === 'homeassistant/binary_sensor/gw/line_button/config' && m.text === '', 'the button removed from Home Assistant', 15_000, from);
   await w.until((m) => m.topic === 'homeassistant/switch/gw/line_lamp/config' && m.text.length > 0, 'the lamp announced again', 15_000, from);
   await w.until((m) => m.topic === 'pinclaw/gw/ha/device_bench/state' && m.text === 'ON', 'the board connected', 20_000, from);
@@ -481,10 +484,10 @@ t.test('a gateway with a board: a switch command from MQTT drives the pin throug
   await w.until((m) => m.topic === 'pinclaw/gw/ha/line_lamp/state' && m.text === 'OFF', 'lamp OFF', 10_000, from);
   t.equal(board().pins.get(13), 0);
   await stopGateway(gw);
-  const rows = (await audit()).filter((r) => r.channel === 'mqtt' && r.outcome === 'ok');
+  const rows = (await audit()).filter((r) => r.channel === 'homeassistant' && r.outcome === 'ok');
   t.equal(rows.length, 2, 'both commands audited as done');
   t.match(rows.map((r) => r.physical), [{ device: 'bench D13 (pin 13)', before: 0, after: 1 }, { device: 'bench D13 (pin 13)', before: 1, after: 0 }], 'with the pin before and after');
-  t.match(rows[0], { chat: 'homeassistant', caller: 'homeassistant', rule: /tools\.controlChats|standard/ });
+  t.match(rows[0], { chat: 'commands', caller: 'homeassistant', rule: /tools\.controlChats|standard/ });
   // A Home Assistant starting now: no button, the lamp still there.
   const fresh = await watcher(b, ['homeassistant/#']);
   t.teardown(() => fresh.client.endAsync());

@@ -9,7 +9,10 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { signRequest, type FleetRequest, type FleetResponse } from '../src/fleet/fleet-sign.js';
+import { REFUSALS_IN_DETAIL } from '../src/fleet/refusals.js';
 import { remoteTool, startFleetServer } from '../src/fleet/remote.js';
+import { counterSeries } from '../src/counters.js';
+import { metricsText } from '../src/ops/metrics.js';
 import { flushAuditSoon, queryAudit, type AuditRow } from '../src/store/audit.js';
 import { openDatabase, type Db } from '../src/store/db.js';
 import { createPolicy, type ToolsSettings } from '../src/tools/policy.js';
@@ -362,4 +365,85 @@ t.test('two gateway processes as a fleet: the agent on house reads the time on s
   t.match(((await later.json()) as { reply: string }).reply, /node shed did not answer within 5 s; its status is offline/, 'a call to the stopped board times out, naming its status');
   house.child.kill('SIGTERM');
   t.equal((await house.exited).code, 0);
+});
+
+t.test('a captured call replayed after the callee gateway restarted is still a replay: the seen ids are in SQLite', async (t) => {
+  const b = await broker(t);
+  const watch = await spy(t, b);
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    mqtt: { url: b.url, nodeId: 'shed', homeAssistant: { enabled: false }, fleet: { key: 'fleet-secret', expose: ['current_time'] } },
+  }));
+  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
+  const shed = async () => {
+    const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
+    t.teardown(async () => {
+      if (gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL');
+      await gw.exited;
+    });
+    await gw.waitFor(/mqtt: subscribed to .*shed\/fleet\/req/, 20_000);
+    return gw;
+  };
+  let gw = await shed();
+  // A genuine call of node house, as it travels through the broker; the spy keeps its bytes.
+  const at = Date.now();
+  const call = signRequest('fleet-secret', { v: 1, id: 'captured-call-0001', from: 'house', to: 'shed', tool: 'current_time', input: { timezone: 'UTC' }, at, exp: at + 60_000 });
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(call), { qos: 1 });
+  const captured = await until('the call on the wire', () => watch.got.find((m) => m.topic === 'pinclaw/shed/fleet/req'));
+  const first = await until('the answer', () => watch.responses().find((x) => x.id === call.id), 20_000);
+  t.match(first, { ok: true, isError: false, content: /ISO 8601 UTC/ }, 'the call ran once');
+  // The callee restarts (an update, a power cut): what it remembered in memory would be gone.
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  gw = await shed();
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', captured.text, { qos: 1 });
+  const replay = await until('the replay refused', () => watch.responses().find((x) => x.id === call.id && x.code === 'replay'), 20_000);
+  t.match(replay, { ok: false, content: /call id captured-call-0001 of node house was already received; a replay is not run/ });
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  const rows = await auditOf(home);
+  t.same(rows.filter((a) => a.tool === 'current_time').map((a) => a.outcome), ['ok'], 'current_time ran once');
+  t.match(rows.filter((a) => a.outcome === 'denied'), [{ tool: 'remote:current_time', channel: 'fleet', rule: 'mqtt.fleet replay' }]);
+});
+
+t.test('a flood of refused calls from strangers: counted in /metrics, a few audit rows, one summary; a real call still runs', async (t) => {
+  const b = await broker(t);
+  const watch = await spy(t, b);
+  const shed = await node(t, b, 'shed', { key: 'k', expose: ['current_time'] });
+  const house = await node(t, b, 'house', { key: 'k' });
+  const refused = () => counterSeries('fleet_refused').reduce((n, s) => n + s.value, 0);
+  const before = refused();
+  const N = 500;
+  const at = Date.now();
+  // Whoever may publish on the broker: calls signed with a guessed key, and garbage.
+  for (let i = 0; i < N; i++) {
+    const bogus = i % 2 ? signRequest('guessed', { v: 1, id: `bogus-call-${i}`, from: 'house', to: 'shed', tool: 'current_time', input: {}, at, exp: at + 10_000 }) : 'x'.repeat(200);
+    void watch.client.publishAsync('pinclaw/shed/fleet/req', typeof bogus === 'string' ? bogus : JSON.stringify(bogus), { qos: 0 });
+  }
+  await until(`all ${N} counted`, () => refused() - before === N, 30_000);
+  const denied = () => shed.audit().filter((a) => a.outcome === 'denied');
+  t.equal(denied().length, REFUSALS_IN_DETAIL, 'only the first ones of the interval have their own audit row');
+  const text = metricsText(shed.db, Date.now());
+  t.match(text, /^pinclaw_fleet_refused_total\{code="bad-signature"\} \d+$/m);
+  t.match(text, /^pinclaw_fleet_refused_total\{code="malformed"\} \d+$/m);
+  // The owner's own board is not shut out by the flood.
+  const r = await house.call('shed', 'current_time', {});
+  t.equal(r.outcome, 'ok', r.result.content);
+  const unsignedAnswers = watch.responses().filter((x) => !x.ok && x.sig === undefined).length;
+  t.ok(unsignedAnswers <= REFUSALS_IN_DETAIL, `at most ${REFUSALS_IN_DETAIL} unsigned answers, not ${N} (${unsignedAnswers})`);
+  // At the end of the interval (here: the stop) the rest is summed up in one row.
+  const rowsBefore = shed.audit().length;
+  await shed.close();
+  const db = openDatabase(shed.db.name);
+  t.teardown(() => db.close());
+  const reopened = queryAudit(db);
+  const summary = reopened.filter((a) => a.rule === 'mqtt.fleet refusals');
+  t.equal(summary.length, 1, 'one summary row');
+  t.match(summary[0], { tool: 'remote:*', channel: 'fleet', outcome: 'denied', detail: new RegExp(`^${N - REFUSALS_IN_DETAIL} more refused calls within \\d+ s were not recorded one by one`) });
+  t.match(summary[0]!.detail, /bad-signature \d+/);
+  t.match(summary[0]!.detail, /malformed \d+/);
+  t.match(summary[0]!.detail, /callers: .*house \d+/);
+  t.match(summary[0]!.detail, /\(unreadable\) \d+/);
+  t.equal(JSON.parse(summary[0]!.input).refused, N - REFUSALS_IN_DETAIL);
+  t.ok(reopened.length <= rowsBefore + 1);
 });

@@ -9,7 +9,7 @@ import type { IClientOptions } from 'mqtt';
 import { openDatabase } from '../src/store/db.js';
 import { startAnthropicServer, textReply, type AnthropicStep } from './support/anthropic-server.js';
 import { recordingClient, startBroker, until as untilWithin, type Broker, type Received } from './support/mosquitto.js';
-import { bundle, cleanEnv, start, tempDir, type Started } from './support/proc.js';
+import { bundle, cleanEnv, runPinclawAsync, start, tempDir, type Started } from './support/proc.js';
 import type { Step } from './support/stand-in.js';
 
 const NODE = 'gw';
@@ -17,6 +17,10 @@ const TOKEN = 'gw-token-123';
 const STATUS = `pinclaw/${NODE}/status`;
 const IN = `pinclaw/${NODE}/chat/in`;
 const OUT = `pinclaw/${NODE}/chat/out`;
+/** The chat's one listed sender, and a payload from it. */
+const PANEL_TOKEN = 'panel-token-0123456789abcdef';
+const CHAT = { enabled: true, allowFrom: [{ name: 'panel', token: PANEL_TOKEN }] };
+const msg = (o: Record<string, unknown>) => JSON.stringify({ from: 'panel', token: PANEL_TOKEN, ...o });
 
 /** The user's text as the provider got it: the channel adds a bracketed header before it. */
 const lastUser = (body: { messages: { content: unknown }[] }) => JSON.stringify(body.messages.at(-1)!.content);
@@ -43,7 +47,7 @@ async function fixture(t: Test, b: Broker, mqttExtra: Record<string, unknown> = 
   t.teardown(() => llm.close());
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({
-    mqtt: { url: b.url, nodeId: NODE, keepaliveSeconds: 5, reconnect: { minMs: 200, maxMs: 1000 }, homeAssistant: { enabled: false }, ...mqttExtra },
+    mqtt: { url: b.url, nodeId: NODE, keepaliveSeconds: 5, reconnect: { minMs: 200, maxMs: 1000 }, homeAssistant: { enabled: false }, chat: CHAT, ...mqttExtra },
   }));
   const env = cleanEnv({ PINCLAW_HOME: home, PINCLAW_GATEWAY_TOKEN: TOKEN, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_AGENT_RETRY_BASE_MS: '10' });
   const running: Gateway[] = [];
@@ -56,6 +60,7 @@ async function fixture(t: Test, b: Broker, mqttExtra: Record<string, unknown> = 
   return {
     llm,
     home,
+    env,
     async gateway(): Promise<Gateway> {
       const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
       running.push(gw as Gateway);
@@ -119,13 +124,13 @@ t.test('chat round trip: chat/in to the agent, the reply on chat/out with inRepl
   await until('online', () => w.got.some((m) => m.text === 'online'), 20_000, gw.stderr);
   // Online is said before the subscription is taken; a message published in between would be lost.
   await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
-  await p.c.publishAsync(IN, JSON.stringify({ session: 'kitchen', text: 'is the oven off', id: 'c1' }), { qos: 1 });
+  await p.c.publishAsync(IN, msg({ session: 'kitchen', text: 'is the oven off', id: 'c1' }), { qos: 1 });
   const reply = await until('the reply', () => p.got.find((m) => m.json?.inReplyTo === 'c1'), 30_000, gw.stderr);
   t.match(reply.json, { session: 'kitchen', text: 'echo: is the oven off', inReplyTo: 'c1', kind: 'reply' });
   t.type(reply.json!.id, 'string', 'the reply carries its own id for dropping duplicates');
-  await p.c.publishAsync(IN, 'lights on', { qos: 1 });
+  await p.c.publishAsync(IN, msg({ text: 'lights on' }), { qos: 1 });
   const plain = await until('the plain reply', () => p.got.find((m) => m.json?.text === 'echo: lights on'), 30_000, gw.stderr);
-  t.match(plain.json, { session: 'mqtt' }, 'plain text goes to mqtt.chat.session');
+  t.match(plain.json, { session: 'mqtt' }, 'a message without a session goes to mqtt.chat.session');
   await p.c.publishAsync(IN, '{"session":"kitchen",', { qos: 1 });
   const bad = await until('the error reply', () => p.got.find((m) => typeof m.json?.error === 'string'), 20_000, gw.stderr);
   t.match(bad.json, { session: 'mqtt', error: /^not JSON: / });
@@ -135,6 +140,66 @@ t.test('chat round trip: chat/in to the agent, the reply on chat/out with inRepl
     { session_key: 'mqtt:kitchen', text: 'is the oven off' },
     { session_key: 'mqtt:mqtt', text: 'lights on' },
   ]);
+});
+
+t.test('the MQTT chat is off unless turned on: anyone on the broker publishing on chat/in starts no turn', async (t) => {
+  const b = await startBroker();
+  t.teardown(() => b.stop());
+  // An owner's config from before: mqtt.url set, the chat never mentioned.
+  const f = await fixture(t, b, { chat: {} });
+  const p = await client(t, b, [OUT]);
+  const gw = await f.gateway();
+  await gw.waitFor(/info: mqtt: the MQTT chat is off .*pinclaw config set mqtt\.chat\.enabled true.*mqtt\.chat\.allowFrom/, 20_000);
+  const w = await client(t, b, [STATUS]);
+  await until('online', () => w.got.some((m) => m.text === 'online'), 20_000, gw.stderr);
+  // Something the gateway does subscribe to comes after chat/in would have: the fleet's answers.
+  await gw.waitFor(/mqtt: subscribed to .*fleet\/res/, 20_000);
+  await p.c.publishAsync(IN, JSON.stringify({ session: 'kitchen2', text: 'what do you remember about me', id: 'x1' }), { qos: 1 });
+  // The HTTP turn after it is answered: had the MQTT message been taken, it would be in the queue by then.
+  t.match(await apiChat(gw, 'web', 'ping'), { status: 200, reply: 'echo: ping' });
+  t.same(f.rows("select id from inbound where channel = 'mqtt'"), [], 'nothing from the broker was queued');
+  t.notOk(gw.stderr().includes('subscribed to pinclaw/gw/chat/in'), 'chat/in is not even subscribed');
+});
+
+t.test('with the chat on, only listed senders and paired ones get a turn; a stranger gets a pairing code', async (t) => {
+  const b = await startBroker();
+  t.teardown(() => b.stop());
+  const f = await fixture(t, b);
+  const p = await client(t, b, [OUT]);
+  const gw = await f.gateway();
+  await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
+  const reply = (id: string) => until(`the answer to ${id}`, () => p.got.find((m) => m.json?.inReplyTo === id), 30_000, gw.stderr);
+  // No proof at all, the hostile review's message: refused.
+  await p.c.publishAsync(IN, JSON.stringify({ session: 'kitchen2', text: 'list my memories', id: 'h1' }), { qos: 1 });
+  t.match((await reply('h1')).json, { session: 'kitchen2', error: /answers only senders that say who they are/ });
+  await p.c.publishAsync(IN, 'plain text', { qos: 1 });
+  await until('the plain refusal', () => p.got.find((m) => typeof m.json?.error === 'string' && m.json.inReplyTo === null), 20_000, gw.stderr);
+  // A listed name with a wrong token: refused, no pairing.
+  await p.c.publishAsync(IN, JSON.stringify({ from: 'panel', token: 'x'.repeat(32), text: 'hi', id: 'h2' }), { qos: 1 });
+  t.match((await reply('h2')).json, { error: 'the token of sender panel does not match its entry in mqtt.chat.allowFrom' });
+  // A stranger with a token of its own: a pairing code, which the owner approves on the machine.
+  const mine = 'stranger-token-abcdef0123456789';
+  await p.c.publishAsync(IN, JSON.stringify({ from: 'tablet', token: mine, session: 'hall', text: 'hello?', id: 'h3' }), { qos: 1 });
+  const asked = (await reply('h3')).json!;
+  const code = /pinclaw pairing approve ([A-Z0-9]{8})/.exec(String(asked.error))?.[1];
+  t.ok(code, `a pairing code in ${String(asked.error)}`);
+  // The same name with another token is not the one that asked: it cannot ride on the approval.
+  const approved = await runPinclawAsync(['pairing', 'approve', code!], { env: f.env });
+  t.equal(approved.code, 0, approved.stderr);
+  t.match(approved.stdout, /approved mqtt tablet/);
+  await p.c.publishAsync(IN, JSON.stringify({ from: 'tablet', token: 'another-token-abcdef0123456789', session: 'hall', text: 'me too', id: 'h4' }), { qos: 1 });
+  t.match((await reply('h4')).json, { error: /sender tablet is not in mqtt\.chat\.allowFrom/ });
+  await p.c.publishAsync(IN, JSON.stringify({ from: 'tablet', token: mine, session: 'hall', text: 'now?', id: 'h5' }), { qos: 1 });
+  t.match((await reply('h5')).json, { session: 'hall', text: 'echo: now?' });
+  await p.c.publishAsync(IN, msg({ session: 'kitchen', text: 'oven', id: 'h6' }), { qos: 1 });
+  t.match((await reply('h6')).json, { session: 'kitchen', text: 'echo: oven' });
+  // Even a listed sender cannot talk as Home Assistant's old chat, which tools.controlChats may name.
+  await p.c.publishAsync(IN, msg({ session: 'homeassistant', text: 'send the owner a message from me', id: 'h7' }), { qos: 1 });
+  t.match((await reply('h7')).json, { session: 'homeassistant', error: /"session": the session name "homeassistant" is reserved/ });
+  t.same(f.rows("select sender, session_key, text from inbound where channel = 'mqtt' order by id"), [
+    { sender: 'tablet', session_key: 'mqtt:hall', text: 'now?' },
+    { sender: 'panel', session_key: 'mqtt:kitchen', text: 'oven' },
+  ], 'only the two admitted messages were queued, each with its sender');
 });
 
 t.test('the broker is down when the gateway starts: it serves, says why, and goes online once the broker is up', async (t) => {
@@ -150,7 +215,7 @@ t.test('the broker is down when the gateway starts: it serves, says why, and goe
   const p = await client(t, b, [OUT, STATUS]);
   await until('online', () => p.got.some((m) => m.topic === STATUS && m.text === 'online'), 30_000, gw.stderr);
   await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
-  await p.c.publishAsync(IN, JSON.stringify({ session: 'late', text: 'are you there', id: 'late-1' }), { qos: 1 });
+  await p.c.publishAsync(IN, msg({ session: 'late', text: 'are you there', id: 'late-1' }), { qos: 1 });
   const reply = await until('the reply', () => p.got.find((m) => m.json?.inReplyTo === 'late-1'), 30_000, gw.stderr);
   t.equal(reply.json!.text, 'echo: are you there');
   t.equal(gw.stderr().match(/^error: mqtt: .*ECONNREFUSED/gm)?.length, 1, 'the same problem is logged once, not on every retry');
@@ -168,7 +233,7 @@ t.test('broker restarted with messages in flight: every QoS 1 message answered e
   const sender = await client(t, b, [OUT, STATUS], { clientId: 'sender-d', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 3600 } });
   await until('online', () => sender.got.some((m) => m.topic === STATUS && m.text === 'online'), 20_000, gw.stderr);
   await gw.waitFor(/mqtt: subscribed to .*chat\/in/, 20_000);
-  const say = (i: number) => sender.c.publishAsync(IN, JSON.stringify({ session: `s${i}`, text: `message ${i}`, id: `d${i}` }), { qos: 1 });
+  const say = (i: number) => sender.c.publishAsync(IN, msg({ session: `s${i}`, text: `message ${i}`, id: `d${i}` }), { qos: 1 });
   const half = N / 2;
   for (let i = 0; i < half; i++) await say(i);
   await b.stop();

@@ -133,7 +133,8 @@ t.test('through a gateway: a matching message starts one turn; the others reach 
   t.teardown(() => llm.close());
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({
-    mqtt: { url: b.url, nodeId: 'garage', triggers: [{ topic: 'sensors/garage', when: { path: 'co2', above: 1500 }, session: 'air', message: 'CO2 is high in the garage' }] },
+    // The chat on (it is off by default): a trigger's session that names no chat is answered there.
+    mqtt: { url: b.url, nodeId: 'garage', chat: { enabled: true }, triggers: [{ topic: 'sensors/garage', when: { path: 'co2', above: 1500 }, session: 'air', message: 'CO2 is high in the garage' }] },
   }));
   const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url }) });
   t.teardown(() => gw.child.kill('SIGKILL'));

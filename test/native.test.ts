@@ -2,7 +2,8 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { addonStatus, loadAddon } from '../src/native/loader.js';
 import type { PinclawAddon } from '../src/native/index.js';
@@ -162,3 +163,54 @@ console.log(JSON.stringify({ collected, after: anon() }));`);
   t.doesNotThrow(() => reference.reduceHeap(), 'the reference runs a full collection');
 });
 
+
+t.test('openBeneath: the addon (openat2) and the reference (a /proc/self/fd walk) open the same thing or fail alike', async (t) => {
+  const dir = tempDir('pinclaw-beneath-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'a', 'b'), { recursive: true });
+  mkdirSync(join(dir, 'sibling'));
+  writeFileSync(join(dir, 'a', 'b', 'file'), 'x');
+  writeFileSync(join(dir, 'sibling', 'file'), 'y');
+  symlinkSync('../sibling', join(dir, 'a', 'to-sibling'));
+  symlinkSync('b/file', join(dir, 'a', 'flink'));
+  symlinkSync('..', join(dir, 'a', 'up'));
+  execFileSync('mkfifo', [join(dir, 'a', 'fifo')]);
+  const rootFd = openSync(dir, reference.O_PATH | constants.O_DIRECTORY);
+  t.teardown(() => closeSync(rootFd));
+
+  // What one call gave: the errno, or the type and identity of the file opened.
+  const outcome = (fd: number) => {
+    if (fd < 0) return { errno: -fd };
+    const st = fstatSync(fd);
+    closeSync(fd);
+    return { type: st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : st.isFIFO() ? 'fifo' : st.isFile() ? 'file' : 'other', dev: st.dev, ino: st.ino };
+  };
+  const ino = (p: string) => lstatSync(join(dir, p)).ino;
+  const { ELOOP, ENOENT, ENOTDIR, EXDEV } = osConstants.errno;
+  const cases: [string, object][] = [
+    ['a/b/file', { type: 'file', ino: ino('a/b/file') }],
+    ['a//./b/file', { type: 'file', ino: ino('a/b/file') }],
+    ['.', { type: 'dir', ino: ino('.') }],
+    ['a/b', { type: 'dir', ino: ino('a/b') }],
+    ['a/to-sibling/file', { errno: ELOOP }],
+    ['a/up/a/b/file', { errno: ELOOP }],
+    ['a/flink', { type: 'link', ino: ino('a/flink') }],
+    ['a/fifo', { type: 'fifo' }],
+    ['a/missing/x', { errno: ENOENT }],
+    ['a/b/file/x', { errno: ENOTDIR }],
+    ['a/../a/b/file', { errno: EXDEV }],
+    ['../etc', { errno: EXDEV }],
+    ['/etc/passwd', { errno: EXDEV }],
+    ['', { errno: EXDEV }],
+  ];
+  for (const [path, want] of cases) {
+    const viaAddon = outcome(addon.openBeneath(rootFd, path));
+    const byHand = outcome(addon.openBeneath(rootFd, path, true));
+    const viaReference = outcome(reference.openBeneath(rootFd, path));
+    t.match(viaAddon, want, `${JSON.stringify(path)}: the addon gives ${JSON.stringify(want)}`);
+    t.same(viaAddon, viaReference, `${JSON.stringify(path)}: addon (openat2) and reference agree`);
+    t.same(byHand, viaReference, `${JSON.stringify(path)}: the addon's walk for older kernels agrees too`);
+  }
+  t.ok(addon.info().features.includes('beneath'), 'the addon says it has it');
+  t.throws(() => (addon.openBeneath as (...a: unknown[]) => number)('x', 1), /openBeneath\(dirFd: number, path: string, byHand\?: boolean\)/);
+});

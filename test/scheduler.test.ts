@@ -156,7 +156,8 @@ t.test('bad heartbeat.* settings are configuration errors naming the key, found 
   const withHeartbeat = (h: Partial<PinclawConfig['heartbeat']>, mqttUrl?: string) => {
     const config = defaults();
     config.heartbeat = { ...config.heartbeat, ...h };
-    if (mqttUrl) config.mqtt.url = mqttUrl;
+    // The MQTT chat is off by default: a delivery there needs it on.
+    if (mqttUrl) config.mqtt = { ...config.mqtt, url: mqttUrl, chat: { ...config.mqtt.chat, enabled: true } };
     return () => prepareScheduling({ config, workspace });
   };
   const bad: [() => unknown, RegExp | string][] = [
@@ -166,6 +167,7 @@ t.test('bad heartbeat.* settings are configuration errors naming the key, found 
     [withHeartbeat({ deliver: 'telegram' }), "heartbeat.deliver: expected CHANNEL:CHAT such as telegram:12345, got 'telegram'"],
     [withHeartbeat({ deliver: 'telegram:42' }), 'heartbeat.deliver: channel telegram is not set up (channels.telegram.token is unset); channels it can deliver to: none'],
     [withHeartbeat({ deliver: 'mqtt:the kitchen' }, 'mqtt://127.0.0.1:1883'), 'heartbeat.deliver: the MQTT session "the kitchen" must be 1-64 letters, digits or _ . : @ -'],
+    [withHeartbeat({ deliver: 'mqtt:homeassistant' }, 'mqtt://127.0.0.1:1883'), /^heartbeat\.deliver: the session name "homeassistant" is reserved/],
   ];
   for (const [prepare, message] of bad) t.throws(prepare, { name: 'ConfigError', message }, String(message));
   const ok = withHeartbeat({ deliver: 'mqtt:kitchen' }, 'mqtt://127.0.0.1:1883')() as { channels: ChannelAdapter[] };
@@ -668,7 +670,7 @@ t.test('--deliver mqtt:kitchen: the gateway publishes the job\'s reply on chat/o
   const llm = await startAnthropicServer(textReply('The bread is ready.'));
   t.teardown(() => llm.close());
   const home = tempDir();
-  writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { url: b.url, nodeId: 'oven', homeAssistant: { enabled: false } } }));
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { url: b.url, nodeId: 'oven', homeAssistant: { enabled: false }, chat: { enabled: true } } }));
   const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_HEARTBEAT_EVERY: '0' });
   const watch = await recordingClient(b, ['pinclaw/oven/chat/out']);
   t.teardown(() => watch.client.endAsync());

@@ -143,6 +143,10 @@ t.test('/proc/locks: the flock holders of one device and inode, not waiters or o
   t.same(lockHolders(text, 0x19, 3), [4242]);
   t.same(lockHolders(text, 0x19, 5), []);
   t.same(lockHolders(text, (8 << 8) | 1, 3), [], 'another device with the same inode');
+  // The gateway's home lock is SQLite's POSIX (fcntl) lock: the same lines, the other kind.
+  t.same(lockHolders(text, 0xfe << 8, 2222431, 'POSIX'), [29728]);
+  t.same(lockHolders(text, 0xfe << 8, 2222431), [], 'a POSIX lock is not a flock');
+  t.same(lockHolders(text, 0x19, 3, 'POSIX'), [], 'nor the other way round');
 });
 
 t.test('holder names: comm, but not the "MainThread" Node >= 24 gives its main thread', async (t) => {

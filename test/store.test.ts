@@ -2,6 +2,7 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { openDatabase, sqliteReport } from '../src/store/db.js';
+import { forgetFleetCalls, rememberedFleetCalls, rememberFleetCall } from '../src/store/fleet-seen.js';
 import { currentVersion, migrate, type Migration } from '../src/store/migrations.js';
 import { migrations } from '../src/store/schema.js';
 import { saveSession, sessionKeysWithPrefix } from '../src/store/sessions.js';
@@ -84,4 +85,17 @@ t.test('session keys by prefix: exact prefixes, also with LIKE metacharacters an
   for (const key of ['a_%😀/spawn/1', 'a_%😀/spawn/2', 'ab%😀/spawn/3', 'a_%😀', 'x/spawn/1']) saveSession(db, { key, messages: [], meta: {} });
   t.same(sessionKeysWithPrefix(db, 'a_%😀/spawn/').sort(), ['a_%😀/spawn/1', 'a_%😀/spawn/2']);
   t.same(sessionKeysWithPrefix(db, 'nothing/'), []);
+});
+
+t.test('fleet_seen: a call id is remembered once per caller, and ids older than the window are deleted', async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  t.equal(rememberFleetCall(db, 'house', 'id-1', 1000), true);
+  t.equal(rememberFleetCall(db, 'house', 'id-1', 1000), false, 'the same caller and id: a replay');
+  t.equal(rememberFleetCall(db, 'barn', 'id-1', 1000), true, 'another caller may use the same id');
+  t.equal(rememberFleetCall(db, 'house', 'id-2', 5000), true);
+  t.equal(rememberedFleetCalls(db), 3);
+  t.equal(forgetFleetCalls(db, 2000), 2, 'the two calls dated before 2000 are gone');
+  t.equal(rememberedFleetCalls(db), 1);
+  t.equal(rememberFleetCall(db, 'house', 'id-2', 5000), false, 'the one inside the window is still a replay');
 });

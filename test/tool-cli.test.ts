@@ -159,3 +159,51 @@ t.test('a model turn takes the same path: denied tools are not offered, refused 
     { tool: 'current_time', outcome: 'ok', session: 'ask', channel: 'cli', chat: 'local', caller: 'owner' },
   ]);
 });
+
+t.test('a board profile without a usable GPIO chip: the GPIO tools are listed as unavailable with why, a call answers it', async (t) => {
+  // This machine has no /dev/gpiochip*: exactly a Pi profile on the wrong machine (or a Pi without its driver).
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  t.equal(runPinclaw(['config', 'set', 'board.profile', 'rpi-3b'], { env }).code, 0);
+  const why = /^no GPIO chip on this machine \(no \/dev\/gpiochip\*\), but the board profile Raspberry Pi 3 Model B \(rpi-3b\) has pinctrl-bcm2835: if this is not a Raspberry Pi 3 Model B, set board\.profile to this machine's board or remove it \(`pinclaw board detect` says which board this is\); if it is, its GPIO driver is not loaded/;
+
+  const r = runPinclaw(['tool', 'list', '--json'], { env });
+  t.equal(r.code, 0, r.stderr);
+  const list = JSON.parse(r.stdout) as { name: string; allowed: boolean; available: boolean; unavailable?: string }[];
+  for (const name of ['gpio_read', 'gpio_write', 'gpio_watch']) t.match(list.find((l) => l.name === name), { allowed: true, available: false, unavailable: why }, name);
+  t.match(list.find((l) => l.name === 'current_time'), { available: true });
+  t.notOk('unavailable' in list.find((l) => l.name === 'current_time')!);
+  t.match(runPinclaw(['tool', 'list'], { env }).stdout, /^gpio_write +allowed \(tools\.profile standard\); unavailable here: no GPIO chip on this machine/m);
+  // The profile has I2C bus 1 and this machine has no /dev/i2c-*: the I2C tools say how to enable it.
+  for (const name of ['i2c_scan', 'i2c_read', 'i2c_write']) {
+    t.match(list.find((l) => l.name === name), { available: false, unavailable: /^no I2C bus on this machine \(no \/dev\/i2c-\*\): the Raspberry Pi 3 Model B \(rpi-3b\) profile has I2C bus 1 \(dtparam=i2c_arm=on: \/dev\/i2c-1\); enable it, load the i2c-dev module/ }, name);
+  }
+  const scan = runPinclaw(['tool', 'run', 'i2c_scan', '{"bus":1}'], { env });
+  t.equal(scan.code, 1);
+  t.match(scan.stderr, /^pinclaw: i2c_scan cannot run on this machine: no I2C bus on this machine .*dtparam=i2c_arm=on/);
+
+  const run = runPinclaw(['tool', 'run', 'gpio_write', '{"line":"GPIO17","value":1}'], { env });
+  t.equal(run.code, 1);
+  t.match(run.stderr, /^pinclaw: gpio_write cannot run on this machine: no GPIO chip on this machine .*set board\.profile to this machine's board/);
+  t.notMatch(run.stderr, /unknown tool/);
+  t.match(audit(env, '--tool', 'gpio_write'), [{ tool: 'gpio_write', outcome: 'denied', rule: 'unavailable', input: '{"line":"GPIO17","value":1}', detail: /^gpio_write cannot run on this machine: no GPIO chip/ }]);
+
+  // A model turn: not offered, named in the prompt with the reason; a call by name gets the reason and the turn goes on.
+  const srv = await startAnthropicServer(textReply('unused'));
+  t.teardown(() => srv.close());
+  const agentEnv = { ...env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: srv.url };
+  srv.enqueue(toolUseReply([{ name: 'gpio_write', input: { line: 'GPIO17', value: 1 } }]), textReply('The relay cannot be switched: this machine has no GPIO chip.'));
+  const turn = await runPinclawAsync(['agent', '-m', 'turn on GPIO17', '--session', 'relay'], { env: agentEnv });
+  t.equal(turn.code, 0, turn.stderr);
+  t.equal(turn.stdout, 'The relay cannot be switched: this machine has no GPIO chip.\n');
+  const offered = srv.requests[0]!.body.tools.map((x: { name: string }) => x.name) as string[];
+  t.notOk(offered.some((n) => n.startsWith('gpio_')), 'the GPIO tools are not offered');
+  t.ok(offered.includes('board_info'));
+  t.match(JSON.stringify(srv.requests[0]!.body.system), /GPIO tools \(gpio_read, gpio_write, gpio_watch\) are unavailable on this machine: no GPIO chip/);
+  t.match(JSON.stringify(srv.requests[0]!.body.system), /I2C tools \(i2c_scan, i2c_read, i2c_write\) are unavailable on this machine: no I2C bus/);
+  t.notOk(offered.some((n) => n.startsWith('i2c_')), 'nor the I2C tools');
+  const results = srv.requests[1]!.body.messages.at(-1).content as { content: string; is_error?: boolean }[];
+  t.match(results[0], { content: /^gpio_write cannot run on this machine: no GPIO chip on this machine/, is_error: true });
+  t.match(audit(env, '--tool', 'gpio_write'), [{ outcome: 'denied', rule: 'unavailable' }, { outcome: 'denied', rule: 'unavailable', session: 'relay' }]);
+  t.match(audit(env, '--tool', 'i2c_scan'), [{ outcome: 'denied', rule: 'unavailable' }]);
+});

@@ -5,7 +5,8 @@ import { defaults } from '../src/config/index.js';
 import { ConfigError } from '../src/errors.js';
 import { runTool as runToolCommand } from '../src/cli/tool-command.js';
 import type { CliContext } from '../src/cli/context.js';
-import { createPolicy, PROFILE_TOOLS, type ToolsSettings } from '../src/tools/policy.js';
+import { HA_CONTEXT } from '../src/fleet/home-assistant.js';
+import { createPolicy, legacyChatNames, PROFILE_TOOLS, type ToolsSettings } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
 import type { ConfirmRequest, Tool, ToolContext } from '../src/tools/types.js';
 import { resolvePaths } from '../src/paths.js';
@@ -111,6 +112,36 @@ t.test('another chat only from a control chat', async (t) => {
   t.equal(ran, false);
 });
 
+t.test('Home Assistant\'s commands are a chat of their own: no MQTT chat session can pose as them', async (t) => {
+  const send = tool('send_message', { targetChat: () => ({ channel: 'telegram', chatId: '99' }) });
+  const relay = tool('relay', { physical: true });
+  const kitchen = at('mqtt', 'kitchen2');
+  // What an MQTT chat message {"session":"homeassistant",...} ran as before.
+  const posing = at('mqtt', 'homeassistant');
+  t.same(HA_CONTEXT, { sessionKey: 'homeassistant:commands', channel: 'homeassistant', chatId: 'commands', caller: 'homeassistant' });
+  for (const control of [['cli:local', 'homeassistant:commands'], ['cli:local', 'mqtt:homeassistant']]) {
+    const p = createPolicy(settings({ controlChats: control }));
+    t.equal(p.checkInput(send, {}, kitchen).allowed, false, `${control[1]}: kitchen2 may not send elsewhere`);
+    t.equal(p.checkInput(send, {}, posing).allowed, false, `${control[1]}: nor may a chat named homeassistant`);
+    t.ok(p.confirmation(relay, posing), `${control[1]}: a physical action there asks`);
+    t.same(p.checkInput(send, {}, HA_CONTEXT), { allowed: true, rule: 'tools.controlChats' }, `${control[1]}: Home Assistant's commands are the control chat`);
+    t.equal(p.confirmation(relay, HA_CONTEXT), undefined, `${control[1]}: and switch without asking`);
+  }
+  // The old name keeps its meaning (Home Assistant) and is reported with the rename.
+  t.match(legacyChatNames(settings({ controlChats: ['cli:local', 'mqtt:homeassistant'] })), [/^tools\.controlChats\[1\] "mqtt:homeassistant" is the old name of Home Assistant's commands, read as "homeassistant:commands".*pinclaw config set tools\.controlChats '\["cli:local","homeassistant:commands"\]'/]);
+  t.same(legacyChatNames(settings({ controlChats: ['cli:local', 'homeassistant:commands'] })), []);
+  // Overrides the owner wrote for Home Assistant when it ran on channel mqtt still apply to it, not to a chat.
+  const denyRelay = settings({ profile: 'full', overrides: [{ channel: 'mqtt', chat: 'homeassistant', allow: [], deny: ['relay'] }] });
+  t.match(createPolicy(denyRelay).check(relay, HA_CONTEXT), { allowed: false, rule: 'tools.overrides[0].deny' });
+  t.match(createPolicy(denyRelay).check(relay, posing), { allowed: true });
+  const mqttWide = settings({ profile: 'full', overrides: [{ channel: 'mqtt', allow: [], deny: ['relay'] }] });
+  t.match(createPolicy(mqttWide).check(relay, HA_CONTEXT), { allowed: false }, 'a channel-wide mqtt override still covers Home Assistant');
+  t.match(legacyChatNames(mqttWide), [/tools\.overrides\[0\] \(channel mqtt\) still applies to Home Assistant's commands/]);
+  const own = settings({ profile: 'full', overrides: [{ channel: 'mqtt', allow: [], deny: ['relay'] }, { channel: 'homeassistant', allow: [], deny: [] }] });
+  t.match(createPolicy(own).check(relay, HA_CONTEXT), { allowed: true }, 'until one for channel homeassistant takes its place');
+  t.same(legacyChatNames(own), []);
+});
+
 t.test('confirmation: yes runs, no refuses, no way to ask refuses, a failing ask refuses', async (t) => {
   const asked: ConfirmRequest[] = [];
   const careful = tool('careful', { requiresConfirmation: true });
@@ -162,4 +193,33 @@ t.test('the CLI asks at the terminal: y runs, anything else refuses', async (t) 
   t.same(err, ['pinclaw: current_time refused: the owner said no (tools.confirm)', 'pinclaw: current_time refused: the owner said no (tools.confirm)']);
   t.equal(await runToolCommand('run', ['current_time'], { ...ctx, yes: true }, answer('n')), 0, '--yes answers without asking');
   t.equal(questions.length, 3);
+});
+
+t.test('a physical action expires with its message: tools.physicalMaxAgeSeconds', async (t) => {
+  const relay = tool('gpio_write', { physical: true });
+  const now = 1_000_000_000;
+  const p = createPolicy(settings({ controlChats: ['telegram:42'] }), { now: () => now });
+  const sent = (secondsAgo: number) => at('telegram', '42', { receivedAt: now - secondsAgo * 1000 });
+  t.equal(p.confirmation(relay, sent(120)), undefined, 'up to the limit, a control chat acts without asking');
+  t.same(p.expired(relay, sent(121)), { ageSeconds: 121, maxSeconds: 120, rule: 'tools.physicalMaxAgeSeconds (the message is 121 s old, more than 120 s)' });
+  t.equal(p.confirmation(relay, sent(121)), 'tools.physicalMaxAgeSeconds (the message is 121 s old, more than 120 s)');
+  t.equal(p.confirmation(relay, at('cli', 'local', { receivedAt: now - 3600_000 })), 'tools.physicalMaxAgeSeconds (the message is 3600 s old, more than 120 s)', 'the command line too');
+  t.equal(p.expired(tool('current_time'), sent(3600)), undefined, 'only physical tools');
+  t.equal(p.expired(relay, at('cli', 'local')), undefined, 'a call that answers no message (tool run) has no age');
+  t.equal(p.confirmation(relay, at('cli', 'local')), undefined);
+  const strict = createPolicy(settings({ physicalMaxAgeSeconds: 0 }), { now: () => now });
+  t.ok(strict.expired(relay, at('cli', 'local', { receivedAt: now - 1 })), '0: every late millisecond asks');
+
+  // Through the registry: with a way to ask, the question says why; without one, the refusal does.
+  const ran: unknown[] = [];
+  const reg = createRegistry([{ ...relay, async execute(input) { ran.push(input); return { content: 'done' }; } }], { policy: p });
+  const asked: ConfirmRequest[] = [];
+  const yes = await reg.call({ name: 'gpio_write', input: {} }, { ...sent(300), confirm: async (r) => (asked.push(r), true) });
+  t.equal(yes.outcome, 'ok');
+  t.equal(asked[0]?.reason, 'your message asking for this is 300 s old (more than tools.physicalMaxAgeSeconds, 120 s): is it still wanted now?');
+  const no = await reg.call({ name: 'gpio_write', input: {} }, sent(300));
+  t.equal(no.outcome, 'denied');
+  t.equal(no.rule, 'tools.physicalMaxAgeSeconds (the message is 300 s old, more than 120 s)');
+  t.match(no.result.content, /^gpio_write refused: the message asking for it is 300 s old, more than tools.physicalMaxAgeSeconds \(120 s\) allows for a physical action without a fresh confirmation, and channel telegram has no way to ask\. Tell the owner why it was not done; they can confirm by asking again now$/);
+  t.equal(ran.length, 1, 'run once: after the yes');
 });

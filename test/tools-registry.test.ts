@@ -155,6 +155,42 @@ t.test('specs and get follow the policy of the context; a hidden tool called any
   t.match(rows, [{ tool: 'echo', outcome: 'denied', rule: 'tools.profile minimal', sessionKey: 's1', channel: 'test', chatId: 'c1', caller: 'owner' }]);
 });
 
+t.test('a tool that cannot run here is listed with the reason, not offered, and a call answers the reason', async (t) => {
+  let reason: string | undefined = 'no GPIO chip on this machine (no /dev/gpiochip*)';
+  let ran = 0;
+  const { rows, sink } = memoryAudit();
+  const reg = createRegistry([currentTimeTool(), echo({ unavailable: () => reason, execute: async () => ((ran += 1), { content: 'ran' }) })], { audit: sink });
+  t.same(reg.specs(ctx).map((s) => s.name), ['current_time'], 'not offered to the model');
+  t.match(reg.list(ctx).find((l) => l.tool.name === 'echo'), { decision: { allowed: true }, unavailable: reason });
+  t.equal(reg.list(ctx).find((l) => l.tool.name === 'current_time')!.unavailable, undefined);
+  t.same(reg.unavailable(ctx), [{ name: 'echo', reason }]);
+  // Checked before the arguments: the owner needs the device, not a schema complaint.
+  const r = await reg.call({ name: 'echo', input: { text: 5 } }, ctx);
+  t.same(r.result, { content: `echo cannot run on this machine: ${reason}`, isError: true });
+  t.equal(r.outcome, 'denied');
+  t.equal(ran, 0);
+  t.match(rows, [{ tool: 'echo', outcome: 'denied', rule: 'unavailable', detail: `echo cannot run on this machine: ${reason}`, input: '{"text":5}' }]);
+
+  // The policy still comes first: a denied tool says it is denied, whatever its device.
+  const denying = createRegistry([echo({ unavailable: () => reason })], { policy: createPolicy({ ...defaults().tools, deny: ['echo'] }) });
+  t.same((await denying.call({ name: 'echo', input: { text: 'x' } }, ctx)).result, { content: 'echo refused: denied by tools.deny', isError: true });
+  t.same(denying.unavailable(ctx), [], 'a denied tool is not reported as unavailable to the model');
+
+  // The device came back: offered and run again.
+  reason = undefined;
+  t.same(reg.specs(ctx).map((s) => s.name), ['current_time', 'echo']);
+  t.same((await reg.call({ name: 'echo', input: { text: 'x' } }, ctx)).result, { content: 'ran' });
+});
+
+t.test('the agent loop: a call by name of an unavailable tool gets the reason as its result and the turn goes on', async (t) => {
+  const reg = createRegistry([echo({ unavailable: () => 'permission denied on /dev/gpiochip0: add this user to the \'gpio\' group' })]);
+  const provider = scriptedProvider([reply([{ type: 'tool_use', id: '1', name: 'echo', input: { text: 'x' } }]), reply('I cannot: pinclaw is not in the gpio group.')]);
+  const r = await runAgentLoop({ provider, model: 'm', system: 's', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: reg, toolContext: ctx, maxIterations: 5, maxTokens: 100 });
+  t.same(provider.requests[0]!.tools, [], 'not offered');
+  t.match(r.added[1]!.content, [{ type: 'tool_result', toolUseId: '1', content: /^echo cannot run on this machine: permission denied on \/dev\/gpiochip0: add this user to the 'gpio' group$/, isError: true }]);
+  t.match(r.added.at(-1)!.content, [{ type: 'text', text: /gpio group/ }]);
+});
+
 t.test('the agent loop goes through the registry: policy, audit, results', async (t) => {
   const home = tempDir();
   const db = openDatabase(join(home, 'pinclaw.db'));

@@ -266,7 +266,7 @@ t.test('configuration: absent unless configured, incomplete setups are configura
     t.equal((caught as ConfigError).exitCode, 78);
     t.equal((caught as ConfigError).message, message);
   };
-  refused(web({ provider: 'brave' }), 'web.search.apiKey: required when web.search.provider is "brave" (pinclaw config set --secret web.search.apiKey KEY)');
+  refused(web({ provider: 'brave' }), 'web.search.apiKey: required when web.search.provider is "brave" (pinclaw config set web.search.apiKey KEY)');
   refused(web({ provider: 'searxng' }), 'web.search.baseUrl: required when web.search.provider is "searxng" (the instance\'s address, e.g. http://searx.lan:8080)');
   refused(web({ provider: 'searxng', baseUrl: 'searx.lan:8080' }), 'web.search.baseUrl: expected an http or https URL, found string "searx.lan:8080"');
   refused(web({ provider: 'searxng', baseUrl: 'not a url' }), 'web.search.baseUrl: expected an http or https URL, found string "not a url"');

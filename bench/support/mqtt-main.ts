@@ -293,8 +293,10 @@ async function chatRate(broker: Broker, o: { bundle: string; durationMs: number;
   });
   const home = o.temp('pinclaw-bench-mqtt-gw-');
   const token = randomBytes(16).toString('hex');
+  // The chat is off by default and admits named senders only: the bench is one, with its own token.
+  const chatToken = randomBytes(16).toString('hex');
   writeFileSync(join(home, 'config.json'), JSON.stringify({
-    mqtt: { url: broker.url, nodeId: 'bench-gw', homeAssistant: { enabled: false } },
+    mqtt: { url: broker.url, nodeId: 'bench-gw', homeAssistant: { enabled: false }, chat: { enabled: true, allowFrom: [{ name: 'bench', token: chatToken }] } },
     // Every load client is 127.0.0.1: the per-client limit would measure the limiter.
     gateway: { rateLimit: { perSecond: 1_000_000, burst: 1_000_000 } },
   }));
@@ -325,7 +327,7 @@ async function chatRate(broker: Broker, o: { bundle: string; durationMs: number;
       const id = `m${++seq}`;
       const timer = setTimeout(() => (waiting.delete(id), resolve(false)), 30_000);
       waiting.set(id, (ok) => (clearTimeout(timer), waiting.delete(id), resolve(ok)));
-      client.publish('pinclaw/bench-gw/chat/in', JSON.stringify({ session, text: 'ping', id }), { qos: 1 });
+      client.publish('pinclaw/bench-gw/chat/in', JSON.stringify({ from: 'bench', token: chatToken, session, text: 'ping', id }), { qos: 1 });
     });
   const httpTurn = async (session: string) => {
     const r = await fetch(`${url}/api/chat`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ session, text: 'ping' }) });

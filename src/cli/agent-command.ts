@@ -30,7 +30,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   const session = values.session ?? 'cli:main';
 
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
-  const config = loadConfig(ctx.paths, ctx.env);
+  const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
   // Every configuration error (exit 78) before anything starts, the same checks `config set` runs.
   await checkConfig(config, ctx);
   // Without a provider no turn can be answered: a configuration error (exit 78) before anything starts.

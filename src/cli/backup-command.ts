@@ -63,6 +63,9 @@ export async function runBackup(args: string[], ctx: CliContext): Promise<number
     ctx.out(`backup: ${r.file} (${formatBytes(r.bytes)}): ${what.join(', ')}`);
   }
   for (const s of r.skipped) ctx.err(`backup: left out ${s}`);
+  if (r.encryptedInBackup.length) {
+    ctx.err(`backup: ${ctx.paths.config} holds ${r.encryptedInBackup.join(', ')} in clear; the backup holds them encrypted. The next pinclaw config set encrypts them in the home too (pinclaw doctor warns until then)`);
+  }
   if (includeSecrets) {
     if (r.noSecretKey) ctx.err(`backup: there is no ${ctx.paths.secretKey} yet (nothing is encrypted), so the backup holds none`);
     // Loud, on stderr: the file is now as sensitive as the keys themselves.

@@ -7,6 +7,7 @@ import { HOST_ROOTS, type HostRoots } from '../hardware/boards/host-roots.js';
 import { loadBoardRegistry, unknownProfileMessage, userBoardsDir, type BoardRegistry } from '../hardware/boards/registry.js';
 import { renderDetection, renderList, renderProfile, renderSkipped } from '../hardware/boards/render.js';
 import { reservationStates } from '../hardware/boards/reservations.js';
+import { lineIndex } from '../hardware/boards/schema.js';
 import { chooseBoard } from '../hardware/boards/select.js';
 import type { CliContext } from './context.js';
 
@@ -47,16 +48,29 @@ export async function runBoard(sub: string, args: string[], ctx: CliContext, roo
       const name = rest[0]!;
       const loaded = registry.get(name);
       if (!loaded) throw new UsageError(`board show: ${unknownProfileMessage(name, registry)}\nusage: ${spec.usage}`);
-      if (ctx.json) ctx.out(JSON.stringify({ source: loaded.source, file: loaded.file, ...(loaded.overrides ? { overrides: loaded.overrides } : {}), profile: loaded.profile }, null, 2));
-      else renderProfile(loaded).forEach((l) => ctx.out(l));
+      // The owner's releases of this profile's lines (hardware.release); a config that does not load
+      // is for `config validate` to report, not a reason to hide the profile.
+      let release: { line: string; reason: string }[] = [];
+      try {
+        const index = lineIndex(loaded.profile);
+        release = loadConfig(ctx.paths, ctx.env).hardware.release.flatMap((r) => (r.line && index.has(r.line) ? [{ line: index.get(r.line)!.name, reason: r.reason ?? '' }] : []));
+      } catch {
+        release = [];
+      }
+      if (ctx.json) ctx.out(JSON.stringify({ source: loaded.source, file: loaded.file, ...(loaded.overrides ? { overrides: loaded.overrides } : {}), released: release, profile: loaded.profile }, null, 2));
+      else {
+        renderProfile(loaded).forEach((l) => ctx.out(l));
+        if (release.length) ctx.out(`\nreleased by the owner (hardware.release):\n${release.map((r) => `  ${r.line}: ${r.reason}`).join('\n')}`);
+      }
       return EXIT.ok;
     }
 
     case 'detect': {
-      const configured = loadConfig(ctx.paths, ctx.env).board.profile;
+      const config = loadConfig(ctx.paths, ctx.env);
+      const configured = config.board.profile;
       const detection = detectBoards(registry.profiles, roots);
       const choice = chooseBoard(registry, configured, detection);
-      const reservations = choice.loaded ? reservationStates(choice.loaded.profile, roots) : undefined;
+      const reservations = choice.loaded ? reservationStates(choice.loaded.profile, { roots, release: config.hardware.release }) : undefined;
       if (ctx.json) {
         ctx.out(
           JSON.stringify(
@@ -70,7 +84,7 @@ export async function runBoard(sub: string, args: string[], ctx: CliContext, roo
               memTotalMiB: detection.memTotalMiB,
               gpioChips: detection.chips,
               expectedChips: detection.expectedChips,
-              reservations: reservations?.map((r) => ({ lines: r.reservation.lines, pins: r.reservation.pins ?? [], reason: r.reservation.reason, when: r.reservation.when, active: r.active, ...(r.because ? { because: r.because } : {}) })) ?? null,
+              reservations: reservations?.map((r) => ({ lines: r.reservation.lines, pins: r.reservation.pins ?? [], reason: r.reservation.reason, when: r.reservation.when, active: r.active, because: r.because, held: r.held, released: r.released })) ?? null,
               serial: detection.serial,
               skipped: registry.skipped,
             },

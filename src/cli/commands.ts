@@ -21,7 +21,7 @@ export interface Command {
 // command's module is loaded; the module parses its arguments with the same object.
 export const gatewayOptions = { host: { type: 'string' }, port: { type: 'string' } } as const satisfies CommandOptions;
 export const agentOptions = { message: { type: 'string', short: 'm' }, session: { type: 'string', short: 's' } } as const satisfies CommandOptions;
-export const configOptions = { secret: { type: 'boolean' } } as const satisfies CommandOptions;
+export const configOptions = { secret: { type: 'boolean' }, plain: { type: 'boolean' } } as const satisfies CommandOptions;
 export const auditOptions = { since: { type: 'string' }, tool: { type: 'string' }, limit: { type: 'string' } } as const satisfies CommandOptions;
 export const gpioBenchOptions = { out: { type: 'string' }, in: { type: 'string' }, n: { type: 'string' }, edges: { type: 'string' } } as const satisfies CommandOptions;
 export const memoryOptions = { kind: { type: 'string' }, limit: { type: 'string' }, mode: { type: 'string' } } as const satisfies CommandOptions;
@@ -125,7 +125,7 @@ export const commands: readonly Command[] = [
   {
     name: 'config',
     options: configOptions,
-    usage: 'pinclaw config path | get KEY | set [--secret] KEY VALUE | validate',
+    usage: 'pinclaw config path | get KEY | set [--plain] KEY VALUE | validate',
     summary: 'read and change the configuration (dot-path keys)',
     subcommands: ['path', 'get', 'set', 'validate'],
     run: async (args, ctx) => (await import('./config-command.js')).runConfig(args[0]!, args.slice(1), ctx),

@@ -19,7 +19,7 @@ type Where = { paths: Paths; env: NodeJS.ProcessEnv; host?: string };
 /** The refusal of a gateway bound beyond this machine without a token (gateway.host or --host). */
 export function bindProblem(host: string, token: string | undefined): string | undefined {
   if (isLoopback(host) || token) return undefined;
-  return `refusing to listen on ${host} without gateway.token: anyone on the network could use the agent; set one (pinclaw config set --secret gateway.token VALUE) or bind 127.0.0.1`;
+  return `refusing to listen on ${host} without gateway.token: anyone on the network could use the agent; set one (pinclaw config set gateway.token VALUE) or bind 127.0.0.1`;
 }
 
 /** Runs one check; a ConfigError becomes its lines, anything else is a bug and propagates. */

@@ -1,17 +1,18 @@
 // `pinclaw config path | get KEY | set KEY VALUE | validate`.
+import { existsSync } from 'node:fs';
 import { ConfigError, EXIT, UsageError } from '../errors.js';
-import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, setSecretValue } from '../config/index.js';
+import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, unreadableSecrets, unreadableText } from '../config/index.js';
 import type { Field } from '../config/schema.js';
 import { parseCommandArgs } from './args.js';
 import { checkConfig, checkConfigSet, providerNote } from './config-checks.js';
 import { configOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
-const USAGE = 'pinclaw config path | get KEY | set [--secret] KEY VALUE | validate';
+const USAGE = 'pinclaw config path | get KEY | set [--plain] KEY VALUE | validate';
 const arity: Record<string, { n: number; usage: string }> = {
   path: { n: 0, usage: 'pinclaw config path' },
   get: { n: 1, usage: 'pinclaw config get KEY' },
-  set: { n: 2, usage: 'pinclaw config set [--secret] KEY VALUE' },
+  set: { n: 2, usage: 'pinclaw config set [--plain] KEY VALUE' },
   validate: { n: 0, usage: 'pinclaw config validate' },
 };
 
@@ -38,9 +39,13 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
   // Parsed, not scanned: after `--` a '--secret' is a value (`pinclaw config set -- KEY --secret`).
   const { values, positionals: rest } = parseCommandArgs(args, configOptions, USAGE);
   const secret = values.secret === true;
+  const plain = values.plain === true;
   const spec = Object.hasOwn(arity, sub) ? arity[sub] : undefined;
   if (!spec) throw new UsageError(`config: unknown subcommand '${sub}'\nusage: ${USAGE}`);
-  if (secret && sub !== 'set') throw new UsageError(`config ${sub}: --secret is only for 'config set'\nusage: ${spec.usage}`);
+  for (const [on, flag] of [[secret, '--secret'], [plain, '--plain']] as const) {
+    if (on && sub !== 'set') throw new UsageError(`config ${sub}: ${flag} is only for 'config set'\nusage: ${spec.usage}`);
+  }
+  if (secret && plain) throw new UsageError(`config set: --secret and --plain contradict each other\nusage: ${spec.usage}`);
   if (rest.length !== spec.n) {
     throw new UsageError(`config ${sub}: expected ${spec.n} argument${spec.n === 1 ? '' : 's'}, got ${rest.length}\nusage: ${spec.usage}`);
   }
@@ -54,7 +59,11 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
     case 'get': {
       const key = rest[0]!;
       const field = lookupKey(key);
-      const value = maskSecrets(field, getConfigValue(loadConfig(ctx.paths, ctx.env), key));
+      const config = loadConfig(ctx.paths, ctx.env);
+      // A secret this home cannot decrypt is not "unset": say so, for it and for a section holding it.
+      const lost = unreadableSecrets(config).filter((u) => u.path === key || u.path.startsWith(`${key}.`) || u.path.startsWith(`${key}[`));
+      if (lost.length) throw new ConfigError(unreadableText(lost, ctx.paths.secretKey));
+      const value = maskSecrets(field, getConfigValue(config, key));
       if (ctx.json) ctx.out(JSON.stringify(value ?? null));
       else if (typeof value === 'string') ctx.out(value);
       else if (value !== undefined) ctx.out(JSON.stringify(value));
@@ -63,11 +72,28 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
 
     case 'set': {
       const [key, value] = rest as [string, string];
+      // A secret field is always stored encrypted: --secret only asserts that the key is one.
+      const isSecret = lookupKey(key).secret === true;
+      if ((secret || plain) && !isSecret) throw new ConfigError(`${key} is not a secret field; set it without ${secret ? '--secret' : '--plain'}`);
       // Refused (exit 78, nothing written) when the gateway or pinclaw agent would refuse the result.
       const remaining = await checkConfigSet(key, value, ctx);
-      if (secret) setSecretValue(ctx.paths, key, value);
-      else setConfigValue(file, key, value);
-      ctx.out(ctx.json ? JSON.stringify({ set: key, file }) : `set ${key}`);
+      const hadKey = existsSync(ctx.paths.secretKey);
+      const encrypted = setConfigValue(file, key, value, { keyFile: ctx.paths.secretKey, plain });
+      ctx.out(ctx.json ? JSON.stringify({ set: key, file, encrypted }) : `set ${key}${encrypted.includes(key) ? ' (stored encrypted)' : ''}`);
+      if (plain) ctx.err(`warning: ${key} is stored in clear in ${file}: anyone who can read the file or a copy of it can use it; pinclaw doctor warns about it, and the next write of the config encrypts it`);
+      const others = encrypted.filter((k) => k !== key);
+      if (others.length) ctx.err(`note: encrypted the secrets ${file} held in clear: ${others.join(', ')}`);
+      // A new key beside values written under another (a restore without the key): copying the old
+      // key over it later would make what was just encrypted unreadable in turn.
+      if (!hadKey && existsSync(ctx.paths.secretKey)) {
+        let lost: string[] = [];
+        try {
+          lost = unreadableSecrets(loadConfig(ctx.paths, ctx.env)).map((u) => u.path);
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err; // the environment's own problem: not this write's
+        }
+        if (lost.length) ctx.err(`warning: created a new ${ctx.paths.secretKey}; ${lost.join(', ')} ${lost.length === 1 ? 'was' : 'were'} encrypted under another key and stay unreadable: set ${lost.length === 1 ? 'it' : 'them'} again too, and do not copy the old secret.key over this one now (what was just encrypted would become unreadable)`);
+      }
       for (const name of overridingVars(key, ctx.env)) ctx.err(`note: ${name} is set in the environment and overrides the file`);
       for (const line of remaining) ctx.err(`note: still to fix: ${line}`);
       return EXIT.ok;
@@ -76,7 +102,7 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
     case 'validate': {
       try {
         // Everything the gateway and pinclaw agent check before they start (src/cli/config-checks.ts).
-        const config = loadConfig(ctx.paths, ctx.env);
+        const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
         await checkConfig(config, ctx);
         const note = providerNote(config, ctx.env);
         if (note) ctx.err(`note: pinclaw agent would stop (exit 78) until a provider is set up; the gateway starts: ${note}`);

@@ -23,7 +23,7 @@ export const terminalAsk: Ask = (question) =>
   });
 
 export function questionFor(r: ConfirmRequest): string {
-  return `pinclaw: ${r.tool} needs your confirmation\n  ${r.summary}\nallow this call? [y/N] `;
+  return `pinclaw: ${r.tool} needs your confirmation${r.reason ? ` (${r.reason})` : ''}\n  ${r.summary}\nallow this call? [y/N] `;
 }
 
 /** undefined when nobody can be asked: the registry then refuses the call and says why. */

@@ -1,7 +1,8 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
 import { execSandbox } from '../sandbox/detect.js';
-import { errorMessage, UsageError } from '../errors.js';
+import { ConfigError, errorMessage, PinclawError, UsageError } from '../errors.js';
+import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
@@ -10,6 +11,7 @@ import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '..
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { aliveWriter, recordGatewayStart, startWatchdog } from '../ops/watchdog.js';
+import { removeBackupLeftovers } from '../ops/backup-leftovers.js';
 import { HttpError, startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
 import { memoryInputError } from '../memory/holder.js';
 import { apiRoutes, httpChannel } from '../channels/http/api.js';
@@ -25,6 +27,7 @@ import { startHardware } from './hardware-runtime.js';
 import { checkConfig } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
+import { problemsText } from '../hardware/health.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import type { CliContext } from './context.js';
 
@@ -51,12 +54,36 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   // Bad flags are reported before anything on disk is touched.
   const portFlag = values.port !== undefined ? parsePort(values.port, '--port') : undefined;
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
-  const config = loadConfig(ctx.paths, ctx.env);
+  // Before anything else reads or writes the home: a second gateway stops here (src/store/home-lock.ts).
+  configureNative({ cacheDir: ctx.paths.cache });
+  const lock = lockHome(ctx.paths);
+  try {
+    return await serve(values, portFlag, ctx);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The gateway's lock on its home, or a PinclawError (exit 1) naming who holds it. */
+function lockHome(paths: CliContext['paths']): HomeLock {
+  const r = tryLockHome(paths.lock);
+  if ('held' in r) return r.held;
+  const kill = r.busy.pid !== undefined ? `, or kill ${r.busy.pid}` : '';
+  throw new PinclawError(
+    `${describeHolder(r.busy)} is already running on ${paths.home} (it holds ${paths.lock}); two gateways on one home would both poll Telegram, claim the same GPIO lines and write one queue. Stop it first (systemctl stop pinclaw${kill}), or run this one on another home (--home DIR)`,
+  );
+}
+
+async function serve(values: { host?: string }, portFlag: number | undefined, ctx: CliContext): Promise<number> {
+  // A gateway without a secret it was given (a token, a key) would run half-deaf or unguarded: refused.
+  const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
   // Every configuration error (exit 78) before anything starts, the same checks `config set` runs;
   // among them: beyond this machine (gateway.host or --host) never without a token.
   await checkConfig(config, { ...ctx, host: values.host });
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
+  // A backup killed midway leaves a full copy of the database and workspace; it is not kept past a restart.
+  for (const p of removeBackupLeftovers(ctx.paths.home)) log.info(`removed ${p}, left by a backup that did not finish`);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
   // One malloc arena from now on, and glibc's first thresholds (128 KiB) kept: what turns free can
   // then be given back when the gateway goes quiet (native/memory.cc has the figures). The same
@@ -98,7 +125,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
     conductor.start();
     // Jobs and the heartbeat submit through the conductor, so they start once it runs.
     stops.push(scheduling.start({ db, conductor, channels: channels.map((c) => c.name) }));
-    stops.push(await hardware.start(conductor, channels.map((c) => c.name)));
+    // A failing trigger, sensor or board makes the hardware channel degraded, naming it, until it recovers.
+    stops.push(await hardware.start(conductor, channels.map((c) => c.name), (problems) =>
+      bus.emit({ type: 'channel_status', channel: HARDWARE_CHANNEL, state: problems.length ? 'degraded' : 'up', detail: problems.length ? problemsText(problems) : 'ready' })));
     // The broker connection, the MQTT chat, triggers, Home Assistant and the fleet; a broker that is
     // down or refuses is logged and retried, the rest of the gateway goes on.
     if (mqtt) {
@@ -114,8 +143,9 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
       host,
       port,
       token: config.gateway.token,
-      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus() }), confirmations),
-      guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens },
+      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health() }), confirmations),
+      guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens, maxGlobalFailures: config.gateway.rateLimit.maxBadTokensTotal },
+      connections: { max: config.gateway.connections.max, perAddress: config.gateway.connections.perAddress, firstRequestMs: config.gateway.connections.firstRequestSeconds * 1000 },
       // The dashboard: its login sessions and pairing requests live in the store.
       web: {
         db,

@@ -12,7 +12,8 @@ import { serialTools } from '../hardware/mcu/serial-tools.js';
 import { resolvePin } from '../hardware/mcu/pins.js';
 import type { McuEvent } from '../hardware/mcu/messages.js';
 import { loadBoardRegistry, userBoardsDir } from '../hardware/boards/registry.js';
-import type { TriggerEdge } from '../hardware/triggers/runner.js';
+import type { TriggerEdge, TriggerRunner } from '../hardware/triggers/runner.js';
+import { trackSensors, watchHealth, type HardwareProblem } from '../hardware/health.js';
 import type { I2cBackend } from '../hardware/i2c/types.js';
 import { startMaixcamServer, type MaixcamServer } from '../hardware/maixcam/server.js';
 import { detectionTriggers } from '../hardware/maixcam/triggers.js';
@@ -23,6 +24,8 @@ import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import { startTriggers } from '../hardware/triggers/runner.js';
 import { busNumbers } from '../hardware/i2c/buses.js';
+import { readDeviceTreeModel } from '../hardware/boards/detect.js';
+import { HOST_ROOTS } from '../hardware/boards/host-roots.js';
 import { createWriteLimiter } from '../hardware/write-limit.js';
 import { readFileSync } from 'node:fs';
 import type { Tool } from '../tools/types.js';
@@ -40,9 +43,11 @@ export interface HardwareRuntime {
   channels: ChannelAdapter[];
   /**
    * The gateway's start: claims the declared outputs at their initial values and starts the
-   * configured triggers; returns their stop.
+   * configured triggers; returns their stop. onHealth hears every change of health() from then on.
    */
-  start(conductor: Conductor, knownChannels: readonly string[]): Promise<() => void>;
+  start(conductor: Conductor, knownChannels: readonly string[], onHealth?: (problems: HardwareProblem[]) => void): Promise<() => void>;
+  /** What is failing now (triggers, sensors, devices); empty when healthy. */
+  health(): HardwareProblem[];
   close(): void;
   /** The named lines, boards and sensors, for Home Assistant discovery (src/fleet/hardware-entities.ts). */
   haSources(): HardwareSources | undefined;
@@ -61,15 +66,16 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
   // Checked on every machine (it needs no board profile): a sensor that names nothing exits 78.
   checkSensorConfig(config.hardware, ctx.paths.config);
   if (hardwarePresence(config, ctx.paths) === undefined) {
-    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: async () => () => {}, close: () => {}, haSources: () => undefined };
+    return { tools: [boardInfoTool(() => NO_HARDWARE)], channels: [], start: async () => () => {}, health: () => [], close: () => {}, haSources: () => undefined };
   }
   // A trigger or a named line that points nowhere is a config error (exit 78), found before start
   // and before any device is opened.
   checkBoardConfig(config, ctx.paths);
   const cam = config.hardware.maixcam;
   if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
-  // The I2C code is loaded only when a bus exists: most machines have none.
-  const i2c = busNumbers().length ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
+  // The I2C code is loaded only when a bus exists or a board may be here (a board with I2C and no bus
+  // gets tools that say how to enable it): most machines have neither.
+  const i2c = busNumbers().length || config.board.profile !== undefined || readDeviceTreeModel(HOST_ROOTS) !== null ? await Promise.all([import('../hardware/i2c/tools.js'), import('../hardware/i2c/index.js')]) : undefined;
   const i2cLimit = createWriteLimiter({ ...config.hardware.writeRateLimit, noun: 'device' });
   // One backend for the sensors and the sensor triggers, made on first use.
   let i2cShared: I2cBackend | undefined;
@@ -84,7 +90,8 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       let backend: ReturnType<typeof i2cBackend> | undefined;
       return i2cTools({
         backend: () => (backend ??= i2cBackend({ env: ctx.env })),
-        buses: () => buses.map((bus) => ({ bus, path: `/dev/i2c-${bus}`, name: adapterNameSync(bus) })),
+        // Read at each call: a bus that appears later (modprobe i2c-dev) is usable without a restart.
+        buses: () => (buses.length ? buses : busNumbers()).map((bus) => ({ bus, path: `/dev/i2c-${bus}`, name: adapterNameSync(bus) })),
         writeLimiter: i2cLimit,
       });
     },
@@ -113,20 +120,41 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
   };
   // The sensors' reader and sensor_read are the lazy chunk 'sensors': loaded only when some are named.
   let sensors: SensorReader | undefined;
+  /** sensor name → why its last read (a poll, sensor_read, Home Assistant's) failed; cleared by a good read */
+  const sensorFailures = new Map<string, string>();
+  let runner: TriggerRunner | undefined;
   if (config.hardware.sensors.length) {
     const [{ createSensorReader }, { sensorReadTool }] = await Promise.all([import('../hardware/sensors/reader.js'), import('../hardware/sensors/tool.js')]);
-    sensors = createSensorReader({ sensors: config.hardware.sensors, i2c: i2cForSensors, devices: () => mcu?.devices ?? [] });
+    sensors = trackSensors(createSensorReader({ sensors: config.hardware.sensors, i2c: i2cForSensors, devices: () => mcu?.devices ?? [] }), sensorFailures);
     hw.tools.push(sensorReadTool(sensors));
   }
   let camServer: MaixcamServer | undefined;
   if (cam.port !== undefined) hw.tools.push(cameraCommandTool(() => camServer));
   const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length + cam.triggers.length > 0;
+  const health = (): HardwareProblem[] => {
+    const problems: HardwareProblem[] = [];
+    for (const s of runner?.status() ?? []) {
+      const component = s.kind === 'gpio' ? `trigger '${s.name}'` : `sensor trigger ${s.name}`;
+      if (s.state === 'failed' || s.state === 'read-failing') problems.push({ component, reason: s.lastError ?? 'not running' });
+      else if (s.kind === 'gpio') {
+        // A trigger on a board's pin watches nothing while its board is away (it re-arms on the hello).
+        const dev = mcuLine(s.name)?.dev;
+        if (dev && !deviceUp(dev.state())) problems.push({ component, reason: `its board ${dev.name} (${dev.port}) is not connected: ${steadyState(dev.state())}` });
+      }
+    }
+    for (const [name, reason] of sensorFailures) problems.push({ component: `sensor '${name}'`, reason });
+    for (const d of mcu?.devices ?? []) if (!deviceUp(d.state())) problems.push({ component: `device '${d.name}'`, reason: `${d.port}: ${steadyState(d.state())}` });
+    return problems;
+  };
   return {
+    health,
     tools: hw.tools,
     gpio: hw.gpio,
     promptText: hw.promptText,
     channels: triggersWanted ? [hardwareChannel()] : [],
-    async start(conductor, knownChannels) {
+    async start(conductor, knownChannels, onHealth) {
+      // A board whose GPIO cannot be used is worth a line in the journal (doctor and tool list say it too).
+      if (hw.board && hw.gpioUnavailable !== undefined) log.warn(`GPIO tools unavailable: ${hw.gpioUnavailable}`);
       for (const p of hw.gpio?.claimOutputs() ?? []) log.warn(p);
       const stops: (() => unknown)[] = [];
       if (cam.port !== undefined) {
@@ -137,9 +165,14 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         stops.push(() => s.close());
       }
       const stopAll = () => stops.reverse().forEach((f) => f());
-      if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return stopAll;
+      // Watched once the triggers run, so the first look already sees one that could not start.
+      const watched = () => {
+        if (onHealth) stops.push(watchHealth(health, onHealth));
+        return stopAll;
+      };
+      if (config.hardware.triggers.length + config.hardware.sensorTriggers.length === 0) return watched();
       const gpio = hw.gpio;
-      const runner = startTriggers({
+      runner = startTriggers({
         triggers: config.hardware.triggers,
         sensorTriggers: config.hardware.sensorTriggers,
         submit: (m) => conductor.submit(m),
@@ -166,8 +199,9 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
           return v;
         },
       });
-      stops.push(() => runner.stop());
-      return stopAll;
+      const started = runner;
+      stops.push(() => started.stop());
+      return watched();
     },
     close: () => {
       hw.close();
@@ -176,6 +210,14 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
     haSources: () => ({ config, gpio: hw.gpio, board: hw.board?.id, devices: mcu?.devices ?? [], sensors, mcuEvents, mcuHellos }),
   };
 }
+
+/** A board on a serial port that works: open, and (an MCU) past its hello. */
+function deviceUp(state: string): boolean {
+  return state === 'open' || state === 'open, waiting for hello';
+}
+
+/** A device's state without its retry countdown: the same failure must read the same on every look. */
+const steadyState = (state: string) => state.replace(/, next try in \d+ ms$/, '');
 
 /**
  * An MCU pin as a trigger's edge source: the firmware is asked to watch the pin after every hello

@@ -34,19 +34,23 @@ export async function runTool(sub: string, args: string[], ctx: CliContext, ask?
     const toolCtx: ToolContext = { sessionKey: CLI_TOOL_SESSION, channel: 'cli', chatId: 'local', caller: 'owner', confirm: cliConfirm(ctx, ask) };
 
     if (sub === 'list') {
-      const listed = registry.list(toolCtx).map(({ tool, decision, confirm }) => ({
+      const listed = registry.list(toolCtx).map(({ tool, decision, confirm, unavailable }) => ({
         name: tool.name,
         description: tool.description,
         allowed: decision.allowed,
         rule: decision.rule,
         ...(decision.allowed ? {} : { reason: decision.reason }),
         ...(confirm ? { confirm } : {}),
+        // A tool that exists but cannot run on this machine (no GPIO chip, permission denied): why, and the fix.
+        available: unavailable === undefined,
+        ...(unavailable !== undefined ? { unavailable } : {}),
       }));
       if (ctx.json) ctx.out(JSON.stringify(listed, null, 2));
       else {
         const width = Math.max(...listed.map((l) => l.name.length));
         for (const l of listed) {
-          const verdict = l.allowed ? `allowed (${l.rule})${l.confirm ? `, asks first (${l.confirm})` : ''}` : `denied: ${l.reason}`;
+          const verdict = (l.allowed ? `allowed (${l.rule})${l.confirm ? `, asks first (${l.confirm})` : ''}` : `denied: ${l.reason}`)
+            + (l.unavailable !== undefined ? `; unavailable here: ${l.unavailable}` : '');
           ctx.out(`${l.name.padEnd(width)}  ${verdict}\n${' '.repeat(width + 2)}${l.description}`);
         }
       }

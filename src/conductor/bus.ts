@@ -17,13 +17,14 @@ interface OwnEvents {
   reply: { type: 'reply'; sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
   error: { type: 'error'; sessionKey?: string; message: string };
   /** a tool waits for the owner's yes in an http chat: answer with POST /api/confirm */
-  confirm_request: { type: 'confirm_request'; id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string };
+  confirm_request: { type: 'confirm_request'; id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string; reason?: string };
   confirm_answer: { type: 'confirm_answer'; id: string; sessionKey: string; allowed: boolean; by: 'api' | 'timeout' };
-  /** a channel's connection changed (up, down with the reason) */
+  /** a channel's connection changed (up, down with the reason; the hardware channel: degraded with what failed) */
   channel_status: { type: 'channel_status'; channel: string; state: ChannelState; detail: string };
 }
 
-export type ChannelState = 'starting' | 'up' | 'down';
+/** degraded: running, but a part failed (a hardware trigger, sensor or device); the detail names it */
+export type ChannelState = 'starting' | 'up' | 'down' | 'degraded';
 
 export type BusEvents = LoopBusEvents & OwnEvents;
 export type BusEventName = keyof BusEvents;

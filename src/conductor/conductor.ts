@@ -12,6 +12,7 @@ import {
   claimBurst, enqueue, markAttemptFailed, markDone, nextAvailableAt, readySessions, recordOutbound, recoverOrphans, release, burstMembers, deliveredFor, retryOutboundNow,
   type InboundRow, type NewInbound, type OutboundRow,
 } from '../store/queue.js';
+import { DiskFullError, homeOf, isDiskFull } from '../store/disk.js';
 import { saveSession } from '../store/sessions.js';
 import type { Bus } from './bus.js';
 import { createDeliverer, defaultDeliveryRetryDelay, type Deliverer, type DeliveryChannel } from './delivery.js';
@@ -61,7 +62,11 @@ export interface Conductor {
   start(): void;
   /** Stops claiming, waits up to `drainMs` for running turns, then aborts them. */
   stop(drainMs: number): Promise<void>;
-  /** Resolves with the reply or notice recorded for an inbound message once it has been delivered. */
+  /**
+   * Resolves with the reply or notice recorded for an inbound message once it has been delivered;
+   * rejects (a DiskFullError when the disk is full) when its turn could not be saved at all: the
+   * message stays queued and is tried again once the write succeeds, but nobody should wait for that.
+   */
   delivered(inboundId: number): Promise<OutboundRow>;
   /** Tries the channel's undelivered replies now (it has just come back), not at their retry time. */
   retryDelivery(channel: string): void;
@@ -86,7 +91,10 @@ export function createConductor(opts: ConductorOptions): Conductor {
   const channelNames = [...channels.keys()];
   const running = new Map<string, Promise<void>>();
   const aborts = new Map<string, AbortController>();
-  const waiters = new Map<number, ((o: OutboundRow) => void)[]>();
+  const waiters = new Map<number, { resolve: (o: OutboundRow) => void; reject: (err: Error) => void }[]>();
+  /** retries of failure records that could not be written (storeLater) */
+  const storeRetries = new Set<NodeJS.Timeout>();
+  const home = homeOf(db.name);
   const retryDelay = opts.retryDelayMs ?? defaultRetryDelay;
   let started = false;
   let stopping = false;
@@ -106,7 +114,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
     bus.emit({ type: 'reply', sessionKey: o.session_key, outboundId: o.id, inboundId: o.inbound_id, channel: o.channel, text: o.text, kind: o.kind });
     if (o.inbound_id === null) return;
     for (const id of burstMembers(db, o.inbound_id)) {
-      for (const w of waiters.get(id) ?? []) w(o);
+      for (const w of waiters.get(id) ?? []) w.resolve(o);
       waiters.delete(id);
     }
   }
@@ -142,7 +150,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
       }
       const reason = errorMessage(err);
       const attempt = rows[0]!.attempts;
-      const state = db.transaction(() => {
+      const recordFailure = db.transaction(() => {
         const s = markAttemptFailed(db, ids, reason, config.conductor.maxAttempts, retryDelay(attempt));
         // One notice when the trouble starts and one when pinclaw gives up: enough to know, not spam.
         if (attempt === 1 || s === 'failed') {
@@ -152,7 +160,25 @@ export function createConductor(opts: ConductorOptions): Conductor {
           recordOutbound(db, { idempotencyKey: `notice:${last.id}:${s}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text, kind: 'notice' });
         }
         return s;
-      })();
+      });
+      let state: string;
+      try {
+        state = recordFailure();
+      } catch (writeErr) {
+        // The failure could not be recorded either (a full disk, most often): the row would stay
+        // 'processing' until a restart. It is written again until that succeeds, and whoever waits
+        // is told now.
+        storeLater(ids, last.channel, () => recordFailure());
+        const full = isDiskFull(err) || isDiskFull(writeErr);
+        const told = full ? new DiskFullError('the turn could not be saved; the message is kept and will be tried again once there is space', home)
+          : new PinclawError(`the turn could not be saved (${errorMessage(writeErr)}); the message is kept and will be tried again`);
+        for (const id of ids) {
+          for (const w of waiters.get(id) ?? []) w.reject(told);
+          waiters.delete(id);
+        }
+        state = 'unsaved';
+        log.error(`session ${key}: turn failed (${reason}) and the failure could not be recorded (${errorMessage(writeErr)}); retrying the record until it can be written`);
+      }
       log.warn(`session ${key}: turn failed (attempt ${attempt}, now ${state}): ${reason}`);
       bus.emit({ type: 'error', sessionKey: key, message: reason });
       count('turns', { outcome: 'failed' });
@@ -163,10 +189,46 @@ export function createConductor(opts: ConductorOptions): Conductor {
     deliver(last.channel);
   }
 
+  /**
+   * Writes `write` again, with growing pauses, until it succeeds (space is back); then the row is
+   * pending again and the pump takes it. A stop leaves it to the next start's orphan recovery.
+   */
+  function storeLater(ids: readonly number[], channel: string, write: () => void): void {
+    let delay = 500;
+    const tryWrite = () => {
+      storeRetries.delete(t);
+      if (stopping) return;
+      try {
+        write();
+      } catch {
+        delay = Math.min(delay * 2, 30_000);
+        t = setTimeout(tryWrite, delay);
+        storeRetries.add(t);
+        return;
+      }
+      log.info(`message(s) ${ids.join(', ')}: the failure is recorded now; the message is queued again`);
+      deliver(channel);
+      pump();
+    };
+    let t = setTimeout(tryWrite, delay);
+    storeRetries.add(t);
+  }
+
   function pump(): void {
     if (!started || stopping) return;
     clearTimeout(timer);
     timer = undefined;
+    try {
+      pumpOnce();
+    } catch (err) {
+      // Claiming is a write: on a full disk it fails. Tried again shortly rather than thrown at
+      // whoever called pump (a microtask, a finished turn).
+      log.warn(`conductor: cannot claim messages (${errorMessage(err)}); trying again in 5 s`);
+      timer = setTimeout(pump, 5000);
+    }
+  }
+
+  function pumpOnce(): void {
     for (const key of readySessions(db, channelNames)) {
       if (running.size >= config.conductor.concurrency) break;
       if (running.has(key) || !wanted(key)) continue;
@@ -195,7 +257,13 @@ export function createConductor(opts: ConductorOptions): Conductor {
     submit(msg) {
       checkLength(msg.text);
       const debounce = channels.get(msg.channel)?.debounceMs ?? 0;
-      const row = enqueue(db, msg, debounce);
+      let row: InboundRow;
+      try {
+        row = enqueue(db, msg, debounce);
+      } catch (err) {
+        if (isDiskFull(err)) throw new DiskFullError('message not saved', home);
+        throw err;
+      }
       count('messages_received', { channel: row.channel });
       bus.emit({ type: 'message_received', inboundId: row.id, sessionKey: row.session_key, channel: row.channel, text: row.text });
       queueMicrotask(pump);
@@ -231,6 +299,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
     async stop(drainMs) {
       stopping = true;
       clearTimeout(timer);
+      for (const t of storeRetries) clearTimeout(t);
+      storeRetries.clear();
       idle.stop();
       const all = Promise.all(running.values());
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), drainMs).unref());
@@ -243,9 +313,9 @@ export function createConductor(opts: ConductorOptions): Conductor {
       for (const d of deliverers.values()) d.stop();
     },
     delivered(inboundId) {
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
         const list = waiters.get(inboundId) ?? [];
-        list.push(resolve);
+        list.push({ resolve, reject });
         waiters.set(inboundId, list);
         const done = deliveredFor(db, inboundId);
         if (done) {

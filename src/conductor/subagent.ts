@@ -116,6 +116,8 @@ export function createSubAgents(d: SubAgentDeps): SubAgentRunner {
         chatId: parent.chatId,
         caller: parent.caller,
         board: parent.board,
+        // The parent's message: a physical action it asks for expires with it (tools.physicalMaxAgeSeconds).
+        receivedAt: parent.receivedAt,
         confirm: parent.confirm,
         signal: ac.signal,
       };

@@ -123,7 +123,11 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     system,
     messages: [...session.messages, user],
     tools: deps.tools,
-    toolContext: { sessionKey: key, channel: first.channel, chatId: first.chat_id, caller: first.sender, board: deps.board, signal, confirm: deps.confirmFor?.(first.channel, first.chat_id) },
+    toolContext: {
+      sessionKey: key, channel: first.channel, chatId: first.chat_id, caller: first.sender, board: deps.board, signal, confirm: deps.confirmFor?.(first.channel, first.chat_id),
+      // When the oldest message of the burst came in: a retry or a restart does not make it younger.
+      receivedAt: Math.min(...rows.map((r) => r.created_at)),
+    },
     maxIterations: cfg.maxIterations,
     maxTokens: cfg.maxTokens,
     signal,

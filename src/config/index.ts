@@ -1,16 +1,15 @@
 // The configuration façade: precedence is defaults < file < environment, and every way in
 // (load, get, set) goes through the same schema so they cannot disagree about a key.
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { ConfigError, PinclawError } from '../errors.js';
-import { ensureWritableDir, writeFailure, writeFileAtomic } from '../fsutil.js';
+import { ConfigError } from '../errors.js';
 import type { Paths } from '../paths.js';
 import { closest } from '../suggest.js';
 import { applyEnv, envVarFor, parseFieldText } from './env.js';
 import { parseConfigText } from './parse.js';
-import { decryptSecret, encryptSecret, isEncrypted, secretKey } from './secrets.js';
+import { decryptSecret, isEncrypted, secretKey } from './secrets.js';
 import { fieldAt, leaves, secretSlots, schema, type Field, type FieldKind, type ObjectField, type PinclawConfig } from './schema.js';
 import { expectedText, formatIssue, formatIssues, validateConfig } from './validate.js';
+import { writeConfigFile } from './write.js';
 
 export type { PinclawConfig } from './schema.js';
 export { defaults } from './schema.js';
@@ -31,37 +30,83 @@ export function readConfigFile(file: string): Record<string, unknown> {
   return parseConfigText(text, file);
 }
 
+/** A secret field whose stored value this home cannot decrypt, and why. */
+export interface UnreadableSecret {
+  path: string;
+  reason: string;
+}
+
+export interface LoadOptions {
+  /**
+   * 'required' (the gateway, the agent, `config validate`): a secret that cannot be decrypted is a
+   * ConfigError naming every such key. 'readable' (the default, every other command): such a
+   * secret is left unset and listed by unreadableSecrets(), so what needs no secret keeps working.
+   */
+  secrets?: 'required' | 'readable';
+}
+
+const unreadable = new WeakMap<PinclawConfig, UnreadableSecret[]>();
+
+/** The secrets loadConfig had to leave unset in this config (empty when all were readable). */
+export function unreadableSecrets(config: PinclawConfig): readonly UnreadableSecret[] {
+  return unreadable.get(config) ?? [];
+}
+
+/** What an owner reads about unreadable secrets: one line per key, then the way out. */
+export function unreadableText(list: readonly UnreadableSecret[], keyFile: string): string {
+  return [
+    ...list.map((u) => `${u.path}: ${u.reason}`),
+    `put back the secret.key these values were encrypted with (${keyFile}, chmod 600), or set each again: pinclaw config set KEY VALUE`,
+  ].join('\n');
+}
+
 /** Defaults, then the file, then PINCLAW_* variables; any problem is a ConfigError listing all of them. */
-export function loadConfig(paths: Paths, env: NodeJS.ProcessEnv = process.env): PinclawConfig {
-  return configFromRaw(readConfigFile(paths.config), paths, env);
+export function loadConfig(paths: Paths, env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): PinclawConfig {
+  return configFromRaw(readConfigFile(paths.config), paths, env, opts);
 }
 
 /** A file's content as loadConfig makes it a config: defaults, environment, decrypted secrets. */
-export function configFromRaw(fromFile: Record<string, unknown>, paths: Pick<Paths, 'config' | 'secretKey'>, env: NodeJS.ProcessEnv = process.env): PinclawConfig {
+export function configFromRaw(fromFile: Record<string, unknown>, paths: Pick<Paths, 'config' | 'secretKey'>, env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): PinclawConfig {
   const merged = applyEnv(fromFile, env);
   const result = validateConfig(merged.raw);
   const lines = [formatIssues(result.errors, paths.config), formatIssues(merged.errors)].filter(Boolean);
   if (lines.length || !result.config) throw new ConfigError(lines.join('\n'));
-  decryptSecrets(result.config, paths.secretKey);
+  const failed = decryptSecrets(result.config, paths.secretKey);
+  if (failed.length) {
+    if (opts.secrets === 'required') throw new ConfigError(unreadableText(failed, paths.secretKey));
+    unreadable.set(result.config, failed);
+  }
   return result.config;
 }
 
-/** Decrypts the `enc:` values of secret fields in place; the key is read only when one exists. */
-function decryptSecrets(config: PinclawConfig, keyFile: string): void {
-  let key: Buffer | undefined;
+/**
+ * Decrypts the `enc:` values of secret fields in place; the key is read only when one exists. A value
+ * that cannot be decrypted (no key, a key of another home, an altered value) is removed, and listed.
+ */
+function decryptSecrets(config: PinclawConfig, keyFile: string): UnreadableSecret[] {
+  let key: Buffer | ConfigError | undefined;
+  const failed: UnreadableSecret[] = [];
   for (const { path, parent, key: name } of secretSlots(config)) {
     const value = parent[name];
     if (!isEncrypted(value)) continue;
-    key ??= secretKey(keyFile, false);
-    parent[name] = decryptSecret(value, key, path);
+    if (key === undefined) {
+      try {
+        key = secretKey(keyFile, false);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        key = err;
+      }
+    }
+    try {
+      if (key instanceof ConfigError) throw key;
+      parent[name] = decryptSecret(value, key, path);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      delete parent[name];
+      failed.push({ path, reason: err.message.startsWith(`${path}: `) ? err.message.slice(path.length + 2) : err.message });
+    }
   }
-}
-
-/** `config set --secret`: the value is encrypted before it reaches the file. */
-export function setSecretValue(paths: Paths, key: string, plain: string): void {
-  const field = lookupKey(key);
-  if (field.kind !== 'string' || !field.secret) throw new ConfigError(`${key} is not a secret field; set it without --secret`);
-  setConfigValue(paths.config, key, encryptSecret(plain, secretKey(paths.secretKey, true)));
+  return failed;
 }
 
 /** The schema field for a dot-path key; unknown keys get a "did you mean" from their siblings. */
@@ -96,10 +141,13 @@ export function getConfigValue(config: PinclawConfig, key: string): unknown {
 /**
  * Sets one key in the file. The value is parsed by the field's kind and the whole resulting file
  * is validated before anything is written, so a refused change leaves the file byte-identical.
- * Only the file's own content is written: defaults and environment values stay out of it.
+ * Only the file's own content is written: defaults and environment values stay out of it. Every
+ * secret field is written encrypted under `secrets.keyFile` (src/config/write.ts), the one just set
+ * and any the file held in clear; with `plain` the key just set is written as given. Returns the
+ * paths of the secrets it encrypted.
  */
-export function setConfigValue(file: string, key: string, valueText: string): void {
-  writeConfigFile(file, plannedConfig(file, key, valueText));
+export function setConfigValue(file: string, key: string, valueText: string, secrets: { keyFile: string; plain?: boolean }): string[] {
+  return writeConfigFile({ config: file, secretKey: secrets.keyFile }, plannedConfig(file, key, valueText), secrets.plain ? { keepPlain: key } : {});
 }
 
 /**
@@ -128,19 +176,6 @@ export function plannedConfig(file: string, key: string, valueText: string): Rec
   const { errors } = validateConfig(raw);
   if (errors.length) throw new ConfigError(`${formatIssues(errors, file)}\n${file} was not changed`);
   return raw;
-}
-
-/**
- * Writes a whole config file atomically. A failed write (a full disk, a read-only file system) is a
- * message naming the file and the way out, and the old file is left as it was.
- */
-export function writeConfigFile(file: string, raw: Record<string, unknown>): void {
-  ensureWritableDir(dirname(file), 'config directory');
-  try {
-    writeFileAtomic(file, JSON.stringify(raw, null, 2) + '\n', 0o600);
-  } catch (err) {
-    throw new PinclawError(`cannot write ${file}: ${writeFailure(err, dirname(file))}; ${file} was not changed`);
-  }
 }
 
 export interface KeyDescription {

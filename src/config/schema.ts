@@ -44,7 +44,17 @@ const sections = {
         fields: {
           perSecond: { kind: 'integer', min: 1, default: 50, description: 'sustained requests per second per client' },
           burst: { kind: 'integer', min: 1, default: 100, description: 'requests a client may make at once before the rate applies' },
-          maxBadTokens: { kind: 'integer', min: 1, default: 10, description: 'wrong tokens within a minute before the client is locked out (5 minutes, doubling to an hour)' },
+          maxBadTokens: { kind: 'integer', min: 1, default: 10, description: 'wrong tokens within a minute before the client (an IPv4 address, or an IPv6 /64) is locked out (5 minutes, doubling to an hour)' },
+          maxBadTokensTotal: { kind: 'integer', min: 1, default: 30, description: 'wrong tokens within a minute from all clients together before token logins are paused (5 minutes, doubling to an hour) for every client that has not given the right token within a day; a logged-in dashboard keeps working' },
+        },
+      },
+      connections: {
+        kind: 'object',
+        description: 'connections the gateway holds open (docs/channels.md#the-gateways-defences)',
+        fields: {
+          max: { kind: 'integer', min: 1, description: 'connections held at once; more are closed on arrival. Unset: 256, or half the open-files limit when that is lower (the other half stays for the database, model calls and devices)' },
+          perAddress: { kind: 'integer', min: 1, description: 'connections one client (an IPv4 address, or an IPv6 /64) may hold; unset: a quarter of max' },
+          firstRequestSeconds: { kind: 'integer', min: 1, max: 300, default: 10, description: 'a connection that has not sent a whole request (its headers) within this many seconds is closed' },
         },
       },
     },
@@ -61,6 +71,7 @@ const sections = {
     description: 'the SQLite store',
     fields: {
       busyTimeoutMs: { kind: 'integer', min: 0, default: 5000, description: 'how long a write waits for a locked database, in milliseconds' },
+      diskWarnMb: { kind: 'integer', min: 1, default: 256, description: 'doctor warns when the file system of the home has less than this many MiB free (turns cannot be saved on a full one)' },
     },
   },
   native: {
@@ -141,6 +152,7 @@ const sections = {
       maxWriteBytes: { kind: 'integer', min: 1, default: 1048576, description: 'largest file write_file writes and edit_file edits, in bytes' },
       maxSearchBytes: { kind: 'integer', min: 1024, default: 1048576, description: 'largest file grep searches, in bytes; larger ones are skipped and counted' },
       maxResults: { kind: 'integer', min: 1, default: 200, description: 'most entries list_dir, paths glob and matches grep return' },
+      workspaceQuotaMb: { kind: 'integer', min: 1, default: 1024, description: 'most the workspace may hold, in MiB: write_file and edit_file refuse a write past it, exec does not start over it and is stopped when its writes would pass it (docs/tools.md)' },
     },
   },
   sandbox: {
@@ -227,6 +239,7 @@ const sections = {
       },
       controlChats: { kind: 'array', items: { kind: 'string', description: 'channel:chatId' }, default: ['cli:local'], description: 'chats (channel:chatId) whose tools may act on other chats, e.g. send_message elsewhere; cli:local is the command line' },
       confirm: { kind: 'array', items: { kind: 'string', description: 'tool name' }, default: [], description: "tools that need the owner's yes before each call, besides those that always ask" },
+      physicalMaxAgeSeconds: { kind: 'integer', min: 0, default: 120, description: "a physical action (gpio_write, i2c_write, mcu_call, serial_write) asked for by a message older than this, in seconds (a turn retried after a provider error, or left pending over a restart), runs only after a fresh confirmation from the owner" },
       confirmTimeoutMs: { kind: 'integer', min: 1000, default: 120000, description: 'how long a confirmation asked in a chat (the gateway: POST /api/confirm) waits for an answer before it counts as no' },
       timeoutMs: { kind: 'integer', min: 100, default: 30000, description: 'time limit of one tool call, in milliseconds' },
       maxOutputBytes: { kind: 'integer', min: 256, default: 32768, description: 'longest tool output handed to the model; the rest is cut with a notice' },
@@ -286,6 +299,19 @@ const sections = {
         description: 'named lines ({"name":"garage_relay","line":"GPIO17","activeLow":true,"direction":"output"})',
       },
       confirm: { kind: 'array', items: { kind: 'string', description: 'a hardware.lines name' }, default: [], description: "lines whose writes need the owner's yes first" },
+      release: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one line taken back from the board profile',
+          fields: {
+            line: { kind: 'string', description: "the board profile's line, by name or alias, e.g. GPIO14 (required)" },
+            reason: { kind: 'string', description: 'why it is safe to use, shown by board detect, doctor and the audit (required)' },
+          },
+        },
+        default: [],
+        description: 'reserved lines the owner releases: pinclaw then uses them even when they may be in use ({"line":"GPIO14","reason":"nothing on the UART"})',
+      },
       writeRateLimit: {
         kind: 'object',
         description: 'writes allowed to one line, so a runaway loop cannot wear out a relay or a motor',
@@ -434,8 +460,21 @@ const sections = {
         kind: 'object',
         description: 'the MQTT chat channel: <baseTopic>/<nodeId>/chat/in and .../chat/out',
         fields: {
-          enabled: { kind: 'boolean', default: true, description: 'subscribe chat/in and answer on chat/out' },
-          session: { kind: 'string', default: 'mqtt', description: 'the session of a plain-text message (JSON messages name theirs)' },
+          enabled: { kind: 'boolean', default: false, description: 'subscribe chat/in and answer on chat/out; off until the owner turns it on, since anyone who may publish on the broker could talk to the agent' },
+          session: { kind: 'string', default: 'mqtt', description: 'the session of a message that names none' },
+          allowFrom: {
+            kind: 'array',
+            items: {
+              kind: 'object',
+              description: 'one sender: its messages carry "from" and "token"',
+              fields: {
+                name: { kind: 'string', description: 'the sender\'s name, sent as "from" (required; letters, digits, _ . @ -)' },
+                token: { kind: 'string', secret: true, description: 'the sender\'s token, sent as "token" (required, at least 16 characters; the broker does not tell who published, so this is the proof)' },
+              },
+            },
+            default: [],
+            description: 'who may talk on chat/in ({"name":"panel","token":"..."}); anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE',
+          },
           debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages of one session within this window are merged into one turn' },
         },
       },

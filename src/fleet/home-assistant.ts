@@ -11,6 +11,7 @@
 import type { MqttLink, MqttSettings } from '../channels/mqtt/connection.js';
 import type { Bus } from '../conductor/bus.js';
 import { errorMessage } from '../errors.js';
+import { HA_CHANNEL, HA_CHAT } from '../internal-chats.js';
 import { log as defaultLog } from '../log.js';
 import type { Db } from '../store/db.js';
 import { getState, setState } from '../store/state.js';
@@ -34,8 +35,12 @@ export type { HaEntities } from './entities.js';
 /** The state-table key holding the config topics this home has published (a JSON array). */
 export const DISCOVERY_STATE_KEY = 'mqtt.discovery';
 
-/** Who a command from Home Assistant runs as: tools.controlChats names it "mqtt:homeassistant". */
-export const HA_CONTEXT: ToolContext = Object.freeze({ sessionKey: 'mqtt:homeassistant', channel: 'mqtt', chatId: 'homeassistant', caller: 'homeassistant' });
+/**
+ * Who a command from Home Assistant runs as: a channel of its own, so no MQTT chat session can pose
+ * as it, and the audit tells its commands from a chat's turns. tools.controlChats names it
+ * "homeassistant:commands".
+ */
+export const HA_CONTEXT: ToolContext = Object.freeze({ sessionKey: `${HA_CHANNEL}:${HA_CHAT}`, channel: HA_CHANNEL, chatId: HA_CHAT, caller: 'homeassistant' });
 
 /** How often a board's connection is looked at: a change is published at once, not at the next interval. */
 const DEVICE_CHECK_MS = 5000;
@@ -61,9 +66,9 @@ export interface HomeAssistantOptions {
 /** Why a command did not switch the line, and what the owner can change about it. */
 function explainRefusal(line: HaLine, want: 0 | 1, content: string): string {
   const what = `home assistant: switching ${line.name} ${levelPayload(want)} did not happen: ${content}`;
-  if (/tools\.controlChats/.test(content)) return `${what}; to let Home Assistant switch lines, add "mqtt:homeassistant" to tools.controlChats (a physical action outside the owner's chats needs a confirmation that MQTT cannot ask for)`;
+  if (/tools\.controlChats/.test(content)) return `${what}; to let Home Assistant switch lines, add "${HA_CHANNEL}:${HA_CHAT}" to tools.controlChats (a physical action outside the owner's chats needs a confirmation that MQTT cannot ask for)`;
   if (/hardware\.confirm/.test(content)) return `${what}; ${line.name} is in hardware.confirm, which asks the owner before every write and Home Assistant cannot answer: remove it from hardware.confirm to switch it from Home Assistant`;
-  if (/not in profile|tools\.deny|tools\.allow/.test(content)) return `${what}; the tool policy for channel mqtt must allow ${/^(\w+)/.exec(content)?.[1] ?? 'the tool'} (tools.profile, tools.allow, tools.overrides)`;
+  if (/not in profile|tools\.deny|tools\.allow/.test(content)) return `${what}; the tool policy for channel ${HA_CHANNEL} must allow ${/^(\w+)/.exec(content)?.[1] ?? 'the tool'} (tools.profile, tools.allow, tools.overrides)`;
   return what;
 }
 

@@ -27,16 +27,20 @@ import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
+import { forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
+import { refusalBook } from './refusals.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import {
   NODE_NAME, parseRequest, parseResponse, requestText, responseText, signRequest, signResponse, verify,
   type FleetRequest, type FleetResponse, type RefusalCode,
 } from './fleet-sign.js';
 
-/** A call older than this is refused, and ids are remembered this long (plus the skew) to refuse replays. */
+/** A call older than this is refused, and ids are remembered this long (plus the skew, in SQLite: across restarts) to refuse replays. */
 export const FLEET_WINDOW_MS = 120_000;
 /** How far ahead of this node's clock a call's `at` may be. */
 export const CLOCK_SKEW_MS = 30_000;
+/** How often the ids older than the window are deleted: not on every call, whose path the insert already is on. */
+const PRUNE_EVERY_MS = 10_000;
 /** A call arriving this long after its `exp` is refused: the caller has already answered its turn. */
 const EXPIRY_GRACE_MS = 2_000;
 /** Longest input text kept in a refusal's audit row (as the registry does). */
@@ -230,21 +234,9 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   const now = o.now ?? Date.now;
   const log = o.log ?? defaultLog;
   const expose = new Set(fleet.expose);
-  /** `<from>\n<id>` → the call's `at`: ids seen within the window */
-  const seen = new Map<string, number>();
   const stopping = new AbortController();
-
-  /**
-   * Drops ids older than the window. The map keeps arrival order, which is nearly `at` order, so the
-   * walk stops at the first id still inside: a call does not pay for every id of the last 2 minutes.
-   * One that arrived out of order is kept a little longer, which only errs on the refusing side.
-   */
-  function forget(t: number): void {
-    for (const [k, at] of seen) {
-      if (at >= t - FLEET_WINDOW_MS - CLOCK_SKEW_MS) break;
-      seen.delete(k);
-    }
-  }
+  let prunedAt = -Infinity;
+  const book = refusalBook({ db, nodeId: link.nodeId, now, log, onError: (err) => log.warn(`mqtt fleet: cannot record refused calls: ${errorMessage(err)}`) });
 
   function inputText(input: unknown): string {
     let s: string;
@@ -264,9 +256,17 @@ export function startFleetServer(o: FleetServerOptions): () => void {
       .catch((err: unknown) => log.warn(`mqtt fleet: cannot answer ${to}'s call ${res.id}: ${errorMessage(err)}`));
   }
 
-  /** A call stopped before any tool: one denied audit row, a log line, and an answer when there is someone to answer. */
+  /**
+   * A call stopped before any tool: counted; while few, one denied audit row, a log line, and an answer
+   * when there is someone to answer. Past refusals.ts's limit only a signed answer goes out (the
+   * caller holds the key and waits for it); the rest is summed up at the interval's end.
+   */
   function refuse(r: { id?: string; from: string; tool: string; input: unknown }, code: RefusalCode, rule: string, message: string, key: string | undefined): void {
     const from = NODE_NAME.test(r.from) ? r.from : '?';
+    if (!book.note(code, from)) {
+      if (key && r.id && from !== '?') answer(from, { id: r.id, ok: false, code, content: message, isError: true }, key);
+      return;
+    }
     try {
       insertAudit(db, {
         at: now(), sessionKey: `fleet:${from}`, channel: 'fleet', chatId: from, caller: from, tool: `remote:${r.tool}`,
@@ -307,10 +307,14 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     if (r.at > t + CLOCK_SKEW_MS) return refuse(r, 'clock', 'mqtt.fleet clock', `the call is dated ${seconds(r.at - t)} ahead of ${link.nodeId}'s clock (more than ${seconds(CLOCK_SKEW_MS)}: check NTP on both boards)`, k.key);
     if (t - r.at > FLEET_WINDOW_MS) return refuse(r, 'stale', 'mqtt.fleet window', `the call is ${seconds(t - r.at)} old (the limit is ${seconds(FLEET_WINDOW_MS)}); not run`, k.key);
     if (t > r.exp + EXPIRY_GRACE_MS) return refuse(r, 'expired', 'mqtt.fleet window', `the call arrived ${seconds(t - r.exp)} after node ${r.from} stopped waiting for it; not run`, k.key);
-    forget(t);
-    const seenKey = `${r.from}\n${r.id}`;
-    if (seen.has(seenKey)) return refuse(r, 'replay', 'mqtt.fleet replay', `call id ${r.id} of node ${r.from} was already received; a replay is not run`, k.key);
-    seen.set(seenKey, r.at);
+    // Anything dated before the window (and the skew) is refused as stale above, so its id may go.
+    if (t - prunedAt >= PRUNE_EVERY_MS) {
+      forgetFleetCalls(db, t - FLEET_WINDOW_MS - CLOCK_SKEW_MS);
+      prunedAt = t;
+    }
+    if (!rememberFleetCall(db, r.from, r.id, r.at)) {
+      return refuse(r, 'replay', 'mqtt.fleet replay', `call id ${r.id} of node ${r.from} was already received; a replay is not run`, k.key);
+    }
     if (!expose.has(r.tool) || r.tool === 'remote_tool') {
       const list = [...expose].filter((x) => x !== 'remote_tool').join(', ') || 'none';
       return refuse(r, 'not-exposed', 'mqtt.fleet.expose', `${r.tool} is not exposed to the fleet by ${link.nodeId} (mqtt.fleet.expose: ${list})`, k.key);
@@ -338,6 +342,7 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   });
   return () => {
     off();
+    book.flush();
     stopping.abort(new Error(`node ${link.nodeId} is stopping`));
   };
 }

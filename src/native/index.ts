@@ -20,6 +20,8 @@ export interface PinclawAddon {
   limitMallocArenas(count: number): boolean;
   fixMallocThresholds(bytes: number): boolean;
   reduceHeap(): void;
+  /** byHand: the openat walk of kernels without openat2, for the tests */
+  openBeneath(dirFd: number, path: string, byHand?: boolean): number;
 }
 
 /** What trimFilePages found in the read-only private file mappings (bytes are multiples of a page). */
@@ -101,4 +103,18 @@ export function reduceHeap(): void {
   // An addon from before this function (a stale dev build) lacks it: the fallback's collection.
   if (a && typeof a.reduceHeap === 'function') a.reduceHeap();
   else reference.reduceHeap();
+}
+
+export { O_PATH } from './reference.js';
+
+/**
+ * An O_PATH descriptor of `path` (relative, no '..') below the directory `dirFd`, no symlink followed
+ * at any component (native/beneath.cc: openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or a walk
+ * by hand), or -errno: ELOOP for a link in the middle, EXDEV for '..' or an absolute path. A link as
+ * the last component gives a descriptor of the link itself, which fstat shows.
+ */
+export function openBeneath(dirFd: number, path: string): number {
+  const a = addon();
+  // An addon from before this function (a stale dev build) lacks it: the reference walks the same way.
+  return a && typeof a.openBeneath === 'function' ? a.openBeneath(dirFd, path) : reference.openBeneath(dirFd, path);
 }

@@ -1,6 +1,8 @@
 // Pure-TypeScript counterparts of the addon's functions: the fallback when it cannot load, and the
 // yardstick the tests hold it to.
 import { spawnSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, fstatSync, openSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -51,4 +53,57 @@ export function reduceHeap(): void {
     }
   }
   collector?.();
+}
+
+/** O_PATH: the same value on Linux x64, arm64 and arm, and missing from Node's fs.constants. */
+export const O_PATH = 0o10000000;
+
+const errnoOf = (err: unknown): number => {
+  const code = (err as NodeJS.ErrnoException).code;
+  const n = code ? (osConstants.errno as Record<string, number>)[code] : undefined;
+  if (n === undefined) throw err;
+  return n;
+};
+
+/**
+ * The addon's openBeneath (native/beneath.cc) in TypeScript: an O_PATH descriptor of `path` below
+ * `dirFd`, no symlink followed at any component, or -errno. Node has no openat, but a path that goes
+ * through /proc/self/fd/N is looked up from the directory that descriptor holds, whatever has
+ * happened to its name since: `/proc/self/fd/N/part` with O_NOFOLLOW is openat(N, part, O_NOFOLLOW).
+ * So this is the same component-by-component walk as the addon's fallback, one open per part, and
+ * as safe against a swapped link; it needs /proc mounted (without it every open fails, closed).
+ */
+export function openBeneath(dirFd: number, path: string): number {
+  if (path === '' || path.startsWith('/')) return -osConstants.errno.EXDEV;
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) return -osConstants.errno.EXDEV;
+  const nofollow = O_PATH | fsConstants.O_NOFOLLOW;
+  if (parts.length === 0) {
+    try {
+      return openSync(`/proc/self/fd/${dirFd}/.`, nofollow);
+    } catch (err) {
+      return -errnoOf(err);
+    }
+  }
+  let cur = dirFd;
+  try {
+    for (let i = 0; ; i++) {
+      let fd: number;
+      try {
+        fd = openSync(`/proc/self/fd/${cur}/${parts[i]!}`, nofollow);
+      } catch (err) {
+        return -errnoOf(err);
+      }
+      if (i === parts.length - 1) return fd;
+      const st = fstatSync(fd);
+      if (!st.isDirectory()) {
+        closeSync(fd);
+        return -(st.isSymbolicLink() ? osConstants.errno.ELOOP : osConstants.errno.ENOTDIR);
+      }
+      if (cur !== dirFd) closeSync(cur);
+      cur = fd;
+    }
+  } finally {
+    if (cur !== dirFd) closeSync(cur);
+  }
 }

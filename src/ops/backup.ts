@@ -11,17 +11,21 @@
 // workspace file by file, so what is hashed is exactly what is archived.
 import { createHash } from 'node:crypto';
 import {
-  chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, futimesSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync,
+  chmodSync, closeSync, copyFileSync, existsSync, fchmodSync, fsyncSync, futimesSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync,
   renameSync, rmSync, rmdirSync, statSync, unlinkSync, utimesSync, writeSync, type Stats,
 } from 'node:fs';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { loadConfig } from '../config/index.js';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { loadConfig, unreadableSecrets, type UnreadableSecret } from '../config/index.js';
+import { parseConfigText } from '../config/parse.js';
+import { encryptClearSecrets } from '../config/write.js';
 import { ConfigError, PinclawError, errorMessage } from '../errors.js';
 import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
 import type { Paths } from '../paths.js';
 import { openPlainDatabase, type Db } from '../store/db.js';
+import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
 import { migrations } from '../store/schema.js';
 import { pinclawVersion } from '../version.js';
+import { noteBackup, partialName, removeBackupLeftovers, stagingPrefix } from './backup-leftovers.js';
 import { ArchiveError, StopReading, readTarGz, sha256File, writeTarGz, type TarEntry } from './archive.js';
 
 export const BACKUP_FORMAT = 'pinclaw-backup';
@@ -108,6 +112,8 @@ export interface BackupResult {
   noSecretKey: boolean;
   /** the config holds encrypted values (they need secret.key to be read) */
   configHasEncrypted: boolean;
+  /** secrets the home's config holds in clear, encrypted in the backup's copy */
+  encryptedInBackup: string[];
 }
 
 interface Staged {
@@ -172,9 +178,13 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
   const progress = opts.onProgress ?? (() => undefined);
   const now = (opts.now ?? (() => new Date()))();
 
+  // What an earlier backup killed midway left (its staging copy, its partial archive) goes first.
+  removeBackupLeftovers(paths.home, [outDir]);
   // Next to the output: it needs about the room of the backup anyway, and /tmp may be a small tmpfs.
-  const staging = mkdtempSync(join(outDir, '.pinclaw-backup-'));
-  const partial = join(outDir, `.${basename(out)}.${process.pid}.partial`);
+  // Both carry the pid and are noted in the home, so that a kill leaves nothing for good.
+  const staging = mkdtempSync(stagingPrefix(outDir));
+  const partial = partialName(out);
+  const forget = noteBackup(paths.home, { staging, partial });
   try {
     // 1. The database: a snapshot through the online backup API.
     const dbCopy = join(staging, 'pinclaw.db');
@@ -223,12 +233,19 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
       skipped: [],
     };
 
-    // 2. The config as it is on disk: encrypted values stay encrypted.
+    // 2. The config as it is on disk, except that no secret is in clear in a backup: encrypted values
+    // stay as they are, and one the file still holds in clear (a config from before every write
+    // encrypted them, or edited by hand) is encrypted in the copy with this home's key (created if
+    // needed), which only --include-secrets puts in the backup. The home's file is not changed.
     let configHasEncrypted = false;
+    let encryptedInBackup: string[] = [];
     if (existsSync(parts.config)) {
-      const data = readFileSync(parts.config);
+      let data = readFileSync(parts.config);
       const st = statSync(parts.config);
-      staged.entries.push({ path: 'config.json', type: 'file', mode: st.mode & 0o777, mtime: Math.floor(st.mtimeMs / 1000), data });
+      const raw = parseConfigText(data.toString('utf8'), parts.config);
+      encryptedInBackup = encryptClearSecrets(raw, parts.secretKey);
+      if (encryptedInBackup.length) data = Buffer.from(JSON.stringify(raw, null, 2) + '\n');
+      staged.entries.push({ path: 'config.json', type: 'file', mode: 0o600, mtime: Math.floor(st.mtimeMs / 1000), data });
       configHasEncrypted = ENCRYPTED_VALUE.test(data.toString('utf8'));
     }
     // 3. The key only when asked for.
@@ -271,16 +288,19 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
       closeSync(fd);
     }
     renameSync(partial, out);
-    return { file: out, bytes, manifest, skipped: staged.skipped, noSecretKey, configHasEncrypted };
+    return { file: out, bytes, manifest, skipped: staged.skipped, noSecretKey, configHasEncrypted, encryptedInBackup };
   } finally {
     rmSync(staging, { recursive: true, force: true });
     rmSync(partial, { force: true });
+    forget();
   }
 }
 
 // ---- restore ----
 
 const SAFE_SEGMENT = /^[^/\0]+$/;
+/** Files restored 0600 whatever mode the archive records. */
+const OWNER_ONLY = new Set(['pinclaw.db', 'config.json', 'secret.key']);
 
 /** Only the parts of a home, only relative paths without '.' or '..' segments. */
 function allowedPath(p: string, type: 'file' | 'dir'): boolean {
@@ -456,8 +476,13 @@ async function extractInto(file: string, dir: string, manifest: BackupManifest, 
       if (!expected) throw new ArchiveError(`${h.path} is not in the manifest`);
       if (expected.size !== h.size) throw new ArchiveError(`${h.path} has ${h.size} bytes, the manifest says ${expected.size}`);
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      // The owner can always read and write what is restored; secret.key and config.json stay 0600.
-      const fd = openSync(target, 'wx', (h.mode & 0o777) | 0o600);
+      // The archive's mode is not trusted: the key, the config and the database are always 0600
+      // (a crafted backup must not leave them readable by others); other files keep their mode
+      // without group/other write, and the owner can always read and write them. Set with fchmod,
+      // as the umask only narrows the mode given to open.
+      const mode = OWNER_ONLY.has(h.path) ? 0o600 : (h.mode & 0o755) | 0o600;
+      const fd = openSync(target, 'wx', mode);
+      fchmodSync(fd, mode);
       const hash = createHash('sha256');
       return {
         data: (chunk) => {
@@ -483,7 +508,7 @@ async function extractInto(file: string, dir: string, manifest: BackupManifest, 
   // Innermost first, so that setting a parent's time is not undone by its children. Created 0700
   // while being filled; the owner keeps full access whatever was recorded.
   for (const d of dirTimes.reverse()) {
-    chmodSync(d.path, (d.mode & 0o777) | 0o700);
+    chmodSync(d.path, (d.mode & 0o755) | 0o700);
     utimesSync(d.path, d.mtime, d.mtime);
   }
 }
@@ -494,6 +519,26 @@ async function extractInto(file: string, dir: string, manifest: BackupManifest, 
  * profiles is refused; with force those are renamed to NAME.before-restore-TIME first.
  */
 export async function restoreBackup(paths: Paths, file: string, opts: RestoreOptions): Promise<RestoreResult> {
+  const held: { lock?: HomeLock } = {};
+  try {
+    return await restoreHoldingLock(paths, file, opts, held);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+/**
+ * A restore holds the home's gateway lock from its first change to its end, so that no gateway can
+ * start on a home that is half restored; held by a gateway (one that has not opened the database
+ * yet, or another user's, invisible to processesUsing), it refuses.
+ */
+function lockForRestore(paths: Paths): HomeLock {
+  const r = tryLockHome(paths.lock);
+  if ('held' in r) return r.held;
+  throw new PinclawError(`${describeHolder(r.busy)} holds ${paths.lock}: a gateway is running or starting on ${paths.home}; stop it first (systemctl stop pinclaw, or Ctrl-C), then restore. Nothing was changed`);
+}
+
+async function restoreHoldingLock(paths: Paths, file: string, opts: RestoreOptions, held: { lock?: HomeLock }): Promise<RestoreResult> {
   const src = resolve(file);
   try {
     if (!statSync(src).isFile()) throw new PinclawError(`${src} is not a file`);
@@ -525,9 +570,15 @@ export async function restoreBackup(paths: Paths, file: string, opts: RestoreOpt
   // 2. Everything extracted and verified beside the home's files, on the same file system.
   const homeExisted = existsSync(paths.home);
   ensureWritableDir(paths.home, 'PINCLAW_HOME');
+  const lockExisted = existsSync(paths.lock);
+  held.lock = lockForRestore(paths);
   const tmp = mkdtempSync(join(paths.home, '.restore-'));
   const cleanUp = () => {
     rmSync(tmp, { recursive: true, force: true });
+    // A failed restore leaves the home as it was: a lock file it created goes, removed while still
+    // held (a gateway that opened it meanwhile sees that and retries: src/store/home-lock.ts).
+    if (!lockExisted) rmSync(paths.lock, { force: true });
+    held.lock?.release();
     if (!homeExisted) {
       try {
         rmdirSync(paths.home);
@@ -593,7 +644,7 @@ export async function restoreBackup(paths: Paths, file: string, opts: RestoreOpt
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
         // --config on another file system than the home
-        writeFileAtomic(parts.config, readFileSync(from), statSync(from).mode & 0o777);
+        writeFileAtomic(parts.config, readFileSync(from), 0o600);
         done.push({ from, to: parts.config, copied: true });
       }
       restored.push(parts.config);
@@ -621,20 +672,24 @@ export async function restoreBackup(paths: Paths, file: string, opts: RestoreOpt
   }
   rmSync(tmp, { recursive: true, force: true });
 
-  // 4. Whether the config's encrypted values can be read with the key this home has now.
+  // 4. Whether the config's encrypted values can be read with the key this home has now: which
+  // keys cannot, and what that stops.
   const notes: string[] = [];
-  if (has('config.json') && existsSync(parts.config)) {
-    if (ENCRYPTED_VALUE.test(readFileSync(parts.config, 'utf8'))) {
-      try {
-        loadConfig(paths, opts.env);
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        notes.push(
-          existsSync(parts.secretKey)
-            ? `the restored config holds encrypted values that ${parts.secretKey} cannot decrypt (${err.message.split('\n')[0]}): put the secret.key of the home the backup came from there (mode 0600), or set them again with pinclaw config set --secret KEY VALUE`
-            : `the restored config holds encrypted values, and the backup has no secret.key: copy the secret.key of the home the backup came from to ${parts.secretKey} (chmod 600), or set them again with pinclaw config set --secret KEY VALUE`,
-        );
-      }
+  if (has('config.json') && existsSync(parts.config) && ENCRYPTED_VALUE.test(readFileSync(parts.config, 'utf8'))) {
+    let lost: readonly UnreadableSecret[] = [];
+    try {
+      lost = unreadableSecrets(loadConfig(paths, opts.env));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      notes.push(`the restored config is not valid here: ${err.message.split('\n')[0]} (pinclaw config validate lists every problem)`);
+    }
+    if (lost.length) {
+      const why = existsSync(parts.secretKey) ? `${parts.secretKey} cannot decrypt them` : 'the backup has no secret.key';
+      notes.push(
+        `${lost.length} secret${lost.length === 1 ? '' : 's'} of the restored config cannot be read (${why}): ${lost.map((u) => u.path).join(', ')}. ` +
+          `Until they can, pinclaw gateway and pinclaw agent refuse to start; every other command (config get of other keys, sessions, memory, cron, doctor) works. ` +
+          `Copy the secret.key of the home the backup came from to ${parts.secretKey} (chmod 600), or set each again: pinclaw config set KEY VALUE`,
+      );
     }
   }
   return { manifest, restored, keptAside, notes };

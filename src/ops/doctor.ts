@@ -1,6 +1,8 @@
 // `doctor`: every check the runtime can make about itself, as data. The CLI prints it.
 import { errorMessage } from '../errors.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, readConfigFile, unreadableSecrets, unreadableText } from '../config/index.js';
+import { secretSlots } from '../config/schema.js';
+import { clearSecrets } from '../config/write.js';
 import { MISSING_PROVIDER, resolveModels } from '../agent/providers/models.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { ensureWritableDir } from '../fsutil.js';
@@ -9,6 +11,7 @@ import { nativeInfo, type NativeInfo } from '../native/index.js';
 import { isSea } from '../native/sea.js';
 import type { Paths } from '../paths.js';
 import { damagedDatabaseMessage, openDatabase, sqliteReport, type Db, type SqliteReport } from '../store/db.js';
+import { diskSpace, humanBytes } from '../store/disk.js';
 import { recordedChannelStatus } from '../channels/status.js';
 import { currentVersion } from '../store/migrations.js';
 import { pinclawVersion } from '../version.js';
@@ -82,6 +85,51 @@ function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undef
   return { name: 'channels', state: down || waiting.length ? 'warn' : 'ok', detail };
 }
 
+/** Below this nothing can be saved: a turn's commit needs a few pages. */
+const DISK_FULL_BYTES = 1 << 20;
+
+/** The free space of the home's file system: a full one leaves every turn unsaved. */
+function diskCheck(home: string, warnMb: number): Check {
+  const disk = diskSpace(home);
+  if (!disk) return { name: 'disk', state: 'warn', detail: `cannot read the free space of ${home}` };
+  const detail = `${humanBytes(disk.freeBytes)} free of ${humanBytes(disk.totalBytes)} on the file system of ${home}`;
+  if (disk.freeBytes < DISK_FULL_BYTES) return { name: 'disk', state: 'fail', detail: `${detail}: full, turns cannot be saved; free some space on it` };
+  if (disk.freeBytes < warnMb * 1024 * 1024) return { name: 'disk', state: 'warn', detail: `${detail}: less than store.diskWarnMb (${warnMb} MiB); free some space before it fills` };
+  return { name: 'disk', state: 'ok', detail };
+}
+
+/**
+ * Secrets this home cannot decrypt (fail: the gateway and the agent refuse to start) and secrets the
+ * file holds in clear (warn, until the next write of the config encrypts them). None: no check.
+ */
+function secretsCheck(paths: Paths, config: PinclawConfig | undefined): Check | undefined {
+  let clear: string[];
+  let stored: number;
+  try {
+    const raw = readConfigFile(paths.config);
+    clear = clearSecrets(raw);
+    stored = secretSlots(raw).filter(({ parent, key }) => typeof parent[key] === 'string' && parent[key] !== '').length;
+  } catch {
+    return undefined; // the config check says what is wrong with the file
+  }
+  const lost = config ? unreadableSecrets(config) : [];
+  if (lost.length) {
+    return { name: 'secrets', state: 'fail', detail: `cannot decrypt ${lost.map((u) => u.path).join(', ')}: the gateway and pinclaw agent refuse to start until then; every other command works without them. ${unreadableText(lost, paths.secretKey).replace(/\n/g, '; ')}` };
+  }
+  if (clear.length) {
+    return { name: 'secrets', state: 'warn', detail: `stored in clear in ${paths.config}: ${clear.join(', ')}; the next write of the config encrypts them (pinclaw config set KEY VALUE, for these or any key)` };
+  }
+  return stored ? { name: 'secrets', state: 'ok', detail: `${stored} stored encrypted (${paths.secretKey})` } : undefined;
+}
+
+/** The running gateway's hardware, when a trigger, sensor or board fails: warn, naming it (the gateway records it). */
+function hardwareCheck(db: Db): Check | undefined {
+  const rec = recordedChannelStatus(db);
+  const hw = rec?.channels.find((c) => c.channel === 'hardware');
+  if (!rec || !hw || !pidAlive(rec.pid)) return undefined;
+  return hw.state === 'up' ? { name: 'hardware', state: 'ok', detail: 'triggers, sensors and boards work' } : { name: 'hardware', state: 'warn', detail: `${hw.state} since ${hw.since}: ${hw.detail}` };
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -100,6 +148,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   } catch (err) {
     checks.push({ name: 'config', state: 'fail', detail: errorMessage(err) });
   }
+  const secrets = secretsCheck(paths, config);
+  if (secrets) checks.push(secrets);
   // Byte for byte, whatever the stamps say: the one check that sees a cached addon corrupted
   // under an unchanged inode, size and ctime (see extractAsset).
   configureNative({ cacheDir: paths.cache, enabled: config?.native.enabled ?? true, compareBytes: true });
@@ -114,15 +164,18 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   }
 
   if (config) checks.push(providerCheck(config, env));
+  if (homeOk) checks.push(diskCheck(paths.home, config?.store.diskWarnMb ?? 256));
 
   let sqlite: DoctorReport['sqlite'];
   let channels: Check | undefined;
+  let hardware: Check | undefined;
   if (homeOk) {
     try {
       const db = openDatabase(paths.database, { busyTimeoutMs: config?.store.busyTimeoutMs ?? 5000 });
       try {
         sqlite = { ...sqliteReport(db), schemaVersion: currentVersion(db) };
         channels = channelsCheck(db, config);
+        hardware = hardwareCheck(db);
       } finally {
         db.close();
       }
@@ -136,6 +189,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
     }
   }
   if (channels) checks.push(channels);
+  if (hardware) checks.push(hardware);
 
   const addons = {} as DoctorReport['native']['addons'];
   for (const name of ADDONS) {
@@ -160,7 +214,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   checks.push((await import('../hardware/boards/board-check.js')).boardCheck(paths, config));
   checks.push((await import('./service-check.js')).serviceCheck(env));
   // The broker, when one is configured: its code is the gateway's lazy MQTT chunk.
-  if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt));
+  if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt, config.tools));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

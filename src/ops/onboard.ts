@@ -6,12 +6,11 @@
 // compared with what the file holds after decrypting it, so the same answers twice give no change
 // and no write (a fresh encryption would differ every time: a random IV). Nothing is written while
 // questions are asked; an interrupted onboarding leaves config.json (and secret.key) as they were.
-import { dirname } from 'node:path';
 import { defaults, formatIssues, validateConfig } from '../config/index.js';
-import { decryptSecret, encryptSecret, isEncrypted, secretKey } from '../config/secrets.js';
+import { decryptSecret, isEncrypted, secretKey } from '../config/secrets.js';
+import { writeConfigFile } from '../config/write.js';
 import { envVarFor } from '../config/env.js';
 import { ConfigError, PinclawError, UsageError } from '../errors.js';
-import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
 import type { BoardRegistry } from '../hardware/boards/registry.js';
 import { unknownProfileMessage } from '../hardware/boards/registry.js';
 import type { Paths } from '../paths.js';
@@ -415,11 +414,8 @@ export function planOnboard(raw: Raw, answers: OnboardAnswers, keyFile: string, 
 export function applyOnboard(paths: Paths, plan: OnboardPlan): boolean {
   if (plan.changes.length === 0) return false;
   const next = structuredClone(plan.next);
-  if (plan.secrets.length) {
-    const key = secretKey(paths.secretKey, true);
-    for (const s of plan.secrets) setAt(next, s.key, encryptSecret(s.plain, key));
-  }
-  ensureWritableDir(dirname(paths.config), 'config directory');
-  writeFileAtomic(paths.config, JSON.stringify(next, null, 2) + '\n', 0o600);
+  for (const s of plan.secrets) setAt(next, s.key, s.plain);
+  // Encrypted when written, with any secret the file held in clear (src/config/write.ts).
+  writeConfigFile(paths, next);
   return true;
 }

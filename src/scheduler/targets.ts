@@ -1,7 +1,7 @@
 // Where a job or the heartbeat can send its replies: the chat channels the gateway runs with this
 // configuration. Shared by `cron add --deliver`, the cron tools and heartbeat.deliver.
 import type { PinclawConfig } from '../config/schema.js';
-import { MQTT_SESSION_NAME, MQTT_SESSION_RULE } from '../mqtt-session-name.js';
+import { MQTT_SESSION_NAME, MQTT_SESSION_RULE, reservedMqttSession } from '../mqtt-session-name.js';
 
 /**
  * Channels a reply can be delivered to from a job: those with a chat at the other end. For MQTT the
@@ -32,5 +32,6 @@ export function undeliverable(channel: string, config: PinclawConfig): string {
 /** What is wrong with the chat part of a deliverable target, if anything. */
 export function chatProblem(target: { channel: string; chatId: string }): string | undefined {
   if (target.channel === 'mqtt' && !MQTT_SESSION_NAME.test(target.chatId)) return `the MQTT session ${JSON.stringify(target.chatId)} must be ${MQTT_SESSION_RULE}`;
+  if (target.channel === 'mqtt') return reservedMqttSession(target.chatId);
   return undefined;
 }

@@ -85,3 +85,12 @@ export function revokePairing(db: Db, channel: string, subject: string): boolean
 export function listPairings(db: Db): Pairing[] {
   return sql(db, 'select * from pairing order by state, created_at').all() as Pairing[];
 }
+
+/**
+ * A channel's pending requests whose code is still good. The expired ones of that channel are
+ * removed on the way: a stranger's request must not hold a place in the table for ever.
+ */
+export function pendingPairings(db: Db, channel: string, now = Date.now()): Pairing[] {
+  sql(db, `delete from pairing where channel = ? and state = 'pending' and created_at <= ?`).run(channel, now - PAIRING_CODE_TTL_MS);
+  return sql(db, `select * from pairing where channel = ? and state = 'pending' order by created_at`).all(channel) as Pairing[];
+}

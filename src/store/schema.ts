@@ -266,4 +266,19 @@ export const migrations: readonly Migration[] = [
       unique (job_id, scheduled_at)
     );`,
   },
+  {
+    version: 8,
+    name: 'fleet seen calls',
+    up: `
+    -- The ids of signed fleet calls this node received within the signature window (src/fleet/remote.ts):
+    -- a captured call replayed after a restart is refused like one replayed while running. at is the
+    -- call's own time (the caller's clock); rows older than the window are deleted as calls arrive.
+    create table fleet_seen (
+      caller text not null,
+      call_id text not null,
+      at integer not null,
+      primary key (caller, call_id)
+    ) without rowid;
+    create index fleet_seen_at on fleet_seen (at);`,
+  },
 ];

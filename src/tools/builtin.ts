@@ -29,7 +29,7 @@ export function builtinTools(d: BuiltinDeps): Tool[] {
     webFetchTool(d.config.web),
     // absent unless web.search.provider is set, so the model is never offered a search it cannot run
     ...webSearchTools(d.config.web),
-    execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox }),
+    execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox, workspaceQuotaMb: d.config.files.workspaceQuotaMb }),
     ...fileTools({ workspace: d.paths.workspace, settings: d.config.files }),
     sendMessageTool({ maxChars: d.config.agent.maxMessageChars, send: d.send }),
     spawnTool({ settings: d.config.tools.spawn, runner: d.subAgents }),

@@ -5,10 +5,14 @@ import { errorMessage } from '../errors.js';
 import { Sandbox, SandboxUnavailable, type RunResult, type SandboxSettings } from '../sandbox/index.js';
 import type { OutputStream } from '../sandbox/types.js';
 import type { Tool } from './types.js';
+import { humanBytes } from '../store/disk.js';
+import { watchGrowth, workspaceBytes } from './workspace-quota.js';
 
 export interface ExecToolOptions {
   workspace: string;
   sandbox: SandboxSettings;
+  /** files.workspaceQuotaMb: a command is stopped once its writes would take the workspace past it */
+  workspaceQuotaMb?: number;
   /** output as it arrives (a channel can show progress); the result holds it too */
   onOutput?: (stream: OutputStream, chunk: Buffer) => void;
 }
@@ -38,12 +42,13 @@ function sandboxLine(r: RunResult): string {
   return `[sandbox: ${first}; network ${e.network}; processes ${e.processLimit}]`;
 }
 
-export function formatResult(r: RunResult, timeoutSeconds: number): string {
+/** `end` replaces the line on how the command ended (the quota's watcher tells its own). */
+export function formatResult(r: RunResult, timeoutSeconds: number, end = ending(r, timeoutSeconds)): string {
   const parts: string[] = [];
   if (r.stdout) parts.push(r.stdout.endsWith('\n') ? r.stdout.slice(0, -1) : r.stdout);
   if (r.stderr) parts.push(`[stderr]\n${r.stderr.endsWith('\n') ? r.stderr.slice(0, -1) : r.stderr}`);
   if (!r.stdout && !r.stderr) parts.push('(no output)');
-  parts.push(ending(r, timeoutSeconds));
+  parts.push(end);
   if (r.omittedBytes) parts.push(`[output truncated: ${r.omittedBytes} more bytes not shown (sandbox.outputCap)]`);
   parts.push(sandboxLine(r));
   return parts.join('\n');
@@ -92,18 +97,35 @@ export function execTool(opts: ExecToolOptions): Tool {
       const { command, timeoutSeconds, cwd } = input as ExecInput;
       const seconds = Math.min(timeoutSeconds ?? max, max);
       const onOutput = streamTo(opts.onOutput, ctx.onOutput);
+      const quotaMb = opts.workspaceQuotaMb;
+      // The quota's watcher stops the command through the same abort as a cancelled call.
+      const ac = new AbortController();
+      const cancel = () => ac.abort(ctx.signal?.reason);
+      if (ctx.signal?.aborted) cancel();
+      else ctx.signal?.addEventListener('abort', cancel, { once: true });
+      const used = quotaMb !== undefined ? await workspaceBytes(opts.workspace) : 0;
+      const watch = quotaMb !== undefined ? watchGrowth(opts.workspace, used, quotaMb, () => ac.abort(new Error('workspace quota'))) : undefined;
       try {
         const r = await sandbox.run({
           command,
           timeoutSeconds: seconds,
           ...(cwd !== undefined ? { cwd } : {}),
-          ...(ctx.signal ? { signal: ctx.signal } : {}),
+          signal: ac.signal,
           ...(onOutput ? { onOutput } : {}),
         });
+        watch?.stop();
+        if (watch?.over) {
+          const note = `[killed with its process group: its writes passed what was left of files.workspaceQuotaMb (${quotaMb} MiB; the workspace held ${humanBytes(used)}, ` +
+            `${humanBytes(watch.budgetBytes)} were left, it took ${humanBytes(watch.peakBytes)}); what it wrote is still there: remove files (rm) before writing more]`;
+          return { content: formatResult(r, seconds, note), isError: true };
+        }
         return { content: formatResult(r, seconds), isError: r.timedOut || r.cancelled || r.signal !== null };
       } catch (err) {
+        watch?.stop();
         if (err instanceof SandboxUnavailable) return { content: `exec refused: ${err.message}`, isError: true };
         return { content: `exec failed: ${errorMessage(err)}`, isError: true };
+      } finally {
+        ctx.signal?.removeEventListener('abort', cancel);
       }
     },
   };

@@ -6,6 +6,7 @@
 // tool or a profile. Input-dependent rules (another chat) and confirmation come after.
 import type { PinclawConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
+import { HA_CHANNEL, HA_CHAT, LEGACY_HA_CHANNEL, LEGACY_HA_CHAT } from '../internal-chats.js';
 import type { Tool, ToolContext } from './types.js';
 
 export type ToolsSettings = PinclawConfig['tools'];
@@ -39,6 +40,16 @@ export const PROFILE_TOOLS: Readonly<Record<Exclude<Profile, 'full'>, readonly s
 export interface PolicyOptions {
   /** undefined: not known (tests of other rules): exec stays out of standard */
   execSandbox?: { inForce: true } | { inForce: false; reason: string };
+  /** the clock the age of a message is measured by (ms since the epoch); default Date.now */
+  now?: () => number;
+}
+
+/** A physical action asked for by a message older than tools.physicalMaxAgeSeconds. */
+export interface Expired {
+  ageSeconds: number;
+  maxSeconds: number;
+  /** the confirmation rule, as audit rows and refusals name it */
+  rule: string;
 }
 
 export type Decision =
@@ -52,6 +63,12 @@ export interface Policy {
   checkInput(tool: Tool, input: unknown, ctx: ToolContext): Decision;
   /** The rule that makes this tool ask the owner first in this context, or undefined. */
   confirmation(tool: Tool, ctx?: ToolContext): string | undefined;
+  /**
+   * Whether the message behind this call is too old for a physical action to run on it unconfirmed
+   * (a turn retried after a provider error, a message left pending over a restart): "turn on the
+   * heater" must not act an hour later without the owner's fresh yes.
+   */
+  expired(tool: Tool, ctx?: ToolContext): Expired | undefined;
 }
 
 interface Layer {
@@ -86,12 +103,49 @@ function checkSettings(s: ToolsSettings): void {
   s.controlChats.forEach((c, i) => parseChat(c, `tools.controlChats[${i}]`));
 }
 
+/** A chat as the owner wrote it, with the old name of Home Assistant's commands read as the new one. */
+function currentChat(channel: string, chatId: string): { channel: string; chatId: string } {
+  return channel === LEGACY_HA_CHANNEL && chatId === LEGACY_HA_CHAT ? { channel: HA_CHANNEL, chatId: HA_CHAT } : { channel, chatId };
+}
+
+/**
+ * What of the tool settings still uses an old internal chat name, each with the new name: kept in
+ * force as meant (Home Assistant's commands), never handed to a chat, and said at start.
+ */
+export function legacyChatNames(s: Pick<ToolsSettings, 'controlChats' | 'overrides'>): string[] {
+  const legacy = `${LEGACY_HA_CHANNEL}:${LEGACY_HA_CHAT}`;
+  const now = `${HA_CHANNEL}:${HA_CHAT}`;
+  const notes: string[] = [];
+  s.controlChats.forEach((c, i) => {
+    if (c === legacy) notes.push(`tools.controlChats[${i}] "${legacy}" is the old name of Home Assistant's commands, read as "${now}" (an MQTT chat can no longer use it); rename it: pinclaw config set tools.controlChats '${JSON.stringify(s.controlChats.map((x) => (x === legacy ? now : x)))}'`);
+  });
+  s.overrides.forEach((x, i) => {
+    if (x.channel === LEGACY_HA_CHANNEL && x.chat === LEGACY_HA_CHAT) notes.push(`tools.overrides[${i}] (channel mqtt, chat homeassistant) applies to Home Assistant's commands, which now run as channel ${HA_CHANNEL}, chat ${HA_CHAT}; rename its channel and chat to those`);
+    else if (x.channel === LEGACY_HA_CHANNEL && x.chat === undefined && !s.overrides.some((y) => y.channel === HA_CHANNEL)) notes.push(`tools.overrides[${i}] (channel mqtt) still applies to Home Assistant's commands as before, though they run as channel ${HA_CHANNEL} now; an override with "channel":"${HA_CHANNEL}" takes its place for them`);
+  });
+  return notes;
+}
+
+/** The check behind Policy.expired: a physical tool, a known receipt time, older than the limit. */
+function expiredAt(tool: Tool, ctx: ToolContext | undefined, maxSeconds: number, now: number): Expired | undefined {
+  if (!tool.physical || ctx?.receivedAt === undefined) return undefined;
+  const ageMs = now - ctx.receivedAt;
+  if (ageMs <= maxSeconds * 1000) return undefined;
+  const ageSeconds = Math.floor(ageMs / 1000);
+  return { ageSeconds, maxSeconds, rule: `tools.physicalMaxAgeSeconds (the message is ${ageSeconds} s old, more than ${maxSeconds} s)` };
+}
+
 export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
   checkSettings(s);
+  const now = o.now ?? Date.now;
   const control = new Set(s.controlChats.map((c) => {
-    const { channel, chatId } = parseChat(c, 'tools.controlChats');
+    const parsed = parseChat(c, 'tools.controlChats');
+    const { channel, chatId } = currentChat(parsed.channel, parsed.chatId);
     return `${channel}:${chatId}`;
   }));
+  // An owner's channel-wide mqtt override was written when Home Assistant's commands ran on channel
+  // mqtt: it keeps applying to them until the owner writes one for channel homeassistant.
+  const haHasOwn = s.overrides.some((x) => x.channel === HA_CHANNEL);
 
   /** Least specific first: the tools section, channel overrides, then chat overrides. */
   function layers(ctx: ToolContext): Layer[] {
@@ -99,9 +153,11 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
     const channel: Layer[] = [];
     const chat: Layer[] = [];
     s.overrides.forEach((o, i) => {
-      if (o.channel !== ctx.channel) return;
+      const at = currentChat(o.channel ?? '', o.chat ?? '');
+      const legacyChannel = o.chat === undefined && o.channel === LEGACY_HA_CHANNEL && ctx.channel === HA_CHANNEL && !haHasOwn;
+      if (at.channel !== ctx.channel && !legacyChannel) return;
       if (o.chat === undefined) channel.push({ path: `tools.overrides[${i}]`, label: `channel ${o.channel} override`, profile: o.profile, allow: o.allow, deny: o.deny });
-      else if (o.chat === ctx.chatId) chat.push({ path: `tools.overrides[${i}]`, label: `chat ${o.channel}:${o.chat} override`, profile: o.profile, allow: o.allow, deny: o.deny });
+      else if (at.chatId === ctx.chatId) chat.push({ path: `tools.overrides[${i}]`, label: `chat ${o.channel}:${o.chat} override`, profile: o.profile, allow: o.allow, deny: o.deny });
     });
     return [...out, ...channel, ...chat];
   }
@@ -142,7 +198,12 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
       };
     },
 
+    expired: (tool, ctx) => expiredAt(tool, ctx, s.physicalMaxAgeSeconds, now()),
+
     confirmation(tool, ctx) {
+      // First: of all the reasons to ask, a message too old to act on is the one the owner must hear.
+      const late = expiredAt(tool, ctx, s.physicalMaxAgeSeconds, now());
+      if (late) return late.rule;
       if (s.confirm.includes(tool.name)) return 'tools.confirm';
       if (tool.requiresConfirmation) return `${tool.name}.requiresConfirmation`;
       // The CLI is the owner at the device; a control chat is one the owner declared theirs.
@@ -157,4 +218,5 @@ export const openPolicy: Policy = {
   check: () => ({ allowed: true, rule: 'no policy' }),
   checkInput: () => ({ allowed: true, rule: 'no policy' }),
   confirmation: (tool) => (tool.requiresConfirmation ? `${tool.name}.requiresConfirmation` : undefined),
+  expired: () => undefined,
 };

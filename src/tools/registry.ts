@@ -1,5 +1,5 @@
 // The tool registry: every call, from the model or `pinclaw tool run`, takes one path:
-//   known tool → policy (by name) → input schema → policy (by input) → confirmation → run within the
+//   known tool → policy (by name) → available here → input schema → policy (by input) → confirmation → run within the
 //   time limit → redact → cap → audit.
 // Each step that stops a call answers with an error result naming the rule, and every call,
 // stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
@@ -9,7 +9,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AuditFinish, NewAudit } from '../store/audit.js';
 import { capOutput, DEFAULT_LIMITS, executeWithin, limitsFor, ToolTimeout, type LimitSettings } from './limits.js';
-import { openPolicy, type Decision, type Policy } from './policy.js';
+import { openPolicy, type Decision, type Expired, type Policy } from './policy.js';
 import type { Tool, ToolCall, ToolContext, ToolResult, ToolSet } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -53,13 +53,20 @@ export interface ListedTool {
   decision: Decision;
   /** the rule that makes it ask the owner first */
   confirm?: string;
+  /** why it cannot run on this machine now (Tool.unavailable) */
+  unavailable?: string;
 }
+
+/** The rule an audit row of a call to an unavailable tool names. */
+export const UNAVAILABLE_RULE = 'unavailable';
 
 export interface Registry extends ToolSet {
   run(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
   call(call: ToolCall, ctx: ToolContext): Promise<CallReport>;
   /** every registered tool with the policy's verdict in this context */
   list(ctx: ToolContext): ListedTool[];
+  /** the tools policy allows here that cannot run on this machine now, with why (for the system prompt) */
+  unavailable(ctx: ToolContext): { name: string; reason: string }[];
 }
 
 /** Longest audit input kept; a write_file of a large file should not double the database. */
@@ -89,6 +96,11 @@ function redactedInput(input: unknown, redact: (s: string) => string): { text: s
   return { text, shown };
 }
 
+/** What the model is told (and passes on) when a physical action's message is too old and nobody can be asked. */
+function lateRefusal(tool: string, late: Expired, channel: string): string {
+  return `${tool} refused: the message asking for it is ${late.ageSeconds} s old, more than tools.physicalMaxAgeSeconds (${late.maxSeconds} s) allows for a physical action without a fresh confirmation, and channel ${channel} has no way to ask. Tell the owner why it was not done; they can confirm by asking again now`;
+}
+
 function summaryOf(tool: string, input: string): string {
   return `${tool} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`;
 }
@@ -106,6 +118,13 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
   const now = deps.now ?? Date.now;
 
   const allowed = (ctx: ToolContext) => tools.filter((t) => policy.check(t, ctx).allowed);
+  const whyNot = (t: Tool): string | undefined => {
+    try {
+      return t.unavailable?.();
+    } catch (err) {
+      return `its device cannot be checked: ${errorMessage(err)}`;
+    }
+  };
 
   // Every call is counted once by what became of it (/metrics); a name the model made up counts as 'unknown'.
   async function call(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
@@ -136,19 +155,28 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     if (!tool) return stopped('error', `unknown tool '${c.name}'; available: ${allowed(ctx).map((t) => t.name).join(', ') || 'none'}`);
     const decision = policy.check(tool, ctx);
     if (!decision.allowed) return stopped('denied', `${tool.name} refused: ${decision.reason}`, decision.rule);
+    // Before the arguments: the owner needs the missing device and its fix, not a schema complaint.
+    const why = whyNot(tool);
+    if (why !== undefined) return stopped('denied', `${tool.name} cannot run on this machine: ${why}`, UNAVAILABLE_RULE);
     const problems = validateInput(tool.inputSchema, c.input);
     if (problems.length) return stopped('error', `invalid arguments for ${tool.name}: ${problems.join('; ')}`, 'inputSchema');
     const byInput = policy.checkInput(tool, c.input, ctx);
     if (!byInput.allowed) return stopped('denied', `${tool.name} refused: ${byInput.reason}`, byInput.rule);
 
-    const confirmRule = policy.confirmation(tool, ctx);
+    // A message too old for a physical action: the owner hears why they are asked (or why it did not run).
+    const late = policy.expired(tool, ctx);
+    const confirmRule = late?.rule ?? policy.confirmation(tool, ctx);
     if (confirmRule) {
       if (!ctx.confirm) {
+        if (late) return stopped('denied', lateRefusal(tool.name, late, ctx.channel), confirmRule);
         return stopped('denied', `${tool.name} refused: it needs the owner's confirmation (${confirmRule}) and channel ${ctx.channel} has no way to ask${ctx.channel === 'cli' ? '; run with --yes, or from a terminal' : ''}`, confirmRule);
       }
       let yes: boolean;
       try {
-        yes = await ctx.confirm({ tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId });
+        yes = await ctx.confirm({
+          tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId,
+          ...(late ? { reason: `your message asking for this is ${late.ageSeconds} s old (more than tools.physicalMaxAgeSeconds, ${late.maxSeconds} s): is it still wanted now?` } : {}),
+        });
       } catch (err) {
         return stopped('denied', `${tool.name} refused: asking the owner failed (${redact(errorMessage(err))}) (${confirmRule})`, confirmRule);
       }
@@ -205,13 +233,22 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
   }
 
   return {
-    specs: (ctx) => (ctx ? allowed(ctx) : tools).map(specOf),
+    // A tool that cannot run here is not offered: the model would only call it to hear why. The
+    // system prompt names it with the reason (unavailable below), and a call by name still gets it.
+    specs: (ctx) => (ctx ? allowed(ctx) : tools).filter((t) => whyNot(t) === undefined).map(specOf),
     get(name, ctx) {
       const t = byName.get(name);
       return t && (!ctx || policy.check(t, ctx).allowed) ? t : undefined;
     },
     call,
     run: async (c, ctx) => (await call(c, ctx)).result,
-    list: (ctx) => tools.map((tool) => ({ tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool, ctx) })),
+    list: (ctx) => tools.map((tool) => {
+      const why = whyNot(tool);
+      return { tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool, ctx), ...(why !== undefined ? { unavailable: why } : {}) };
+    }),
+    unavailable: (ctx) => allowed(ctx).flatMap((t) => {
+      const why = whyNot(t);
+      return why === undefined ? [] : [{ name: t.name, reason: why }];
+    }),
   };
 }

@@ -12,6 +12,8 @@ export interface ConfirmRequest {
   summary: string;
   channel: string;
   chatId: string;
+  /** why the owner is asked this time, when there is more to it than the tool (a message too old to act on) */
+  reason?: string;
 }
 
 /**
@@ -26,6 +28,12 @@ export interface ToolContext {
   caller?: string;
   /** the board profile in use, when the hardware capability knows one */
   board?: string;
+  /**
+   * When the message the turn answers was received (ms since the epoch; the oldest of a burst). A
+   * physical action asked for longer ago than tools.physicalMaxAgeSeconds needs a fresh confirmation.
+   * Unset for calls that answer no message (`pinclaw tool run`).
+   */
+  receivedAt?: number;
   signal?: AbortSignal;
   /** Asks the owner through the channel the request came from; absent when that channel cannot ask. */
   confirm?: (request: ConfirmRequest) => Promise<boolean>;
@@ -59,6 +67,12 @@ export interface Tool {
    * chats (the CLI and tools.controlChats); anywhere else the owner confirms each call.
    */
   physical?: boolean;
+  /**
+   * Why the tool cannot run on this machine now (no GPIO chip, no I2C bus, permission denied), with
+   * the fix; undefined when it can. Such a tool is still listed and a call answers this reason, but
+   * it is not offered to the model as callable. Asked at each listing and call: the reason may pass.
+   */
+  unavailable?(): string | undefined;
   /** Overrides tools.timeoutMs for this tool (tools.limits in the config overrides both). */
   timeoutMs?: number;
   /** Overrides tools.maxOutputBytes for this tool (tools.limits in the config overrides both). */

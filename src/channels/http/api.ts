@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Bus, BusEvent } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
 import { errorMessage, PinclawError } from '../../errors.js';
+import { DiskFullError } from '../../store/disk.js';
 import { log } from '../../log.js';
 import type { Confirmations } from './confirmations.js';
 import { openSse, type SseOptions, type SseStream } from './sse-writer.js';
@@ -60,20 +61,30 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
       try {
         row = conductor.submit({ sessionKey: session, channel: 'http', chatId: session, sender: 'api', text });
       } catch (err) {
-        throw new HttpError(err instanceof PinclawError ? 413 : 500, errorMessage(err));
+        throw new HttpError(err instanceof DiskFullError ? 503 : err instanceof PinclawError ? 413 : 500, errorMessage(err));
       }
+      // A turn that could not be saved rejects: a full disk is 503 (it passes once space returns).
+      const failed = (err: unknown) => new HttpError(err instanceof DiskFullError ? 503 : 500, errorMessage(err));
       if ((req.headers.accept ?? '').includes('text/event-stream')) {
         const stream = sse(res, path, sseOptions);
         // The turn's own reply is written below, once; a message send_message sent during the turn
         // (a reply to no inbound message) is passed on as it is delivered.
         const off = subscribe(bus, (e) => 'sessionKey' in e && e.sessionKey === session && (e.type !== 'reply' || e.inboundId === null), stream);
         res.on('close', off);
-        const out = await conductor.delivered(row.id);
-        off();
-        stream.event('reply', { reply: out.text, kind: out.kind });
+        try {
+          const out = await conductor.delivered(row.id);
+          stream.event('reply', { reply: out.text, kind: out.kind });
+        } catch (err) {
+          const e = failed(err);
+          stream.event('error', { status: e.status, message: e.message });
+        } finally {
+          off();
+        }
         stream.end();
       } else {
-        const out = await conductor.delivered(row.id);
+        const out = await conductor.delivered(row.id).catch((err: unknown) => {
+          throw failed(err);
+        });
         sendJson(res, 200, { reply: out.text, kind: out.kind });
       }
       return true;

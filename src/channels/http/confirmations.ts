@@ -11,11 +11,11 @@ export interface Confirmations {
   /** false when no question with this id is waiting (answered already, expired, or never asked) */
   answer(id: string, allow: boolean): boolean;
   /** questions still waiting (for a dashboard that connects late) */
-  pending(): { id: string; sessionKey: string; tool: string; summary: string; expiresAt: string }[];
+  pending(): { id: string; sessionKey: string; tool: string; summary: string; expiresAt: string; reason?: string }[];
 }
 
 export function createConfirmations(bus: Bus, timeoutMs: number): Confirmations {
-  const waiting = new Map<string, { sessionKey: string; tool: string; summary: string; expiresAt: number; settle: (allow: boolean | Error) => void }>();
+  const waiting = new Map<string, { sessionKey: string; tool: string; summary: string; reason?: string; expiresAt: number; settle: (allow: boolean | Error) => void }>();
   return {
     ask(chatId, request) {
       const id = randomUUID();
@@ -30,8 +30,8 @@ export function createConfirmations(bus: Bus, timeoutMs: number): Confirmations 
           else resolve(allow);
         };
         // For the http channel the chat is the session.
-        waiting.set(id, { sessionKey: chatId, tool: request.tool, summary: request.summary, expiresAt, settle });
-        bus.emit({ type: 'confirm_request', id, sessionKey: chatId, tool: request.tool, summary: request.summary, input: request.input, expiresAt: new Date(expiresAt).toISOString() });
+        waiting.set(id, { sessionKey: chatId, tool: request.tool, summary: request.summary, reason: request.reason, expiresAt, settle });
+        bus.emit({ type: 'confirm_request', id, sessionKey: chatId, tool: request.tool, summary: request.summary, input: request.input, expiresAt: new Date(expiresAt).toISOString(), ...(request.reason ? { reason: request.reason } : {}) });
       });
     },
     answer(id, allow) {
@@ -41,7 +41,7 @@ export function createConfirmations(bus: Bus, timeoutMs: number): Confirmations 
       return true;
     },
     pending() {
-      return [...waiting].map(([id, w]) => ({ id, sessionKey: w.sessionKey, tool: w.tool, summary: w.summary, expiresAt: new Date(w.expiresAt).toISOString() }));
+      return [...waiting].map(([id, w]) => ({ id, sessionKey: w.sessionKey, tool: w.tool, summary: w.summary, expiresAt: new Date(w.expiresAt).toISOString(), ...(w.reason ? { reason: w.reason } : {}) }));
     },
   };
 }

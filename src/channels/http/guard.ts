@@ -1,12 +1,17 @@
-// Per-client admission for the gateway: a token bucket per remote address, and a lockout for an
-// address that keeps sending wrong bearer tokens. Pure: the clock is injected and nothing runs on a
-// timer, so the gateway calls it per request and the tests drive time by hand.
+// Per-client admission for the gateway: a token bucket per client, a lockout for a client that keeps
+// sending wrong tokens, and a budget of wrong tokens for the whole gateway. A client is an IPv4
+// address or an IPv6 /64 (clientKey). Pure: the clock is injected and nothing runs on a timer, so
+// the gateway calls it per request and the tests drive time by hand.
 //
 // The lockout exists because the token is the gateway's only secret and /api reaches the agent,
 // which can run tools on the board. A token of decent length cannot be guessed online anyway; the
 // lockout turns "guess as fast as the Pi answers" into a handful of guesses per lockout period, and
 // makes a misconfigured client that retries in a loop visible (429s and a metric) instead of an
-// endless stream of 401s.
+// endless stream of 401s. Counting per address alone is not enough: ten addresses get ten times the
+// guesses, and one IPv6 host holds a whole /64 (2^64 addresses). So a client is a /64, and past
+// `maxGlobalFailures` wrong tokens within the window from everyone together, token attempts are
+// paused for every client that has not given the right token lately (a logged-in dashboard, which
+// shows a cookie and no token, is not a token attempt and keeps working).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 
@@ -21,6 +26,10 @@ export interface GuardOptions {
   /** The first lockout; each further one doubles, up to `maxLockoutMs`. */
   lockoutMs?: number;
   maxLockoutMs?: number;
+  /** Bad credentials within `windowMs` from all clients together that pause token attempts; 0: no such budget. */
+  maxGlobalFailures?: number;
+  /** How long a client that gave the right token stays exempt from that pause. */
+  trustMs?: number;
   /** Clients remembered at most; past it the least recently seen one is forgotten. */
   maxClients?: number;
   /** How often, at most, the whole table is scanned for entries that no longer hold anything. */
@@ -28,7 +37,8 @@ export interface GuardOptions {
   now?: () => number;
 }
 
-export type RefusalReason = 'rate' | 'lockout';
+/** `global`: token attempts paused for untrusted clients after too many wrong tokens from everyone. */
+export type RefusalReason = 'rate' | 'lockout' | 'global';
 
 export type GuardDecision = { ok: true } | { ok: false; reason: RefusalReason; retryAfterSeconds: number };
 
@@ -43,6 +53,10 @@ export interface GuardStatus {
   lockouts: number;
   /** Clients dropped to keep the table within `maxClients`, since start. */
   evicted: number;
+  /** Seconds left of the pause on token attempts (0: none). */
+  globalLockedSeconds: number;
+  /** Pauses started since start. */
+  globalLockouts: number;
 }
 
 export const GUARD_DEFAULTS = {
@@ -52,9 +66,14 @@ export const GUARD_DEFAULTS = {
   windowMs: 60_000,
   lockoutMs: 5 * 60_000,
   maxLockoutMs: 60 * 60_000,
+  maxGlobalFailures: 30,
+  trustMs: 24 * 60 * 60_000,
   maxClients: 10_000,
   sweepEveryMs: 60_000,
 } as const;
+
+/** Clients remembered as having given the right token; a handful in practice (the owner's devices). */
+const MAX_TRUSTED = 1000;
 
 interface Client {
   tokens: number;
@@ -70,15 +89,20 @@ interface Client {
 const OK: GuardDecision = Object.freeze({ ok: true });
 
 /**
- * The key a client is counted under. `::ffff:1.2.3.4` is how an IPv4 peer shows up on a dual-stack
- * socket; without the mapping removed the same peer would have two buckets and two failure counts
- * depending on which socket it came in on.
+ * The key a client is counted under: an IPv4 address, or the /64 an IPv6 address is in (written
+ * `2001:db8:1:2::/64`). A /64 is what one host, or one home, gets: counting the exact IPv6 address
+ * would give one attacker 2^64 fresh counts. `::ffff:1.2.3.4` is how an IPv4 peer shows up on a
+ * dual-stack socket; it is the IPv4 address, or the same peer would have two buckets and two
+ * failure counts depending on which socket it came in on. Anything else (a test's name) is itself.
  */
 export function clientKey(remoteAddress: string | undefined): string {
   if (!remoteAddress) return '';
   const lower = remoteAddress.toLowerCase();
-  if (lower.startsWith('::ffff:') && isIPv4(lower.slice(7))) return lower.slice(7);
-  return lower;
+  if (isIPv4(lower)) return lower;
+  const g = ipv6Groups(lower);
+  if (!g) return lower;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join('.');
+  return `${g.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
 }
 
 function checkOption(name: string, value: number, min: number): number {
@@ -94,6 +118,8 @@ export class GatewayGuard {
   private readonly lockoutMs: number;
   private readonly maxLockoutMs: number;
   private readonly maxClients: number;
+  private readonly maxGlobalFailures: number;
+  private readonly trustMs: number;
   private readonly sweepEveryMs: number;
   private readonly now: () => number;
   // Bounded memory. A Map iterates in insertion order, so moving a client to the end whenever it is
@@ -107,9 +133,14 @@ export class GatewayGuard {
   // that keeps knocking while locked stays recent and is never the one evicted.
   private readonly clients = new Map<string, Client>();
   private lastSweep: number;
-  private readonly refused: Record<RefusalReason, number> = { rate: 0, lockout: 0 };
+  private readonly refused: Record<RefusalReason, number> = { rate: 0, lockout: 0, global: 0 };
   private lockouts = 0;
   private evicted = 0;
+  // Everyone's wrong tokens, counted like one client's (the same window, lockout and doubling).
+  private readonly everyone: Client;
+  private globalLockouts = 0;
+  // Clients that gave the right token, and when last: they are not paused with the rest.
+  private readonly trusted = new Map<string, number>();
 
   constructor(opts: GuardOptions = {}) {
     const o = { ...GUARD_DEFAULTS, ...opts };
@@ -120,9 +151,12 @@ export class GatewayGuard {
     this.lockoutMs = checkOption('lockoutMs', o.lockoutMs, 0);
     this.maxLockoutMs = Math.max(this.lockoutMs, checkOption('maxLockoutMs', o.maxLockoutMs, 0));
     this.maxClients = Math.floor(checkOption('maxClients', o.maxClients, 1));
+    this.maxGlobalFailures = Math.floor(checkOption('maxGlobalFailures', o.maxGlobalFailures, 0));
+    this.trustMs = checkOption('trustMs', o.trustMs, 0);
     this.sweepEveryMs = checkOption('sweepEveryMs', o.sweepEveryMs, 0);
     this.now = opts.now ?? Date.now;
     this.lastSweep = this.now();
+    this.everyone = this.fresh(this.lastSweep);
   }
 
   /** Whether a request from `client` (its remote address) may proceed; call before authenticating. */
@@ -153,42 +187,65 @@ export class GatewayGuard {
     return { ok: false, reason: 'rate', retryAfterSeconds: Math.max(1, Math.ceil((1 - c.tokens) / this.rate)) };
   }
 
-  /** Records a wrong or missing token; true when this failure started a lockout (worth one log line). */
-  badCredential(client: string | undefined): boolean {
-    if (this.maxFailures === 0) return false;
+  /**
+   * Whether `client` may have a token checked now (a bearer token, a dashboard login); call it
+   * after check() and before comparing the token. Refused while token attempts are paused, unless
+   * the client gave the right token within `trustMs`: the right token must not help an attacker
+   * during the pause, and the owner's own devices must not be shut out by one.
+   */
+  checkCredential(client: string | undefined): GuardDecision {
     const now = this.now();
+    if (this.everyone.lockedUntil <= now) return OK;
     const key = clientKey(client);
-    const c = this.clients.get(key) ?? this.fresh(now);
-    this.touch(key, c);
-    // A request refused by check() never gets this far; one let through just before the lockout
-    // began must not stretch it.
-    if (c.lockedUntil > now) return false;
-    c.failures = c.failures.filter((t) => now - t < this.windowMs);
-    c.failures.push(now);
-    if (c.failures.length < this.maxFailures) return false;
-    if (c.strikes > 0 && now >= c.lockedUntil + this.maxLockoutMs) c.strikes = 0;
-    c.strikes++;
-    c.lockedUntil = now + Math.min(this.maxLockoutMs, this.lockoutMs * 2 ** (c.strikes - 1));
-    // After the lockout the client gets a full set of tries again, and the next lockout is longer.
-    c.failures = [];
-    this.lockouts++;
-    return true;
+    const at = this.trusted.get(key);
+    if (at !== undefined && now - at < this.trustMs) return OK;
+    this.refused.global++;
+    return { ok: false, reason: 'global', retryAfterSeconds: Math.max(1, Math.ceil((this.everyone.lockedUntil - now) / 1000)) };
   }
 
   /**
-   * Clears the failure count of a client that sent the right token. It does not lift a lockout nor
-   * forget past ones: behind one NAT address the owner and a guesser look the same.
+   * Records a wrong token; what it started, if anything (worth one log line): a lockout of this
+   * client, or the pause on token attempts for everyone.
+   */
+  badCredential(client: string | undefined): 'client' | 'global' | undefined {
+    const now = this.now();
+    let started: 'client' | 'global' | undefined;
+    if (this.maxFailures > 0) {
+      const key = clientKey(client);
+      const c = this.clients.get(key) ?? this.fresh(now);
+      this.touch(key, c);
+      if (this.fail(c, this.maxFailures, now)) {
+        this.lockouts++;
+        started = 'client';
+      }
+    }
+    if (this.maxGlobalFailures > 0 && this.fail(this.everyone, this.maxGlobalFailures, now)) {
+      this.globalLockouts++;
+      started = 'global';
+    }
+    return started;
+  }
+
+  /**
+   * Clears the failure count of a client that sent the right token, and exempts it from a pause on
+   * token attempts for `trustMs`. It does not lift its own lockout nor forget past ones: behind one
+   * NAT address the owner and a guesser look the same.
    */
   goodCredential(client: string | undefined): void {
-    const c = this.clients.get(clientKey(client));
+    const key = clientKey(client);
+    const c = this.clients.get(key);
     if (c) c.failures = [];
+    this.trusted.delete(key);
+    this.trusted.set(key, this.now());
+    if (this.trusted.size > MAX_TRUSTED) this.trusted.delete(this.trusted.keys().next().value!);
   }
 
   status(): GuardStatus {
     const now = this.now();
     let lockedClients = 0;
     for (const c of this.clients.values()) if (c.lockedUntil > now) lockedClients++;
-    return { clients: this.clients.size, lockedClients, refused: { ...this.refused }, lockouts: this.lockouts, evicted: this.evicted };
+    const globalLockedSeconds = Math.max(0, Math.ceil((this.everyone.lockedUntil - now) / 1000));
+    return { clients: this.clients.size, lockedClients, refused: { ...this.refused }, lockouts: this.lockouts, evicted: this.evicted, globalLockedSeconds, globalLockouts: this.globalLockouts };
   }
 
   /** Drops every entry that holds nothing a new one would not. Runs by itself every sweepEveryMs. */
@@ -207,6 +264,22 @@ export class GatewayGuard {
     const noFailures = c.failures.every((t) => now - t >= this.windowMs);
     const nothingToRemember = c.strikes === 0 ? c.lockedUntil <= now : now >= c.lockedUntil + this.maxLockoutMs;
     return full && noFailures && nothingToRemember;
+  }
+
+  /** Records one failure against `c`; true when it started a lockout. */
+  private fail(c: Client, max: number, now: number): boolean {
+    // A request refused by check() never gets this far; one let through just before the lockout
+    // began must not stretch it.
+    if (c.lockedUntil > now) return false;
+    c.failures = c.failures.filter((t) => now - t < this.windowMs);
+    c.failures.push(now);
+    if (c.failures.length < max) return false;
+    if (c.strikes > 0 && now >= c.lockedUntil + this.maxLockoutMs) c.strikes = 0;
+    c.strikes++;
+    c.lockedUntil = now + Math.min(this.maxLockoutMs, this.lockoutMs * 2 ** (c.strikes - 1));
+    // After the lockout the client gets a full set of tries again, and the next lockout is longer.
+    c.failures = [];
+    return true;
   }
 
   private fresh(now: number): Client {

@@ -7,8 +7,11 @@ import { PinclawError, errorMessage } from '../../errors.js';
 import type { Db } from '../../store/db.js';
 import { isDashboardPath, serveDashboard } from './dashboard.js';
 import { dashboardApi, type DashboardSources } from './dashboard-api.js';
-import { handleWebAuth, hasWebSession, sameOrigin } from './web-auth.js';
-import { constantTimeEqual, GatewayGuard, type GuardOptions, type GuardStatus } from './guard.js';
+import { handleWebAuth, hasWebSession, PAIRING_CHANNEL, sameOrigin } from './web-auth.js';
+import { PairingLimits } from './pairing-limits.js';
+import { constantTimeEqual, GatewayGuard, type GuardDecision, type GuardOptions, type GuardStatus } from './guard.js';
+import { ConnectionLimiter, connectionCap, descriptorLimit, type ConnectionOptions, type ConnectionStatus } from './connections.js';
+import { log } from '../../log.js';
 
 /** Handles an authorized /api/* or /metrics request; returns false when it has no such route. */
 export type ApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
@@ -23,6 +26,8 @@ export interface HttpServerOptions {
   web?: WebOptions;
   /** per-client rate limit and the lockout after wrong tokens (defaults in guard.ts) */
   guard?: GuardOptions;
+  /** the cap on open connections and the time a silent one is kept (defaults in connections.ts) */
+  connections?: ConnectionOptions;
 }
 
 export interface WebOptions {
@@ -30,6 +35,10 @@ export interface WebOptions {
   db: Db;
   /** told of every wrong token given to POST /auth/login (a lockout guard plugs in here) */
   onBadCredential?(req: IncomingMessage): void;
+  /** asked before a token given to POST /auth/login is compared (the guard's pause on token attempts) */
+  checkCredential?(req: IncomingMessage): GuardDecision;
+  /** told of a right token given to POST /auth/login */
+  onGoodCredential?(req: IncomingMessage): void;
   /** the dashboard's read routes (sessions, audit, status, board, memory), tried after `api` */
   dashboard?: DashboardSources;
 }
@@ -41,6 +50,8 @@ export interface RunningHttpServer {
   close(drainMs: number): Promise<void>;
   /** the guard's counts, for /metrics */
   guardStatus(): GuardStatus;
+  /** the open connections and those refused, for /metrics */
+  connectionStatus(): ConnectionStatus;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -71,6 +82,24 @@ export async function readJson(req: IncomingMessage, limit = 1 << 20): Promise<u
   }
 }
 
+/** The 429 for a refusal of the guard, with Retry-After. */
+export function sendRefusal(res: ServerResponse, verdict: Exclude<GuardDecision, { ok: true }>): void {
+  res.setHeader('retry-after', String(verdict.retryAfterSeconds));
+  const s = verdict.retryAfterSeconds;
+  const error =
+    verdict.reason === 'lockout' ? `too many wrong tokens from this address; locked out for ${s} s`
+    : verdict.reason === 'global' ? `too many wrong tokens sent to this gateway from many addresses; token logins from addresses that have not logged in lately are paused for ${s} s (a logged-in dashboard keeps working)`
+    : 'too many requests from this address';
+  sendJson(res, 429, { error });
+}
+
+/** Logs what a wrong token started: once per lockout, not per guess. */
+function noteBadCredential(guard: GatewayGuard, client: string | undefined): void {
+  const started = guard.badCredential(client);
+  if (started === 'client') log.warn(`gateway: too many wrong tokens from ${client ?? 'an unknown address'}; it is locked out`);
+  else if (started === 'global') log.warn('gateway: too many wrong tokens from many addresses; token logins are paused for addresses that have not logged in lately');
+}
+
 export function authorized(req: IncomingMessage, token: string | undefined): boolean {
   if (!token) return false;
   const header = req.headers.authorization ?? '';
@@ -78,14 +107,14 @@ export function authorized(req: IncomingMessage, token: string | undefined): boo
   return m !== null && constantTimeEqual(m[1]!.trim(), token);
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions, dashboardRoutes: ApiHandler | undefined, guard: GatewayGuard): Promise<void> {
+/** The options as handle() gets them: the web login wired to the guard and the pairing limits. */
+type GuardedOptions = Omit<HttpServerOptions, 'web'> & { web?: WebOptions & { pairing: PairingLimits } };
+
+async function handle(req: IncomingMessage, res: ServerResponse, opts: GuardedOptions, dashboardRoutes: ApiHandler | undefined, guard: GatewayGuard): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
   const client = req.socket.remoteAddress;
   const verdict = guard.check(client);
-  if (!verdict.ok) {
-    res.setHeader('retry-after', String(verdict.retryAfterSeconds));
-    return sendJson(res, 429, { error: verdict.reason === 'lockout' ? `too many wrong tokens from this address; locked out for ${verdict.retryAfterSeconds} s` : 'too many requests from this address' });
-  }
+  if (!verdict.ok) return sendRefusal(res, verdict);
   if (path === '/healthz') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' });
     return sendJson(res, 200, { status: 'ok' });
@@ -95,10 +124,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServe
   if (path.startsWith('/api/') || path === '/metrics') {
     // A request that names a bearer token is judged by it alone; the cookie is the browser's way.
     const bearer = req.headers.authorization !== undefined;
+    if (bearer) {
+      // While token attempts are paused the token is not even looked at: the right one must not help.
+      const attempt = guard.checkCredential(client);
+      if (!attempt.ok) return sendRefusal(res, attempt);
+    }
     const cookie = !bearer && opts.web !== undefined && hasWebSession(req, opts.web.db);
     if (!cookie && !authorized(req, opts.token)) {
       // A wrong token is a guess; a request with none is not (a browser before its login).
-      if (bearer) guard.badCredential(client);
+      if (bearer) noteBadCredential(guard, client);
       res.setHeader('www-authenticate', 'Bearer');
       const why = opts.token ? 'missing or wrong bearer token' : opts.web ? 'no gateway.token configured' : 'no gateway.token configured; /api is closed';
       return sendJson(res, 401, { error: opts.web ? `${why}, and no dashboard login` : why });
@@ -116,9 +150,17 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: HttpServe
 export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpServer> {
   const dashboardRoutes = opts.web?.dashboard ? dashboardApi(opts.web.db, opts.web.dashboard) : undefined;
   const guard = new GatewayGuard(opts.guard);
-  // The dashboard's wrong logins count like wrong bearer tokens.
-  const web = opts.web ? { ...opts.web, onBadCredential: (req: IncomingMessage) => (guard.badCredential(req.socket.remoteAddress), opts.web!.onBadCredential?.(req)) } : undefined;
-  const withGuard = { ...opts, web };
+  // The dashboard's wrong logins count like wrong bearer tokens, and wait out the same pause.
+  const web = opts.web
+    ? {
+        ...opts.web,
+        onBadCredential: (req: IncomingMessage) => (noteBadCredential(guard, req.socket.remoteAddress), opts.web!.onBadCredential?.(req)),
+        checkCredential: (req: IncomingMessage) => guard.checkCredential(req.socket.remoteAddress),
+        onGoodCredential: (req: IncomingMessage) => (guard.goodCredential(req.socket.remoteAddress), opts.web!.onGoodCredential?.(req)),
+        pairing: new PairingLimits(PAIRING_CHANNEL),
+      }
+    : undefined;
+  const withGuard: GuardedOptions = { ...opts, web };
   const server = createServer((req, res) => {
     handle(req, res, withGuard, dashboardRoutes, guard).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
@@ -127,6 +169,11 @@ export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpSer
     });
   });
   server.keepAliveTimeout = 5000;
+  const fdLimit = opts.connections?.descriptorLimit ?? descriptorLimit();
+  const cap = connectionCap({ ...opts.connections, descriptorLimit: fdLimit });
+  if (cap.lowered) log.warn(`gateway.connections.max ${cap.lowered.wanted} lowered to ${cap.max}: half the open-files limit (${cap.lowered.descriptorLimit}) stays for the database, model calls and devices; raise the limit (LimitNOFILE= in the service unit, ulimit -n) or lower gateway.connections.max`);
+  const connections = new ConnectionLimiter(cap, opts.connections?.firstRequestMs, (msg) => log.warn(msg));
+  connections.attach(server);
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
@@ -139,6 +186,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpSer
         url: `http://${host}:${addr.port}`,
         port: addr.port,
         guardStatus: () => guard.status(),
+        connectionStatus: () => connections.status(),
         close: (drainMs) =>
           new Promise<void>((done) => {
             const timer = setTimeout(() => server.closeAllConnections(), drainMs);

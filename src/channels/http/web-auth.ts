@@ -6,14 +6,14 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Db } from '../../store/db.js';
-import { findPairing, listPairings, PAIRING_CODE_TTL_MS, requestPairing, revokePairing } from '../../store/pairing.js';
+import { findPairing, PAIRING_CODE_TTL_MS, requestPairing, revokePairing } from '../../store/pairing.js';
 import { createWebSession, deleteWebSession, pruneWebSessions, useWebSession, WEB_SESSION_TTL_MS } from '../../store/web-sessions.js';
-import { HttpError, readJson, sendJson } from './server.js';
+import { clientKey, type GuardDecision } from './guard.js';
+import { PairingLimits } from './pairing-limits.js';
+import { HttpError, readJson, sendJson, sendRefusal } from './server.js';
 
 export const SESSION_COOKIE = 'pinclaw_session';
 export const PAIRING_CHANNEL = 'dashboard';
-// Requests nobody approved pile up in the pairing table; past this many a stranger waits an hour.
-const MAX_PENDING_PAIRINGS = 16;
 const REQUEST_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export interface WebAuthOptions {
@@ -22,6 +22,12 @@ export interface WebAuthOptions {
   token?: string;
   /** told of every wrong token given to POST /auth/login (a lockout guard plugs in here) */
   onBadCredential?(req: IncomingMessage): void;
+  /** asked before a token is compared; a refusal is answered 429 (the guard's pause on token attempts) */
+  checkCredential?(req: IncomingMessage): GuardDecision;
+  /** told of a right token given to POST /auth/login (the guard then trusts the address) */
+  onGoodCredential?(req: IncomingMessage): void;
+  /** how many pairing requests each client may have waiting (kept for the server's life; absent: one per database) */
+  pairing?: PairingLimits;
 }
 
 /** The first value of a header a proxy may have set (a chain of proxies appends with commas). */
@@ -90,30 +96,39 @@ async function login(req: IncomingMessage, res: ServerResponse, o: WebAuthOption
   const body = await readJson(req, 4096);
   const given = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
   if (typeof given !== 'string' || given === '') throw new HttpError(400, 'body must be a JSON object {"token": string}');
+  const attempt = o.checkCredential?.(req);
+  if (attempt && !attempt.ok) return sendRefusal(res, attempt);
   if (!o.token || !tokenMatches(given, o.token)) {
     o.onBadCredential?.(req);
     return sendJson(res, 401, { error: o.token ? 'wrong token' : 'no gateway.token configured; pair this browser instead' });
   }
+  o.onGoodCredential?.(req);
   startSession(req, res, o.db, 'token');
   noContent(res);
 }
 
-function pendingDashboardRequests(db: Db, now: number): number {
-  let n = 0;
-  for (const p of listPairings(db)) {
-    if (p.channel !== PAIRING_CHANNEL || p.state !== 'pending') continue;
-    // An expired request can never be approved; it only takes room.
-    if (now - p.created_at >= PAIRING_CODE_TTL_MS) revokePairing(db, p.channel, p.subject);
-    else n++;
-  }
-  return n;
+// The limits when the caller keeps none: never none at all.
+const defaultLimits = new WeakMap<Db, PairingLimits>();
+
+function pairingLimits(o: WebAuthOptions): PairingLimits {
+  if (o.pairing) return o.pairing;
+  let l = defaultLimits.get(o.db);
+  if (!l) defaultLimits.set(o.db, (l = new PairingLimits(PAIRING_CHANNEL)));
+  return l;
 }
 
-function requestPair(req: IncomingMessage, res: ServerResponse, db: Db): void {
+function requestPair(req: IncomingMessage, res: ServerResponse, o: WebAuthOptions): void {
   const now = Date.now();
-  if (pendingDashboardRequests(db, now) >= MAX_PENDING_PAIRINGS) throw new HttpError(429, 'too many pairing requests are waiting; approve or let them expire (an hour) first');
+  const client = clientKey(req.socket.remoteAddress);
+  const limits = pairingLimits(o);
+  const admitted = limits.admit(o.db, client, now);
+  if (!admitted.ok) {
+    res.setHeader('retry-after', String(PAIRING_CODE_TTL_MS / 1000));
+    throw new HttpError(429, `${admitted.waiting} pairing requests from this address are waiting already; approve one (pinclaw pairing approve CODE on the machine) or let them expire (an hour)`);
+  }
   const id = randomBytes(24).toString('base64url');
-  const p = requestPairing(db, PAIRING_CHANNEL, id, label(req), now);
+  const p = requestPairing(o.db, PAIRING_CHANNEL, id, label(req), now);
+  limits.asked(client, id);
   sendJson(res, 200, { request: id, code: p.code });
 }
 
@@ -171,7 +186,7 @@ export async function handleWebAuth(req: IncomingMessage, res: ServerResponse, p
       break;
     }
     case '/auth/pair':
-      requestPair(req, res, o.db);
+      requestPair(req, res, o);
       break;
     default:
       collectPair(req, res, o.db, path.slice('/auth/pair/'.length));

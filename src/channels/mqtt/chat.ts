@@ -7,10 +7,11 @@ import type { ChannelAdapter } from '../../conductor/conductor.js';
 import type { Delivery } from '../../conductor/delivery.js';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
-import { MQTT_SESSION_NAME as SESSION, MQTT_SESSION_RULE } from '../../mqtt-session-name.js';
+import { MQTT_SESSION_NAME as SESSION, MQTT_SESSION_RULE, reservedMqttSession } from '../../mqtt-session-name.js';
 import type { Db } from '../../store/db.js';
 import { inboundById, type InboundRow, type NewInbound, type OutboundRow } from '../../store/queue.js';
 import { sql } from '../../store/statements.js';
+import { admit, checkAllowFrom } from './access.js';
 import type { MessageInfo, MqttLink, MqttSettings } from './connection.js';
 
 const MAX_ID_CHARS = 128;
@@ -29,6 +30,9 @@ export interface ChatMessage {
   session: string;
   text: string;
   id?: SenderId;
+  /** who says they sent it and their proof (access.ts judges them); absent in plain text */
+  from?: unknown;
+  token?: unknown;
 }
 
 /** What was wrong with a payload, with what is known of its session and id for the error reply. */
@@ -79,10 +83,15 @@ function fromJson(raw: string, defaultSession: string): ChatMessage | ChatRefusa
   if (o.session !== undefined && (typeof o.session !== 'string' || !SESSION.test(o.session))) {
     return refuse(`"session" must be ${MQTT_SESSION_RULE}, not ${JSON.stringify(o.session)?.slice(0, 80)}`);
   }
+  const reserved = typeof o.session === 'string' ? reservedMqttSession(o.session) : undefined;
+  if (reserved) return refuse(`"session": ${reserved}`);
   if (typeof o.text !== 'string') return refuse(o.text === undefined ? 'no "text": send {"session":"...","text":"..."}' : `"text" must be a string, not ${typeof o.text}`);
   const text = o.text.trim();
   if (!text) return refuse('"text" is empty');
-  return { session: typeof o.session === 'string' ? o.session : defaultSession, text, ...(id !== undefined ? { id } : {}) };
+  return {
+    session: typeof o.session === 'string' ? o.session : defaultSession, text, ...(id !== undefined ? { id } : {}),
+    ...(o.from !== undefined ? { from: o.from } : {}), ...(o.token !== undefined ? { token: o.token } : {}),
+  };
 }
 
 /** A chat/in payload as a message, or what was wrong with it. */
@@ -103,15 +112,19 @@ const isRefusal = (p: ChatMessage | ChatRefusal): p is ChatRefusal => 'error' in
  * it sends a message again whose PUBACK it did not get, which happens when the connection broke right
  * after our commit; a new message with the same text is not marked dup.
  */
-function alreadyQueued(db: Db, sessionKey: string, m: ChatMessage, dup: boolean): boolean {
+function alreadyQueued(db: Db, sessionKey: string, sender: string, m: ChatMessage, dup: boolean): boolean {
+  // Per sender: ids are chosen by each sender, and one must not be able to block another's.
   if (m.id !== undefined) {
-    return sql(db, `select 1 from (select meta from inbound where session_key = ? and channel = 'mqtt' order by id desc limit ${DEDUPE_WINDOW})
-      where json_extract(meta, '$.id') = ? limit 1`).get(sessionKey, m.id) !== undefined;
+    return sql(db, `select 1 from (select meta from inbound where session_key = ? and channel = 'mqtt' and sender = ? order by id desc limit ${DEDUPE_WINDOW})
+      where json_extract(meta, '$.id') = ? limit 1`).get(sessionKey, sender, m.id) !== undefined;
   }
   if (!dup) return false;
-  const last = sql(db, `select text from inbound where session_key = ? and channel = 'mqtt' order by id desc limit 1`).get(sessionKey) as { text: string } | undefined;
+  const last = sql(db, `select text from inbound where session_key = ? and channel = 'mqtt' and sender = ? order by id desc limit 1`).get(sessionKey, sender) as { text: string } | undefined;
   return last?.text === m.text;
 }
+
+/** Refusals per minute logged and answered one by one: whoever may publish on chat/in can send many. */
+export const CHAT_REFUSALS_PER_MINUTE = 10;
 
 /** The sender's id of the message a reply answers, else its inbound row id; null for a message not in reply. */
 function inReplyTo(db: Db, inboundId: number | null): SenderId | null {
@@ -142,18 +155,33 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
   return parts.length ? parts : [''];
 }
 
-/** What the schema cannot check of mqtt.chat.*: a ConfigError (exit 78); `config set` runs it too. */
-export function checkMqttChat(settings: MqttSettings): void {
-  const defaultSession = settings.chat.session;
-  if (!SESSION.test(defaultSession)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(defaultSession)} must be ${MQTT_SESSION_RULE}`);
+/** mqtt.chat as the schema cannot check it: run by createMqttChat (the gateway exits 78 before it starts), by doctor, and by `config set` and `config validate` (src/cli/config-checks.ts). */
+export function checkChatSettings(chat: MqttSettings['chat']): void {
+  if (!SESSION.test(chat.session)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(chat.session)} must be ${MQTT_SESSION_RULE}`);
+  const reserved = reservedMqttSession(chat.session);
+  if (reserved) throw new ConfigError(`mqtt.chat.session: ${reserved}`);
+  checkAllowFrom(chat.allowFrom);
 }
 
 export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
-  checkMqttChat(o.settings);
   const defaultSession = o.settings.chat.session;
+  checkChatSettings(o.settings.chat);
   const out = () => o.link().topic('chat/out');
 
+  let minuteStart = 0;
+  let refusedThisMinute = 0;
   function refuse(topic: string, r: ChatRefusal): void {
+    const now = Date.now();
+    if (now - minuteStart >= 60_000) {
+      const untold = refusedThisMinute - CHAT_REFUSALS_PER_MINUTE;
+      if (untold > 0) log.warn(`mqtt chat: ${untold} more refused messages on ${topic} within a minute were neither logged nor answered one by one`);
+      minuteStart = now;
+      refusedThisMinute = 0;
+    }
+    if (++refusedThisMinute > CHAT_REFUSALS_PER_MINUTE) {
+      if (refusedThisMinute === CHAT_REFUSALS_PER_MINUTE + 1) log.warn(`mqtt chat: more than ${CHAT_REFUSALS_PER_MINUTE} refused messages on ${topic} within a minute; the rest of this minute are neither logged nor answered (the broker's ACLs decide who may publish on chat/in: docs/mqtt.md)`);
+      return;
+    }
     log.error(`mqtt chat: a message on ${topic} was refused: ${r.error}`);
     const body = JSON.stringify({ session: r.session, error: r.error, inReplyTo: r.id ?? null });
     // Best effort: the sender learns why when the broker is there; the refusal is in the log anyway.
@@ -165,12 +193,18 @@ export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: Mqtt
     if (info.retain) return log.debug(`mqtt chat: ignored a retained message on ${topic}`);
     const p = parseChatPayload(payload, defaultSession);
     if (isRefusal(p)) return refuse(topic, p);
+    const who = admit(o.db, o.settings.chat.allowFrom, p.from, p.token);
+    if (!who.ok) {
+      if (who.pairing) log.info(`mqtt chat: sender ${who.pairing.label ?? '?'} asked to talk; pairing code ${who.pairing.code}`);
+      return refuse(topic, { error: who.error, session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
+    }
     const sessionKey = `mqtt:${p.session}`;
-    if (alreadyQueued(o.db, sessionKey, p, info.dup)) {
+    if (alreadyQueued(o.db, sessionKey, who.sender, p, info.dup)) {
       return log.info(`mqtt chat: a message to ${sessionKey}${p.id !== undefined ? ` with id ${JSON.stringify(p.id)}` : ''} arrived again; queued once`);
     }
     try {
-      submit({ sessionKey, channel: 'mqtt', chatId: p.session, sender: 'mqtt', text: p.text, meta: { ...(p.id !== undefined ? { id: p.id } : {}), topic } });
+      // The token stays out of the row: only the text, who sent it and how they were admitted.
+      submit({ sessionKey, channel: 'mqtt', chatId: p.session, sender: who.sender, text: p.text, meta: { ...(p.id !== undefined ? { id: p.id } : {}), topic, from: who.sender, admittedBy: who.rule } });
     } catch (err) {
       refuse(topic, { error: errorMessage(err), session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
     }

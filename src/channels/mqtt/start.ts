@@ -16,7 +16,8 @@ import { startHomeAssistant } from '../../fleet/home-assistant.js';
 import { remoteTool, startFleetServer } from '../../fleet/remote.js';
 import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
 import { routeSession } from '../../hardware/triggers/runner.js';
-import { checkMqttChat, createMqttChat } from './chat.js';
+import { legacyChatNames } from '../../tools/policy.js';
+import { checkChatSettings, createMqttChat } from './chat.js';
 import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
 
 export interface MqttRuntime {
@@ -40,7 +41,7 @@ export function checkMqttConfig(config: PinclawConfig): void {
   const settings = config.mqtt;
   checkMqttSettings(settings);
   checkMqttTriggers(settings.triggers);
-  if (settings.chat.enabled) checkMqttChat(settings);
+  if (settings.chat.enabled) checkChatSettings(settings.chat);
 }
 
 /** Checks the settings (a ConfigError exits 78 before anything starts) and builds the parts. */
@@ -53,7 +54,13 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
     if (!link) throw new Error('mqtt is not started yet');
     return link;
   };
+  // An old internal chat name in the tool settings keeps its meaning; the owner is told to rename it.
+  for (const note of legacyChatNames(o.config.tools)) log.warn(`config: ${note}`);
   const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings }) : undefined;
+  // The chat was on by default before it checked senders: an owner who relied on it learns here why
+  // chat/in went quiet, and how to turn it back on safely.
+  if (!chat) log.info('mqtt: the MQTT chat is off (it answers only named senders now and is off until turned on): pinclaw config set mqtt.chat.enabled true, and name each sender with a token in mqtt.chat.allowFrom or approve it with pinclaw pairing approve CODE (docs/mqtt.md)');
+  else if (!settings.chat.allowFrom.length) log.info('mqtt: the MQTT chat is on with an empty mqtt.chat.allowFrom: each sender needs the owner\'s pinclaw pairing approve CODE first (docs/mqtt.md)');
   const remote = remoteTool({ link: linkNow, nodeId, settings });
   const stops: (() => void)[] = [];
   return {
@@ -96,11 +103,17 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
   };
 }
 
-/** doctor's "mqtt" check: the settings, one connection attempt, and the node's retained status. */
-export async function mqttCheck(settings: MqttSettings): Promise<{ name: 'mqtt'; state: 'ok' | 'warn' | 'fail'; detail: string }> {
+/**
+ * doctor's "mqtt" check: the settings, one connection attempt, and the node's retained status; a
+ * warning while the tool settings still use the old name of Home Assistant's commands.
+ */
+export async function mqttCheck(settings: MqttSettings, tools?: PinclawConfig['tools']): Promise<{ name: 'mqtt'; state: 'ok' | 'warn' | 'fail'; detail: string }> {
   try {
     checkMqttTriggers(settings.triggers);
+    if (settings.chat.enabled) checkChatSettings(settings.chat);
     const r = await probeBroker(settings);
+    const legacy = tools ? legacyChatNames(tools) : [];
+    if (r.ok && legacy.length) return { name: 'mqtt', state: 'warn', detail: `${r.detail}; ${legacy.join('; ')}` };
     return { name: 'mqtt', state: r.ok ? 'ok' : 'fail', detail: r.detail };
   } catch (err) {
     return { name: 'mqtt', state: 'fail', detail: errorMessage(err) };

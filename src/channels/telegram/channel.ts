@@ -117,7 +117,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
   async function confirm(chatId: string, request: ConfirmRequest): Promise<boolean> {
     const id = `${Date.now().toString(36)}${(confirmSeq++).toString(36)}`;
     const { escapeHtml } = await loadFormat();
-    const text = `<b>Allow ${escapeHtml(request.tool)}?</b>\n<code>${escapeHtml(request.summary)}</code>`;
+    const text = `<b>Allow ${escapeHtml(request.tool)}?</b>\n${request.reason ? `${escapeHtml(request.reason)}\n` : ''}<code>${escapeHtml(request.summary)}</code>`;
     const keyboard = { inline_keyboard: [[{ text: 'Allow', callback_data: `cf:${id}:y` }, { text: 'Deny', callback_data: `cf:${id}:n` }]] };
     let messageId: number;
     try {

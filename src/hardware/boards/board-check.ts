@@ -9,6 +9,7 @@ import { detectBoards, type Detection } from './detect.js';
 import { HOST_ROOTS, type HostRoots } from './host-roots.js';
 import { loadBoardRegistry, userBoardsDir } from './registry.js';
 import { serialBoardText } from './render.js';
+import { reservationStates } from './reservations.js';
 import { chooseBoard } from './select.js';
 
 export interface BoardCheck {
@@ -42,6 +43,17 @@ export function boardCheck(paths: Pick<Paths, 'home' | 'config'>, config: Pincla
     }
   }
   parts.push(chipsText(detection));
+  // The owner's releases: named every time, with what would hold the line without them.
+  const profile = choice.loaded?.profile;
+  if (profile?.kind === 'sbc' && config?.hardware.release.length) {
+    const without = reservationStates(profile, { roots });
+    for (const s of reservationStates(profile, { roots, release: config.hardware.release })) {
+      for (const r of s.released) {
+        const would = without.find((w) => w.reservation === s.reservation);
+        parts.push(`${r.line} released by the owner (hardware.release: ${r.reason})${would?.active ? `; without the release it is reserved: ${s.reservation.reason} (${would.because})` : ''}`);
+      }
+    }
+  }
   parts.push(detection.serial.length ? detection.serial.map(serialBoardText).join(', ') : 'no USB serial boards');
 
   for (const s of registry.skipped) {

@@ -43,8 +43,10 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
 
   const hw = config.hardware;
   const index = board ? lineIndex(board) : undefined;
+  // A line the owner released (hardware.release) may be named; checked below like a line.
+  const released = new Set(hw.release.flatMap((r) => (r.line && index?.get(r.line) ? [index.get(r.line)!.name] : [])));
   const always = new Map<string, string>();
-  for (const r of board?.reserved ?? []) if (r.when === 'always') for (const l of r.lines) always.set(l, r.reason);
+  for (const r of board?.reserved ?? []) if (r.when === 'always') for (const l of r.lines) if (!released.has(l)) always.set(l, r.reason);
   const names = new Map<string, number>();
   const boardLines = new Map<string, string>(); // the board line's own name → hardware.lines name
   hw.lines.forEach((l, i) => {
@@ -70,7 +72,7 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
       return;
     }
     const reserved = always.get(target.name);
-    if (reserved) issues.push({ path: `${at}.line`, expected: `a line ${board.id} does not reserve`, found: `${str(l.line)}, reserved: ${reserved}` });
+    if (reserved) issues.push({ path: `${at}.line`, expected: `a line ${board.id} does not reserve`, found: `${str(l.line)}, reserved: ${reserved}`, hint: `release it only if nothing uses it: hardware.release [{"line":"${target.name}","reason":"..."}]` });
     const prev = boardLines.get(target.name);
     if (prev !== undefined) issues.push({ path: `${at}.line`, expected: 'a line no other hardware.lines entry uses', found: `${str(l.line)}, also ${JSON.stringify(prev)}` });
     else boardLines.set(target.name, l.name ?? `hardware.lines[${i}]`);
@@ -92,6 +94,22 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     return i;
   };
   hw.confirm.forEach((n, i) => lineRef(`hardware.confirm[${i}]`, n));
+  const releasedAt = new Map<string, number>();
+  hw.release.forEach((r, i) => {
+    const at = `hardware.release[${i}]`;
+    required(issues, `${at}.reason`, r.reason, 'why the line is safe to use (required: board detect, doctor and the audit show it)');
+    if (!required(issues, `${at}.line`, r.line) || !index || !board) return;
+    const target = index.get(r.line!);
+    if (!target) {
+      const near = closest(r.line!, [...index.keys()]);
+      issues.push({ path: `${at}.line`, expected: `a line of ${board.id} (pinclaw board show ${board.id})`, found: str(r.line), ...(near ? { hint: `did you mean '${near}'?` } : {}) });
+      return;
+    }
+    if (!board.reserved.some((x) => x.lines.includes(target.name))) issues.push({ path: `${at}.line`, expected: `a line ${board.id} reserves (pinclaw board show ${board.id})`, found: `${str(r.line)}, never reserved` });
+    const prev = releasedAt.get(target.name);
+    if (prev !== undefined) issues.push({ path: `${at}.line`, expected: 'a line no other hardware.release entry names', found: `${str(r.line)}, also hardware.release[${prev}]` });
+    else releasedAt.set(target.name, i);
+  });
   hw.triggers.forEach((tr, i) => {
     const at = `hardware.triggers[${i}]`;
     const li = lineRef(`${at}.line`, tr.line);

@@ -12,7 +12,7 @@ import { chooseBoard } from './select.js';
 import { attachedSummary, boardSummary, type AttachedBoard } from './summary.js';
 
 /** undefined when there is nothing to say (the prompt then says no board is known). */
-export function boardPromptText(paths: Pick<Paths, 'home'>, config: Pick<PinclawConfig, 'board'>, roots: HostRoots = HOST_ROOTS): string | undefined {
+export function boardPromptText(paths: Pick<Paths, 'home'>, config: Pick<PinclawConfig, 'board'> & { hardware?: Pick<PinclawConfig['hardware'], 'release'> }, roots: HostRoots = HOST_ROOTS): string | undefined {
   const registry = loadBoardRegistry({ userDir: userBoardsDir(paths) });
   const detection = detectWith(registry, roots);
   const choice = chooseBoard(registry, config.board.profile, detection);
@@ -24,7 +24,7 @@ export function boardPromptText(paths: Pick<Paths, 'home'>, config: Pick<Pinclaw
     if (loaded) attached.push({ profile: loaded.profile, device: s.byId ?? s.device, guess: s.match === 'guess' });
   }
   if (choice.loaded) {
-    return boardSummary(choice.loaded.profile, { how: choice.how, reservations: reservationStates(choice.loaded.profile, roots), attached });
+    return boardSummary(choice.loaded.profile, { how: choice.how, reservations: reservationStates(choice.loaded.profile, { roots, release: config.hardware?.release ?? [] }), attached });
   }
   if (attached.length) return `This computer has no board profile (${detection.deviceTreeModel === null ? 'no device tree' : `device-tree model ${JSON.stringify(detection.deviceTreeModel)}`}) and no GPIO for pinclaw.\n${attachedSummary(attached)}`;
   return undefined;

@@ -111,10 +111,10 @@ export function renderDetection(d: Detection, choice: BoardChoice, configured: s
   if (d.memTotalMiB !== null || budget !== undefined) rows.push(['memory', `${d.memTotalMiB !== null ? `${d.memTotalMiB} MiB` : 'unknown'}${budget !== undefined ? `; pinclaw's budget on ${choice.loaded!.profile.id}: ${budget} MiB` : ''}`]);
   chipLines(d).forEach((l, i) => rows.push([i === 0 ? 'gpio' : '', l]));
   if (reservations) {
-    const active = reservations.filter((r) => r.active === true).map((r) => `${r.reservation.lines.concat(r.reservation.pins ?? []).join(', ')} (${r.because})`);
-    const unknown = reservations.filter((r) => r.active === null).map((r) => `${r.reservation.lines.join(', ')} (when ${r.reservation.when})`);
-    rows.push(['reserved', active.length ? active.join('; ') : 'none now']);
-    if (unknown.length) rows.push(['', `cannot tell: ${unknown.join('; ')}`]);
+    const held = reservations.filter((r) => r.active).map((r) => `${r.held.concat(r.reservation.pins ?? []).join(', ')} (${r.because})`);
+    rows.push(['reserved', held.length ? held.join('; ') : 'none now']);
+    const released = reservations.flatMap((r) => r.released.map((x) => `${x.line} (${x.reason})`));
+    if (released.length) rows.push(['released', `by the owner (hardware.release): ${released.join('; ')}`]);
   }
   if (!d.serial.length) rows.push(['serial', 'no USB serial ports (ttyACM*, ttyUSB*)']);
   d.serial.forEach((s, i) => {

@@ -71,9 +71,11 @@ function reservedPart(p: BoardProfile, states?: readonly ReservationState[]): st
   const items = p.reserved.map((r, i) => {
     const what = [...r.lines, ...(r.pins ?? [])].join(', ');
     const state = states?.[i];
-    if (r.when === 'always') return `${what}: ${shortReason(r.reason)}`;
-    if (state?.active === true) return `${what}: ${shortReason(r.reason)}, in use now`;
-    if (state?.active === false) return undefined;
+    const released = state?.released.length ? ` (released by the owner: ${state.released.map((x) => x.line).join(', ')})` : '';
+    if (state && !state.active) return released ? `${what}: free to use${released}` : undefined;
+    const held = state ? [...state.held, ...(r.pins ?? [])].join(', ') : what;
+    if (r.when === 'always') return `${held}: ${shortReason(r.reason)}${released}`;
+    if (state) return `${held}: ${shortReason(r.reason)}, held now${released}`;
     return `${what}: ${shortReason(r.reason)} when ${r.when}`;
   });
   const shown = items.filter((x): x is string => x !== undefined);

@@ -23,6 +23,8 @@ export interface GpioServiceOptions {
   board?: BoardProfile;
   /** board line name → why it is reserved now (boards/reservations.ts reservedNow) */
   reserved?: ReadonlyMap<string, string>;
+  /** board line name → the owner's reason, for lines hardware.release took back (the audit names it) */
+  released?: ReadonlyMap<string, string>;
   hardware: Pick<Hardware, 'lines' | 'writeRateLimit'>;
   now?: () => number;
 }
@@ -39,6 +41,8 @@ export interface WriteResult {
   line: string;
   before: Level | null;
   after: Level;
+  /** the line is reserved by the board profile and the owner released it: their reason */
+  released?: string;
 }
 
 type EdgeListener = (err: Error | null, events: EdgeEvent[]) => void;
@@ -90,7 +94,13 @@ export function createGpioService(o: GpioServiceOptions): GpioService {
   function checkReserved(r: ResolvedLine, action: string): void {
     const name = r.boardLine?.name;
     const why = name ? o.reserved?.get(name) : undefined;
-    if (why) throw new GpioError(`${action} ${r.display} refused: reserved on board ${o.board!.id}: ${why} (rule: the board profile's reserved lines; free the bus in the board's configuration, or pick another line)`, { code: 'ERESERVED', device: r.display });
+    if (why) {
+      const release = JSON.stringify([{ line: name, reason: '...' }]);
+      throw new GpioError(
+        `${action} ${r.display} refused: reserved on board ${o.board!.id}: ${why}. Rule: a reserved line stays untouched unless pinclaw can show it is free; pick another line, or turn off what uses it (the serial console, the bus), or if nothing is wired to it, release it: pinclaw config set hardware.release '${release}'`,
+        { code: 'ERESERVED', device: r.display },
+      );
+    }
   }
 
   function checkRate(r: ResolvedLine): void {
@@ -157,7 +167,8 @@ export function createGpioService(o: GpioServiceOptions): GpioService {
         h = { resolved: r, request, mode: 'output', edge: 'none', listeners: new Set(), watching: false };
         held.set(key(r), h);
       }
-      return { line: r.display, before, after: h.request.read() };
+      const released = r.boardLine ? o.released?.get(r.boardLine.name) : undefined;
+      return { line: r.display, before, after: h.request.read(), ...(released !== undefined ? { released } : {}) };
     },
 
     watchEdges(spec, edge, listener, debounceUs) {

@@ -7,7 +7,10 @@ import type { GpioService } from './service.js';
 import type { EdgeEvent } from './types.js';
 
 export interface GpioToolDeps {
-  gpio: GpioService;
+  /** absent when GPIO cannot run here: the tools are then listed as unavailable with `unavailable` */
+  gpio: GpioService | undefined;
+  /** why there is no GPIO service, with the fix (gpio/availability.ts) */
+  unavailable?: string;
   /** hardware.confirm: line names whose writes need the owner's yes */
   confirm: readonly string[];
   /** board_info's text (board, reservations, chips); computed by the caller */
@@ -28,7 +31,13 @@ function edgeText(e: EdgeEvent, first: bigint): string {
 }
 
 export function gpioTools(d: GpioToolDeps): Tool[] {
-  const gpio = d.gpio;
+  const why = d.gpio ? undefined : (d.unavailable ?? 'no GPIO chip on this machine');
+  // The registry answers `why` before execute runs; this only keeps a direct execute honest.
+  const gpio: GpioService = d.gpio ?? new Proxy({} as GpioService, {
+    get() {
+      throw new GpioError(`GPIO cannot run on this machine: ${why}`, { code: 'ENODEV', device: 'gpio' });
+    },
+  });
   const read: Tool = {
     name: 'gpio_read',
     description: 'Read the level of one GPIO line (1 = active, after activeLow). Does not change the line.',
@@ -69,7 +78,7 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
         const w = gpio.write(line, value);
         return {
           content: `${w.line}: ${w.before ?? '?'} -> ${w.after}${w.after !== value ? ` (the line reads ${w.after}, not ${value}: something else drives it or it is not connected)` : ''}`,
-          physical: { device: w.line, before: w.before, after: w.after },
+          physical: { device: w.line, before: w.before, after: w.after, ...(w.released !== undefined ? { released: w.released } : {}) },
         };
       } catch (err) {
         return refused(err);
@@ -106,7 +115,7 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
     },
   };
 
-  return [read, write, watch];
+  return why === undefined ? [read, write, watch] : [read, write, watch].map((t) => ({ ...t, unavailable: () => why }));
 }
 
 export function boardInfoTool(text: () => string): Tool {

@@ -5,6 +5,9 @@
 // unless we are root).
 import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { lockHolders } from '../../proc-locks.js';
+
+export { lockHolders };
 
 export interface PortHolder {
   pid: number;
@@ -12,16 +15,6 @@ export interface PortHolder {
   comm: string | null;
   /** 'lock': it holds the flock; 'open': it has the device open. */
   via: 'lock' | 'open';
-}
-
-/** Linux's dev_t split, as glibc's major()/minor() do it (st_dev may exceed 32 bits). */
-function majorOf(dev: number): number {
-  const d = BigInt(dev);
-  return Number(((d & 0xfff00n) >> 8n) | ((d & 0xfffff00000000000n) >> 32n));
-}
-function minorOf(dev: number): number {
-  const d = BigInt(dev);
-  return Number((d & 0xffn) | ((d & 0xffffff00000n) >> 12n));
 }
 
 /**
@@ -50,23 +43,6 @@ function commOf(proc: string, pid: number): string | null {
   } catch {
     return comm;
   }
-}
-
-/**
- * pids with a flock on the file: lines like "1: FLOCK  ADVISORY  WRITE 4242 00:19:3 0 EOF", the
- * device printed as hex major:minor. Lines with "->" are processes waiting for a lock, not holding it.
- */
-export function lockHolders(locksText: string, dev: number, ino: number): number[] {
-  const out: number[] = [];
-  for (const line of locksText.split('\n')) {
-    if (line.includes('->')) continue;
-    const m = /^\d+:\s+FLOCK\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/i.exec(line);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (pid <= 0) continue;
-    if (parseInt(m[2]!, 16) === majorOf(dev) && parseInt(m[3]!, 16) === minorOf(dev) && Number(m[4]) === ino) out.push(pid);
-  }
-  return [...new Set(out)];
 }
 
 /** pids with a descriptor whose link is `file`; unreadable processes are skipped. */

@@ -5,7 +5,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
 import type { ToolResult } from '../types.js';
-import { Refused, type Confinement } from './confine.js';
+import { holdPath, withHeld, type Held } from './beneath.js';
+import { Refused, type Confinement, type RootSnapshot } from './confine.js';
 
 export type FilesSettings = PinclawConfig['files'];
 
@@ -58,9 +59,25 @@ export function looksBinary(head: Uint8Array): boolean {
   return head.subarray(0, SNIFF_BYTES).includes(0);
 }
 
-/** Opens a resolved path for reading; O_NOFOLLOW fails if the last part was swapped for a link since the check. */
-export function openResolved(real: string): Promise<FileHandle> {
-  return open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+/**
+ * Opens a held file for reading through its descriptor (/proc/self/fd/N), so the bytes read are those
+ * of the file opened beneath its root (beneath.ts), not of whatever its name leads to now.
+ */
+export function openHeld(held: Held): Promise<FileHandle> {
+  return open(held.path, constants.O_RDONLY);
+}
+
+/** The whole of a checked regular file, read through the descriptor opened beneath its root. */
+export function readWhole(snapshot: RootSnapshot, real: string, shown: string): Promise<Buffer> {
+  return withHeld(holdPath(snapshot, real, shown), async (held) => {
+    if (!held.stat.isFile()) throw new Refused('regular files only', `${shown} is not a regular file`);
+    const fh = await openHeld(held);
+    try {
+      return await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  });
 }
 
 /** Joins a shown base ('.' for the workspace) and a '/'-separated relative path. */

@@ -37,6 +37,11 @@ export interface RootSnapshot {
   rootOf(real: string): { writable: boolean } | undefined;
   /** how outputs name a real path: relative to the workspace when inside it, else absolute */
   show(real: string): string;
+  /**
+   * The real path of the outermost root holding a real path: opens start there (beneath.ts), so a
+   * root nested in the workspace is reached through the workspace, where no part may be a link.
+   */
+  anchorOf(real: string): string | undefined;
 }
 
 export interface Resolved {
@@ -86,7 +91,15 @@ export async function realResolve(abs: string, links = 0): Promise<string> {
   }
   if (!isLink) return candidate;
   if (links >= MAX_LINKS) throw Object.assign(new Error(`too many levels of symbolic links: ${abs}`), { code: 'ELOOP' });
-  return realResolve(resolve(realParent, await readlink(candidate)), links + 1);
+  let target: string;
+  try {
+    target = await readlink(candidate);
+  } catch (err) {
+    // EINVAL: no longer a link (it was swapped back since the lstat); resolved again, bounded by MAX_LINKS.
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return realResolve(abs, links + 1);
+    throw err;
+  }
+  return realResolve(resolve(realParent, target), links + 1);
 }
 
 function absoluteRoot(path: string, where: string): string {
@@ -119,6 +132,11 @@ export function createConfinement(workspace: string, s: RootSettings): Confineme
       },
       show(real) {
         return isWithin(real, wsReal) ? relative(wsReal, real).split(sep).join('/') || '.' : real;
+      },
+      anchorOf(real) {
+        let outer: Root | undefined;
+        for (const r of roots) if (isWithin(real, r.real) && (!outer || r.real.length < outer.real.length)) outer = r;
+        return outer?.real;
       },
     };
     return { roots, snapshot };

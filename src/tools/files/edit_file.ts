@@ -1,11 +1,10 @@
 // edit_file: replaces one exact piece of text in a file. The piece must occur exactly once (unless
 // replace_all says otherwise), so an edit never lands on a look-alike the model did not mean; the
 // error says how many matches there were, which tells the model whether to add context or re-read.
-import { writeFileAtomic } from '../../fsutil.js';
 import type { Tool } from '../types.js';
 import { Refused } from './confine.js';
-import { guarded, looksBinary, openResolved, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
-import { checkWriteSize, existing, NEW_FILE_MODE } from './write_file.js';
+import { guarded, looksBinary, readWhole, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
+import { checkQuota, checkWriteSize, writeInto, writeTarget } from './write_file.js';
 
 interface EditInput {
   path: string;
@@ -59,20 +58,16 @@ export function editFileTool(d: FileToolDeps): Tool {
       const { path, old_string: oldText, new_string: newText, replace_all: all = false } = input as EditInput;
       return guarded('edit_file', path, async () => {
         if (oldText === newText) return { content: 'edit_file: old_string and new_string are the same; nothing to change', isError: true };
-        const { real, shown } = await d.confinement.resolve(path, 'write');
-        const st = await existing(real);
+        const { real, shown, snapshot } = await d.confinement.resolve(path, 'write');
+        const target = writeTarget(snapshot, real, shown);
+        target.dir?.close();
+        const st = target.before;
         if (!st) return { content: `edit_file ${shown}: no such file; create it with write_file`, isError: true };
         if (st.isDirectory()) return { content: `edit_file ${shown}: is a directory`, isError: true };
         if (!st.isFile()) throw new Refused('regular files only', `${shown} is not a regular file`);
         checkWriteSize(st.size, max, `${shown} is`);
 
-        const fh = await openResolved(real);
-        let raw: Buffer;
-        try {
-          raw = await fh.readFile();
-        } finally {
-          await fh.close();
-        }
+        const raw = await readWhole(snapshot, real, shown);
         if (looksBinary(raw)) throw new Refused('text files only', `${shown} looks binary (it has a NUL byte in its first 8 KB)`);
         const text = raw.toString('utf8');
         // Decoding invalid UTF-8 replaces bytes; writing that back would change parts nobody edited.
@@ -89,7 +84,9 @@ export function editFileTool(d: FileToolDeps): Tool {
         }
         const updated = text.split(oldText).join(newText);
         checkWriteSize(Buffer.byteLength(updated), max, 'the edited file would be');
-        writeFileAtomic(real, updated, NEW_FILE_MODE);
+        await checkQuota(d, shown, Buffer.byteLength(updated) - raw.length);
+        // The directory is held again for the write: the read above may have taken a while.
+        writeInto(snapshot, writeTarget(snapshot, real, shown), real, shown, updated);
         return { content: `edited ${shown}: replaced ${plural(found.length, 'occurrence')} (line${found.length === 1 ? '' : 's'} ${listed})` };
       });
     },

@@ -1,9 +1,9 @@
 // glob: paths matching a pattern such as `**/*.ts`, under the workspace or a directory in it. The walk
 // starts below the pattern's literal leading directories and descends only as deep as the pattern can
 // match, so `notes/*.md` reads one directory, not the whole tree.
-import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { Tool } from '../types.js';
+import { holdPath, tryHoldPath } from './beneath.js';
 import { OUTSIDE, Refused } from './confine.js';
 import { guarded, joinShown, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
 import { compileGlob, isLiteral } from './pattern.js';
@@ -39,7 +39,9 @@ export function globTool(d: FileToolDeps): Tool {
         if (pattern.split('/').includes('..')) throw new Refused("no '..' escape", `the pattern ${pattern} climbs with '..'; give the directory to search as path instead. ${OUTSIDE}`);
         const glob = compileGlob(pattern);
         const base = await d.confinement.resolve(path, 'read');
-        if (!(await stat(base.real)).isDirectory()) return { content: `glob ${base.shown}: not a directory`, isError: true };
+        const baseHeld = holdPath(base.snapshot, base.real, base.shown);
+        baseHeld.close();
+        if (!baseHeld.stat.isDirectory()) return { content: `glob ${base.shown}: not a directory`, isError: true };
 
         // The literal leading directories of the pattern are a start below the base, confined like any path.
         const prefix: string[] = [];
@@ -47,8 +49,9 @@ export function globTool(d: FileToolDeps): Tool {
         let startReal = base.real;
         if (prefix.length) {
           const start = await d.confinement.resolve(joinShown(base.real, prefix.join('/')), 'read');
-          const st = await stat(start.real).catch(() => undefined);
-          if (!st?.isDirectory()) return { content: `no paths match ${pattern} under ${base.shown}` };
+          const held = tryHoldPath(start.snapshot, start.real, start.shown);
+          held?.close();
+          if (!held?.stat.isDirectory()) return { content: `no paths match ${pattern} under ${base.shown}` };
           startReal = start.real;
         }
 

@@ -2,11 +2,11 @@
 // file:line:text. Hidden entries and node_modules are not walked into (they hold the bulk of most
 // trees and rarely the answer); binary files and files over files.maxSearchBytes are skipped and
 // counted, so an empty answer never hides that something was not searched.
-import { stat } from 'node:fs/promises';
 import { errorMessage } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { Refused } from './confine.js';
-import { guarded, joinShown, looksBinary, openResolved, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
+import { holdPath } from './beneath.js';
+import { Refused, type RootSnapshot } from './confine.js';
+import { guarded, joinShown, looksBinary, readWhole, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
 import { compileGlob } from './pattern.js';
 import { compileSearchRegex, RegexTimeout, type SearchRegex } from './search-regex.js';
 import { newStats, walk, walkNotes, type Walked } from './walk.js';
@@ -64,7 +64,9 @@ export function grepTool(d: FileToolDeps): Tool {
         const byName = glob !== undefined && !glob.includes('/');
 
         const base = await d.confinement.resolve(path, 'read');
-        const st = await stat(base.real);
+        const baseHeld = holdPath(base.snapshot, base.real, base.shown);
+        baseHeld.close();
+        const st = baseHeld.stat;
         const files: Walked[] = [];
         const stats = newStats();
         const skipped = { binary: 0, large: 0 };
@@ -72,18 +74,13 @@ export function grepTool(d: FileToolDeps): Tool {
         let matchedFiles = 0;
         let capped = false;
 
-        const searchFile = async (real: string, size: number, shown: string) => {
+        const searchFile = async (snapshot: RootSnapshot, real: string, size: number, shown: string) => {
           if (size > maxSearchBytes) {
             skipped.large++;
             return;
           }
-          const fh = await openResolved(real);
-          let buf: Buffer;
-          try {
-            buf = await fh.readFile();
-          } finally {
-            await fh.close();
-          }
+          // Opened beneath its root (beneath.ts): a directory swapped for a link since the walk is not followed.
+          const buf = await readWhole(snapshot, real, shown);
           if (looksBinary(buf)) {
             skipped.binary++;
             return;
@@ -119,16 +116,16 @@ export function grepTool(d: FileToolDeps): Tool {
             for (const f of files) {
               ctx.signal?.throwIfAborted();
               try {
-                await searchFile(f.real, f.size, joinShown(base.shown, f.rel));
+                await searchFile(base.snapshot, f.real, f.size, joinShown(base.shown, f.rel));
               } catch (err) {
-                // A file that vanished or cannot be read since the walk listed it is counted, not fatal.
-                if (!(err as NodeJS.ErrnoException).code) throw err;
+                // A file that vanished, cannot be read or gained a link since the walk listed it is counted, not fatal.
+                if (!(err as NodeJS.ErrnoException).code && !(err instanceof Refused)) throw err;
                 stats.unreadable++;
               }
               if (capped) break;
             }
           } else if (st.isFile()) {
-            await searchFile(base.real, st.size, base.shown);
+            await searchFile(base.snapshot, base.real, st.size, base.shown);
           } else {
             throw new Refused('regular files only', `${base.shown} is not a regular file or a directory`);
           }

@@ -3,9 +3,10 @@
 // A symlink shows where it leads, and says so when that is outside the roots, since the other file
 // tools will refuse to follow it.
 import type { Dirent } from 'node:fs';
-import { readdir, readlink, stat } from 'node:fs/promises';
+import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tool } from '../types.js';
+import { holdPath, tryHoldPath, withHeld } from './beneath.js';
 import { realResolve } from './confine.js';
 import { guarded, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
 
@@ -34,32 +35,41 @@ export function listDirTool(d: FileToolDeps): Tool {
       const { path = '.' } = input as { path?: string };
       return guarded('list_dir', path, async () => {
         const { real, shown, snapshot } = await d.confinement.resolve(path, 'read');
-        if (!(await stat(real)).isDirectory()) return { content: `list_dir ${shown}: not a directory; read it with read_file`, isError: true };
-        const entries: Dirent[] = await readdir(real, { withFileTypes: true });
-
-        const describe = async (e: Dirent): Promise<Line> => {
-          const full = join(real, e.name);
-          if (e.isSymbolicLink()) {
-            const target = await readlink(full).catch(() => '?');
-            let where: string;
-            try {
-              const resolved = await realResolve(full);
-              const st = await stat(resolved).catch(() => undefined);
-              where = !snapshot.rootOf(resolved) ? 'leads outside the roots; the file tools will not follow it'
-                : !st ? 'dangling' : st.isDirectory() ? 'directory' : `${st.size} bytes`;
-            } catch {
-              where = 'unresolvable';
+        // Listed, and its entries looked at, through the directory held open (beneath.ts), so a
+        // directory swapped for a link cannot show another directory's names or sizes.
+        const lines = await withHeld(holdPath(snapshot, real, shown), async (held) => {
+          if (!held.stat.isDirectory()) return undefined;
+          const entries: Dirent[] = await readdir(held.path, { withFileTypes: true });
+          const describe = async (e: Dirent): Promise<Line> => {
+            const inHeld = `${held.path}/${e.name}`;
+            if (e.isSymbolicLink()) {
+              const target = await readlink(inHeld).catch(() => '?');
+              let where: string;
+              try {
+                const resolved = await realResolve(join(real, e.name));
+                // The target is looked at only inside the roots, and opened beneath them like any path.
+                const inside = snapshot.rootOf(resolved) !== undefined;
+                const to = inside ? tryHoldPath(snapshot, resolved, e.name) : undefined;
+                to?.close();
+                const st = to?.stat;
+                where = !inside ? 'leads outside the roots; the file tools will not follow it'
+                  : !st ? 'dangling' : st.isDirectory() ? 'directory' : `${st.size} bytes`;
+              } catch {
+                where = 'unresolvable';
+              }
+              return { name: e.name, kind: 'link', text: `link  ${e.name} -> ${target} (${where})` };
             }
-            return { name: e.name, kind: 'link', text: `link  ${e.name} -> ${target} (${where})` };
-          }
-          const st = await stat(full).catch(() => undefined);
-          if (e.isDirectory()) return { name: e.name, kind: 'directory', text: `dir   ${e.name}/` };
-          if (e.isFile()) return { name: e.name, kind: 'file', text: `file  ${e.name} (${st ? `${st.size} bytes` : 'size unknown'})` };
-          return { name: e.name, kind: 'other', text: `other ${e.name}` };
-        };
+            const st = await lstat(inHeld).catch(() => undefined);
+            if (e.isDirectory()) return { name: e.name, kind: 'directory', text: `dir   ${e.name}/` };
+            if (e.isFile()) return { name: e.name, kind: 'file', text: `file  ${e.name} (${st ? `${st.size} bytes` : 'size unknown'})` };
+            return { name: e.name, kind: 'other', text: `other ${e.name}` };
+          };
+          return Promise.all(entries.map(describe));
+        });
+        if (!lines) return { content: `list_dir ${shown}: not a directory; read it with read_file`, isError: true };
 
         const isDir = (l: Line) => l.kind === 'directory';
-        const lines = (await Promise.all(entries.map(describe))).sort((a, b) => (isDir(a) === isDir(b) ? byName(a.name, b.name) : isDir(a) ? -1 : 1));
+        lines.sort((a, b) => (isDir(a) === isDir(b) ? byName(a.name, b.name) : isDir(a) ? -1 : 1));
         if (lines.length === 0) return { content: `${shown}: empty directory` };
         const counts = KINDS.map((k) => [k, lines.filter((l) => l.kind === k).length] as const)
           .filter(([, n]) => n > 0)

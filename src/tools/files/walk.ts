@@ -1,9 +1,11 @@
 // A directory walk for glob and grep that stays inside the roots: a symlink is followed only when its
 // target lies inside them, each real directory is entered once (links cannot make it loop), and
-// entries come in name order so the same tree always gives the same output.
+// entries come in name order so the same tree always gives the same output. Each directory is read
+// through a descriptor opened beneath its root (beneath.ts), so one swapped for a link is not read.
 import type { Dirent, Stats } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
+import { holdPath, withHeld } from './beneath.js';
 import { plural } from './common.js';
 import type { RootSnapshot } from './confine.js';
 
@@ -48,42 +50,59 @@ export async function* walk(startReal: string, opts: WalkOptions, stats: WalkSta
 
   async function* dir(real: string, rel: string, depth: number): AsyncGenerator<Walked> {
     opts.signal?.throwIfAborted();
-    let entries: Dirent[];
+    let found: Walked[];
     try {
-      entries = (await readdir(real, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      found = await withHeld(holdPath(opts.snapshot, real, rel || '.'), (held) => list(held.path, real, rel, depth));
     } catch (err) {
       if (depth === 0) throw err;
       stats.unreadable++;
       return;
     }
+    for (const entry of found) {
+      yield entry;
+      if (!entry.isDir || visited.has(entry.real) || (opts.enter && !opts.enter(entry))) continue;
+      visited.add(entry.real);
+      yield* dir(entry.real, entry.rel, depth + 1);
+    }
+  }
+
+  /** The entries of one held directory, in name order, each looked at once. */
+  async function list(heldPath: string, real: string, rel: string, depth: number): Promise<Walked[]> {
+    const entries: Dirent[] = (await readdir(heldPath, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out: Walked[] = [];
     for (const ent of entries) {
       if (stats.scanned >= MAX_SCANNED) {
         stats.stopped = true;
-        return;
+        break;
       }
       stats.scanned++;
       const name = ent.name;
-      const path = join(real, name);
-      let target = path;
+      let target = join(real, name);
       let st: Stats;
       try {
-        // Only a link changes the real path (the parent is real already).
-        if (ent.isSymbolicLink()) target = await realpath(path);
-        st = await stat(target);
+        if (ent.isSymbolicLink()) {
+          // Only a link changes the real path (the parent is real already); its target is judged
+          // before anything of it is looked at, then opened beneath its root like any path.
+          target = await realpath(target);
+          if (!opts.snapshot.rootOf(target)) {
+            stats.linksOut++;
+            continue;
+          }
+          const to = holdPath(opts.snapshot, target, name);
+          to.close();
+          st = to.stat;
+        } else {
+          // lstat in the held directory: a name swapped for a link since readdir is not followed.
+          st = await lstat(`${heldPath}/${name}`);
+          if (st.isSymbolicLink()) throw new Error('became a link');
+        }
       } catch {
         stats.unreadable++;
         continue;
       }
-      if (!opts.snapshot.rootOf(target)) {
-        stats.linksOut++;
-        continue;
-      }
-      const entry: Walked = { rel: rel ? `${rel}/${name}` : name, name, real: target, isDir: st.isDirectory(), isFile: st.isFile(), size: st.size, depth: depth + 1 };
-      yield entry;
-      if (!entry.isDir || visited.has(target) || (opts.enter && !opts.enter(entry))) continue;
-      visited.add(target);
-      yield* dir(target, entry.rel, depth + 1);
+      out.push({ rel: rel ? `${rel}/${name}` : name, name, real: target, isDir: st.isDirectory(), isFile: st.isFile(), size: st.size, depth: depth + 1 });
     }
+    return out;
   }
 
   yield* dir(startReal, '', 0);

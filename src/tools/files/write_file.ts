@@ -1,24 +1,58 @@
 // write_file: creates or replaces a whole file. Written under a temporary name, flushed and renamed
 // into place, so a crash or a full SD card leaves the old file or the new one, never half of one.
 import type { Stats } from 'node:fs';
-import { lstat, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { writeFileAtomic } from '../../fsutil.js';
 import type { Tool } from '../types.js';
-import { Refused } from './confine.js';
+import { lstatIn, makeDirs, tryHoldPath, type Held } from './beneath.js';
+import { Refused, type RootSnapshot } from './confine.js';
 import { guarded, PATH_SCHEMA, type FileToolDeps } from './common.js';
+import { overQuota, workspaceBytes } from '../workspace-quota.js';
 
 /** What a new file gets; a replaced file keeps its own mode. */
 export const NEW_FILE_MODE = 0o644;
 
-/** Stats the path, or undefined when nothing is there. */
-export async function existing(real: string): Promise<Stats | undefined> {
+/** A checked path to write: its directory held open (beneath.ts) and what is there now. */
+export interface WriteTarget {
+  /** the directory, when it exists */
+  dir: Held | undefined;
+  name: string;
+  before: Stats | undefined;
+}
+
+/** Holds the directory of a checked real path and stats the name in it; nothing is created yet. */
+export function writeTarget(snapshot: RootSnapshot, real: string, shown: string): WriteTarget {
+  const dir = tryHoldPath(snapshot, dirname(real), shown);
+  const name = basename(real);
   try {
-    return await lstat(real);
+    return { dir, name, before: dir ? lstatIn(dir, name) : undefined };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    dir?.close();
     throw err;
   }
+}
+
+/**
+ * Writes the file atomically in the held directory (created first when missing): the temporary file
+ * and the rename both go through /proc/self/fd/N, so they land in the directory that was checked.
+ */
+export function writeInto(snapshot: RootSnapshot, target: WriteTarget, real: string, shown: string, data: string): void {
+  const dir = target.dir ?? makeDirs(snapshot, dirname(real), shown);
+  try {
+    writeFileAtomic(`${dir.path}/${target.name}`, data, NEW_FILE_MODE);
+  } finally {
+    dir.close();
+  }
+}
+
+/**
+ * Refuses a write that would take the workspace past files.workspaceQuotaMb. A path shown absolute is
+ * outside the workspace (files.roots, the owner's own directories): not counted.
+ */
+export async function checkQuota(d: FileToolDeps, shown: string, growBytes: number): Promise<void> {
+  if (shown.startsWith('/')) return;
+  const why = overQuota(await workspaceBytes(d.confinement.workspace), growBytes, d.settings.workspaceQuotaMb);
+  if (why) throw new Refused('files.workspaceQuotaMb', why);
 }
 
 export function checkWriteSize(bytes: number, max: number, what: string): void {
@@ -47,12 +81,21 @@ export function writeFileTool(d: FileToolDeps): Tool {
       return guarded('write_file', path, async () => {
         const bytes = Buffer.byteLength(content);
         checkWriteSize(bytes, max, 'the content is');
-        const { real, shown } = await d.confinement.resolve(path, 'write');
-        const before = await existing(real);
-        if (before?.isDirectory()) return { content: `write_file ${shown}: is a directory`, isError: true };
-        if (before && !before.isFile()) throw new Refused('regular files only', `${shown} exists and is not a regular file`);
-        await mkdir(dirname(real), { recursive: true });
-        writeFileAtomic(real, content, NEW_FILE_MODE);
+        const { real, shown, snapshot } = await d.confinement.resolve(path, 'write');
+        const target = writeTarget(snapshot, real, shown);
+        const { before } = target;
+        if (before?.isDirectory() || (before && !before.isFile())) {
+          target.dir?.close();
+          if (before.isDirectory()) return { content: `write_file ${shown}: is a directory`, isError: true };
+          throw new Refused('regular files only', `${shown} exists and is not a regular file`);
+        }
+        try {
+          await checkQuota(d, shown, bytes - (before?.size ?? 0));
+        } catch (err) {
+          target.dir?.close();
+          throw err;
+        }
+        writeInto(snapshot, target, real, shown, content);
         return { content: `wrote ${bytes} bytes to ${shown} (${before ? `replaced ${before.size} bytes` : 'new file'})` };
       });
     },

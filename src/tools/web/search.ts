@@ -38,7 +38,7 @@ export function searchSettings(web: WebConfig): SearchSettings | undefined {
   if (s.provider === 'none') return undefined;
   const provider = PROVIDERS[s.provider];
   if (s.provider === 'brave' && !s.apiKey) {
-    throw new ConfigError('web.search.apiKey: required when web.search.provider is "brave" (pinclaw config set --secret web.search.apiKey KEY)');
+    throw new ConfigError('web.search.apiKey: required when web.search.provider is "brave" (pinclaw config set web.search.apiKey KEY)');
   }
   const raw = s.baseUrl || provider.defaultBase;
   if (!raw) throw new ConfigError(`web.search.baseUrl: required when web.search.provider is "${s.provider}" (the instance's address, e.g. http://searx.lan:8080)`);

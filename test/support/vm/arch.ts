@@ -17,8 +17,17 @@ export interface ArchSpec {
   machine: 'raspi3b' | 'pc';
   /** Debian package that provides `qemu`, for the "not installed" message. */
   qemuPackage: string;
-  qemuArgs(kernel: string, dtb: string | null, initrd: string, cmdline: string): string[];
+  /**
+   * `serial`: which of the machine's serial ports carries the console to the harness (default 0,
+   * with -nographic's own wiring); the others are left unconnected.
+   */
+  qemuArgs(kernel: string, dtb: string | null, initrd: string, cmdline: string, serial?: number): string[];
   console: string;
+  /**
+   * Other kernel consoles the machine has, by QEMU serial port: raspi3b's second port is the
+   * BCM2835 mini UART, ttyS1 (the console of Debian's Raspberry Pi images).
+   */
+  otherConsoles: Record<string, number>;
   /** Device tree inside the kernel package (raspi3b boots with one; the PC does not). */
   dtb: string | null;
   /**
@@ -54,12 +63,14 @@ export const ARCHS: Record<VmArch, ArchSpec> = {
     machine: 'raspi3b',
     qemuPackage: 'qemu-system-arm',
     // One TCG thread: multi-threaded TCG starves the boot CPU on a shared 2-core machine.
-    qemuArgs: (kernel, dtb, initrd, cmdline) => [
+    qemuArgs: (kernel, dtb, initrd, cmdline, serial = 0) => [
       '-M', 'raspi3b', '-accel', 'tcg,thread=single', '-m', '1G',
       '-kernel', kernel, ...(dtb ? ['-dtb', dtb] : []), '-initrd', initrd, '-append', cmdline,
       '-nographic', '-no-reboot',
+      ...(serial ? [...Array.from({ length: serial }, () => ['-serial', 'null']).flat(), '-serial', 'stdio', '-monitor', 'none'] : []),
     ],
     console: 'ttyAMA0',
+    otherConsoles: { ttyS1: 1 },
     dtb: 'usr/lib/linux-image-<kver>/broadcom/bcm2837-rpi-3-b.dtb',
     baseModules: ['configfs', 'bcm2835_wdt'],
     powerOff: 'reboot -f',
@@ -87,6 +98,7 @@ export const ARCHS: Record<VmArch, ArchSpec> = {
       '-nographic', '-no-reboot', '-net', 'none',
     ],
     console: 'ttyS0',
+    otherConsoles: {},
     dtb: null,
     baseModules: ['configfs'],
     powerOff: 'poweroff -f',

@@ -25,6 +25,12 @@ export interface RunInVmOptions {
   timeoutMs: number;
   /** Extra kernel command line, appended to the defaults (later settings win). */
   appendCmdline?: string;
+  /**
+   * Another console instead of the arch's own, e.g. "ttyS1,115200" on raspi3b: the mini UART that
+   * Debian's Raspberry Pi images use. The command line names only this one, as on such a system,
+   * and QEMU connects that serial port to the harness instead of the first.
+   */
+  kernelConsole?: string;
 }
 
 export interface VmResult {
@@ -54,14 +60,17 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
       modules: k.modules.resolve(opts.modules ?? [], base.modules),
       nonce,
     });
+    const consoleName = opts.kernelConsole?.split(',')[0];
+    const serial = consoleName === undefined ? 0 : spec.otherConsoles[consoleName];
+    if (serial === undefined) throw new Error(`kernelConsole ${opts.kernelConsole}: the ${opts.arch} VM has ${spec.console}${Object.keys(spec.otherConsoles).map((c) => `, ${c}`).join('')}`);
     // loglevel=4: warnings and worse still show during boot, so a failed boot explains itself.
-    const cmdline = [`console=${spec.console}`, 'loglevel=4', 'rdinit=/init', 'panic=-1', opts.appendCmdline ?? ''].join(' ').trim();
+    const cmdline = [`console=${opts.kernelConsole ?? spec.console}`, 'loglevel=4', 'rdinit=/init', 'panic=-1', opts.appendCmdline ?? ''].join(' ').trim();
     const prepareMs = Date.now() - started;
     const machine = spec.machine;
     say(`booting ${k.kver} on ${machine} (${opts.arch}) with a ${mib(image.bytes)} initramfs`);
     const result = await runQemu({
       cmd: spec.qemu,
-      args: spec.qemuArgs(k.image, k.dtb, image.path, cmdline),
+      args: spec.qemuArgs(k.image, k.dtb, image.path, cmdline, serial),
       nonce,
       timeoutMs: opts.timeoutMs,
       label: `${opts.arch} VM (${spec.qemu} -M ${machine})`,

@@ -208,7 +208,7 @@ function toolEnd(e) {
 function confirmRequest(q) {
   if (confirmBoxes.has(q.id)) return;
   const box = el('div', 'confirm');
-  box.append(el('strong', '', `${q.tool} wants your yes`), el('p', '', str(q.summary)));
+  box.append(el('strong', '', `${q.tool} wants your yes`), ...(q.reason ? [el('p', '', str(q.reason))] : []), el('p', '', str(q.summary)));
   if (q.input !== undefined) box.append(el('pre', 'tool-out', JSON.stringify(q.input, null, 1)));
   const buttons = el('div', 'row');
   const state = el('span', 'muted', q.expiresAt ? `answer before ${time(q.expiresAt)}` : '');

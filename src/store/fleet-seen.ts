@@ -1,0 +1,20 @@
+// The fleet server's memory of the calls it received (table fleet_seen): one row per caller and call
+// id, for as long as a call with that time could still pass the signature window. In SQLite, so a
+// signed call captured on the broker and replayed after the callee restarted is still a replay.
+import type { Db } from './db.js';
+import { sql } from './statements.js';
+
+/** Records a call; false when this caller's id was recorded already (a replay). One autocommit insert: it is on every call's path. */
+export function rememberFleetCall(db: Db, caller: string, callId: string, at: number): boolean {
+  return sql(db, 'insert into fleet_seen (caller, call_id, at) values (?, ?, ?) on conflict do nothing').run(caller, callId, at).changes === 1;
+}
+
+/** Deletes the ids of calls dated before `before` (no call that old can pass the window any more); returns how many. */
+export function forgetFleetCalls(db: Db, before: number): number {
+  return sql(db, 'delete from fleet_seen where at < ?').run(before).changes;
+}
+
+/** How many call ids are remembered (diagnostics, tests). */
+export function rememberedFleetCalls(db: Db): number {
+  return (sql(db, 'select count(*) as n from fleet_seen').get() as { n: number }).n;
+}

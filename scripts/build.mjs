@@ -48,8 +48,9 @@ export const lazyChunks = [
   { name: 'html', entries: [srcFile('tools/web/html.ts')] },
   // Telegram's Markdown renderer (marked): loaded with the first Telegram reply.
   { name: 'telegram-format', entries: [srcFile('channels/telegram/format.ts')] },
-  // The Telegram channel: loaded by a gateway that has a token.
-  { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts')] },
+  // The Telegram channel: loaded by a gateway that has a token. Its pairing uses most of
+  // src/store/pairing.ts, of which the bundle holds a little: a copy, as it keeps no state.
+  { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts')], copies: ['src/store/pairing.ts'] },
   // The memory's implementation (src/memory/holder.ts opens it on first use) and its export/import.
   {
     name: 'memory',
@@ -70,8 +71,10 @@ export const lazyChunks = [
   // hardware.sensors: their reader and sensor_read, loaded when sensors are named.
   { name: 'sensors', entries: ['reader.ts', 'tool.ts'].map((f) => srcFile(`hardware/sensors/${f}`)) },
   // MQTT: the mqtt package, the broker connection, the MQTT chat, Home Assistant discovery, MQTT
-  // triggers and the fleet's remote tools; loaded by a gateway with mqtt.url set.
-  { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')] },
+  // triggers and the fleet's remote tools; loaded by a gateway with mqtt.url set. The MQTT chat's
+  // pairing uses most of src/store/pairing.ts, of which the bundle holds a little (the dashboard's
+  // pairing): a copy here, as it keeps no state (functions over the database).
+  { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
   // `pinclaw backup`, `restore`, `onboard` and `service`, doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the
   // backup uses the rest. It keeps no state, so the chunk holds its own copy.

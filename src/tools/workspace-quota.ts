@@ -5,7 +5,7 @@
 // size-limited file system for it; so a watcher reads the free space of the workspace's file system
 // (statfs, one cheap call) every 100 ms while the command runs and kills its process group once the
 // space it took passes what is left of the quota. What a command can write beyond that is what it
-// writes in one interval: measured in test/sandbox-quota.test.ts and stated in docs/tools.md.
+// writes in one interval: measured in test/workspace-quota.test.ts and stated in docs/tools.md.
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { diskSpace, humanBytes } from '../store/disk.js';

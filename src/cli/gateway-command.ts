@@ -8,6 +8,7 @@ import { ensureWritableDir } from '../fsutil.js';
 import { log, setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '../native/index.js';
+import { collectStartGarbage } from '../conductor/idle-memory.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
 import { aliveWriter, recordGatewayStart, startWatchdog } from '../ops/watchdog.js';
@@ -35,6 +36,8 @@ const USAGE = 'pinclaw gateway [--host H] [--port N]';
 const DRAIN_MS = 10_000;
 /** How often the gateway looks at the queue for what other processes put there (see conductor.wake). */
 const WAKE_MS = 10_000;
+/** After listening: when the start-up collection runs (what start-up dropped, given back). */
+const START_SETTLE_MS = 1000;
 
 function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -172,6 +175,12 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     });
     log.info(`gateway listening on ${server.url}`);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
+    // What start-up allocated and dropped (the config checks build the tools and read the board
+    // profiles once more, the channels' setup) leaves V8's heap grown by about 0.5 MiB of pages it
+    // keeps until the first idle release (conductor.releaseAfterIdleSeconds): one low-memory
+    // collection once listening gives them back now (bench:footprint's idle figure, docs/operations.md).
+    const settled = setTimeout(collectStartGarbage, START_SETTLE_MS).unref();
+    stops.push(() => clearTimeout(settled));
     // Under systemd with WatchdogSec=: WATCHDOG=1 only while the loop keeps up and the database takes writes.
     const watchdog = startWatchdog({ env: ctx.env, write: aliveWriter(db) });
     if (watchdog) stops.push(watchdog.stop);

@@ -94,6 +94,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
   const waiters = new Map<number, { resolve: (o: OutboundRow) => void; reject: (err: Error) => void }[]>();
   /** retries of failure records that could not be written (storeLater) */
   const storeRetries = new Set<NodeJS.Timeout>();
+  /** Sessions with a turn's outcome not yet written (storeLater): none of their later messages runs before it. */
+  const unsaved = new Set<string>();
   const home = homeOf(db.name);
   const retryDelay = opts.retryDelayMs ?? defaultRetryDelay;
   let started = false;
@@ -134,11 +136,26 @@ export function createConductor(opts: ConductorOptions): Conductor {
     bus.emit({ type: 'turn_start', sessionKey: key, inboundIds: ids, ...where });
     try {
       const outcome = await runTurn(opts, rows, (e) => bus.emit({ ...e, sessionKey: key }), ac.signal);
-      db.transaction(() => {
+      const saveReply = db.transaction(() => {
         if (outcome.kind === 'reply' && outcome.session) saveSession(db, outcome.session);
         recordOutbound(db, { idempotencyKey: `reply:${last.id}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text: outcome.text, kind: 'reply' });
         markDone(db, ids);
-      })();
+      });
+      try {
+        saveReply();
+      } catch (writeErr) {
+        // The turn ran (its tools acted: a GPIO write is not to be done twice) but its reply cannot
+        // be written (a full disk, most often): the reply is kept and written again until that
+        // succeeds, then sent; the turn is not run again.
+        storeLater(key, ids, last.channel, saveReply, 'the reply is saved now and will be sent');
+        const full = isDiskFull(writeErr);
+        tellWaiters(ids, full ? new DiskFullError('the reply could not be saved; it is kept and sent once there is space', home)
+          : new PinclawError(`the reply could not be saved (${errorMessage(writeErr)}); it is kept and sent once it can be written`));
+        log.error(`session ${key}: the turn ran but its reply could not be saved (${errorMessage(writeErr)}); writing it again until it can be`);
+        count('turns', { outcome: 'ok' });
+        bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: true, iterations: outcome.kind === 'reply' ? outcome.iterations : 0, ...where });
+        return;
+      }
       crashPoint('before-send');
       count('turns', { outcome: 'ok' });
       bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: true, iterations: outcome.kind === 'reply' ? outcome.iterations : 0, ...where });
@@ -168,14 +185,10 @@ export function createConductor(opts: ConductorOptions): Conductor {
         // The failure could not be recorded either (a full disk, most often): the row would stay
         // 'processing' until a restart. It is written again until that succeeds, and whoever waits
         // is told now.
-        storeLater(ids, last.channel, () => recordFailure());
+        storeLater(key, ids, last.channel, () => recordFailure(), 'the failure is recorded now; the message is queued again');
         const full = isDiskFull(err) || isDiskFull(writeErr);
-        const told = full ? new DiskFullError('the turn could not be saved; the message is kept and will be tried again once there is space', home)
-          : new PinclawError(`the turn could not be saved (${errorMessage(writeErr)}); the message is kept and will be tried again`);
-        for (const id of ids) {
-          for (const w of waiters.get(id) ?? []) w.reject(told);
-          waiters.delete(id);
-        }
+        tellWaiters(ids, full ? new DiskFullError('the turn could not be saved; the message is kept and will be tried again once there is space', home)
+          : new PinclawError(`the turn could not be saved (${errorMessage(writeErr)}); the message is kept and will be tried again`));
         state = 'unsaved';
         log.error(`session ${key}: turn failed (${reason}) and the failure could not be recorded (${errorMessage(writeErr)}); retrying the record until it can be written`);
       }
@@ -189,24 +202,37 @@ export function createConductor(opts: ConductorOptions): Conductor {
     deliver(last.channel);
   }
 
+  function tellWaiters(ids: readonly number[], err: Error): void {
+    for (const id of ids) {
+      for (const w of waiters.get(id) ?? []) w.reject(err);
+      waiters.delete(id);
+    }
+  }
+
   /**
-   * Writes `write` again, with growing pauses, until it succeeds (space is back); then the row is
-   * pending again and the pump takes it. A stop leaves it to the next start's orphan recovery.
+   * Writes `write` again, with growing pauses, until it succeeds (space is back); then the reply is
+   * sent or the row is pending again, and the pump takes the session's next messages, which wait
+   * until then (in order). A stop leaves it to the next start's orphan recovery.
    */
-  function storeLater(ids: readonly number[], channel: string, write: () => void): void {
+  function storeLater(key: string, ids: readonly number[], channel: string, write: () => void, done: string): void {
     let delay = 500;
+    let failures = 0;
+    unsaved.add(key);
     const tryWrite = () => {
       storeRetries.delete(t);
       if (stopping) return;
       try {
         write();
-      } catch {
+      } catch (err) {
+        // Said again now and then, so a lasting cause (a read-only or damaged database) is seen.
+        if (++failures % 10 === 0) log.warn(`message(s) ${ids.join(', ')}: still cannot be written (${errorMessage(err)}); trying again`);
         delay = Math.min(delay * 2, 30_000);
         t = setTimeout(tryWrite, delay);
         storeRetries.add(t);
         return;
       }
-      log.info(`message(s) ${ids.join(', ')}: the failure is recorded now; the message is queued again`);
+      unsaved.delete(key);
+      log.info(`message(s) ${ids.join(', ')}: ${done}`);
       deliver(channel);
       pump();
     };
@@ -231,7 +257,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
   function pumpOnce(): void {
     for (const key of readySessions(db, channelNames)) {
       if (running.size >= config.conductor.concurrency) break;
-      if (running.has(key) || !wanted(key)) continue;
+      if (running.has(key) || unsaved.has(key) || !wanted(key)) continue;
       const rows = claimBurst(db, key, owner);
       if (rows.length === 0) continue;
       const p = handle(rows)
@@ -249,7 +275,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
     const next = nextAvailableAt(db, channelNames);
     if (next !== null && running.size < config.conductor.concurrency) {
       // Not unref'd: a waiting message is work, and must keep a CLI process alive until it is handled.
-      timer = setTimeout(pump, Math.max(10, next - Date.now()));
+      // A session waiting for storeLater has rows ready now that the pump skips: no 10 ms loop over them.
+      timer = setTimeout(pump, Math.max(unsaved.size ? 1000 : 10, next - Date.now()));
     }
   }
 

@@ -5,6 +5,7 @@
 // which the gateway makes the 'hardware' channel's status (dashboard, /api/status, doctor) and
 // /metrics shows per component.
 import { errorMessage } from '../errors.js';
+import { log } from '../log.js';
 import type { SensorReader } from './sensors/reader.js';
 
 export interface HardwareProblem {
@@ -29,11 +30,16 @@ export const HEALTH_INTERVAL_MS = 2000;
 export function watchHealth(read: () => HardwareProblem[], onChange: (problems: HardwareProblem[]) => void, intervalMs = HEALTH_INTERVAL_MS): () => void {
   let last = '[]';
   const check = () => {
-    const now = read();
-    const key = JSON.stringify(now);
-    if (key === last) return;
-    last = key;
-    onChange(now);
+    // In a timer: a throw here would be an uncaught exception that ends the gateway.
+    try {
+      const now = read();
+      const key = JSON.stringify(now);
+      if (key === last) return;
+      last = key;
+      onChange(now);
+    } catch (err) {
+      log.once('hardware-health', 'warn', `hardware health: cannot read the state of the parts: ${errorMessage(err)}`);
+    }
   };
   check();
   const timer = setInterval(check, intervalMs);

@@ -76,17 +76,18 @@ export function watchGrowth(workspace: string, usedBytes: number, quotaMb: numbe
   const diskLeft = start ? start.freeBytes - RESERVE_BYTES : Infinity;
   const budget = Math.max(SLACK_BYTES, Math.min(quotaLeft, diskLeft));
   const state = { over: false, peakBytes: 0 };
-  const look = () => {
+  /** `final`: the command has ended; its figure is recorded, but nothing is killed or said killed. */
+  const look = (final = false) => {
     const now = diskSpace(workspace);
     if (!start || !now) return;
     const taken = start.freeBytes - now.freeBytes;
     state.peakBytes = Math.max(state.peakBytes, taken);
-    if (taken > budget && !state.over) {
+    if (taken > budget && !state.over && !final) {
       state.over = true;
       kill();
     }
   };
-  const timer = setInterval(look, WATCH_MS);
+  const timer = setInterval(() => look(), WATCH_MS);
   return {
     get over() {
       return state.over;
@@ -97,7 +98,7 @@ export function watchGrowth(workspace: string, usedBytes: number, quotaMb: numbe
     budgetBytes: budget,
     stop() {
       clearInterval(timer);
-      look();
+      look(true);
     },
   };
 }

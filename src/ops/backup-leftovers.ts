@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { basename, dirname, join } from 'node:path';
 
 const NOTES = '.backups-running';
-/** `.pinclaw-backup-PID-XXXXXX`, made by mkdtemp */
+/** The staging folder's name: `.pinclaw-backup-<pid>-` and the six random characters mkdtemp adds. */
 const STAGING = /^\.pinclaw-backup-(\d+)-[A-Za-z0-9]{6}$/;
 /** `.NAME.PID.partial` */
 const PARTIAL = /^\..+\.(\d+)\.partial$/;

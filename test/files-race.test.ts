@@ -130,3 +130,60 @@ t.test('write_file and edit_file through a directory swapped for a link never wr
   const inWs = newFiles(r.ws);
   t.equal(inWs.length, written, 'every write that said so is in the workspace');
 });
+
+// A root configured inside the workspace is a name a sandboxed exec may replace. Before the fix the
+// roots were found again at every call by following links, so after the swap below the read-only
+// root "was" the outside directory, and the writable one too: read_file read the secret and
+// write_file planted a file beside it.
+t.test('a root nested in the workspace swapped for a symlink leads nowhere', async (t) => {
+  const home = tempDir('pinclaw-nested-');
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const ws = join(home, 'workspace');
+  const outside = join(home, 'outside');
+  const other = join(home, 'other');
+  mkdirSync(join(ws, 'manuals'), { recursive: true });
+  mkdirSync(join(ws, 'shared'));
+  mkdirSync(outside);
+  mkdirSync(other);
+  writeFileSync(join(ws, 'manuals', 'gpio.md'), 'pin 17\n');
+  writeFileSync(join(outside, 'secret.txt'), `${SECRET}\n`);
+  // A root configured outside, whose owner's link leads into the workspace: the link is the owner's,
+  // the directory it reaches is the workspace's and may be swapped too.
+  mkdirSync(join(ws, 'data'));
+  symlinkSync(join(ws, 'data'), join(home, 'via'));
+  const settings = { ...defaults().files, roots: [join(ws, 'shared')], readOnlyRoots: [join(ws, 'manuals'), join(home, 'via')] };
+  const reg = createRegistry(fileTools({ workspace: ws, settings }));
+  const run = async (name: string, input: unknown) => (await reg.call({ name, input }, ctx)).result;
+
+  t.same(await run('read_file', { path: 'manuals/gpio.md' }), { content: '     1\tpin 17' }, 'the nested root is read while it is a directory');
+  t.same(await run('write_file', { path: 'shared/a.txt', content: 'a' }), { content: 'wrote 1 bytes to shared/a.txt (new file)' });
+
+  // What an exec in the workspace can do: both roots become links to directories outside.
+  for (const [name, to] of [['manuals', outside], ['shared', other], ['data', outside]] as const) {
+    rmSync(join(ws, name), { recursive: true });
+    symlinkSync(to, join(ws, name));
+  }
+  const read = await run('read_file', { path: 'manuals/secret.txt' });
+  t.notOk(read.content.includes(SECRET), 'read_file does not read through the swapped root');
+  t.same(read, {
+    content: `read_file refused by rule "no symlink leading out": manuals/secret.txt is in files.readOnlyRoots[0] (${join(ws, 'manuals')}), which is reached through the symlink ${join(ws, 'manuals')} inside another root; a root is never reached through a link inside another root, since whatever writes there (a sandboxed exec in the workspace) could point it anywhere. Until the link is replaced by the directory, or files.readOnlyRoots[0] names the link's target, that root is out of reach`,
+    isError: true,
+  });
+  const via = await run('read_file', { path: join(home, 'via', 'secret.txt') });
+  t.match(via, { content: new RegExp(`^read_file refused by rule "no symlink leading out": .* is in files\\.readOnlyRoots\\[1\\] \\(${home}/via\\), which is reached through the symlink ${ws}/data inside another root`), isError: true }, 'a root reached through a link in the workspace is refused too');
+  const absolute = await run('read_file', { path: join(outside, 'secret.txt') });
+  t.match(absolute, { content: /^read_file refused by rule "no absolute path outside the roots"/, isError: true }, 'nor by its absolute path');
+  const write = await run('write_file', { path: 'shared/planted.txt', content: 'x' });
+  t.match(write, { content: /^write_file refused by rule "no symlink leading out": shared\/planted\.txt is in files\.roots\[0\]/, isError: true });
+  const writeAbs = await run('write_file', { path: join(other, 'planted.txt'), content: 'x' });
+  t.match(writeAbs, { isError: true }, 'nor by the absolute path');
+  t.same(readdirSync(other), [], 'nothing was written outside');
+  const list = await run('list_dir', { path: outside });
+  t.match(list, { isError: true }, 'list_dir does not list the outside either');
+
+  // Put back as a directory, the root works again.
+  rmSync(join(ws, 'manuals'));
+  mkdirSync(join(ws, 'manuals'));
+  writeFileSync(join(ws, 'manuals', 'gpio.md'), 'pin 18\n');
+  t.same(await run('read_file', { path: 'manuals/gpio.md' }), { content: '     1\tpin 18' });
+});

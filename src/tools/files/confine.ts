@@ -26,6 +26,8 @@ export interface RootSettings {
 interface Root {
   /** the path as configured (absolute, normalised) */
   given: string;
+  /** how the configuration names it, for refusals */
+  name: string;
   /** the path with symlinks resolved; the given path when it does not exist */
   real: string;
   writable: boolean;
@@ -102,6 +104,62 @@ export async function realResolve(abs: string, links = 0): Promise<string> {
   return realResolve(resolve(realParent, target), links + 1);
 }
 
+/** Where a root is, or the symlink that makes it unusable. */
+type Walked = { real: string } | { link: string };
+
+/** A root reached through a symlink inside another root: paths in it are refused. */
+interface Broken {
+  given: string;
+  name: string;
+  link: string;
+}
+
+/**
+ * The real path of a root, as realpath finds it but component by component, and refusing (by
+ * returning the link) to follow a symlink that lies inside one of `guards`. A missing part ends the
+ * walk: the rest is taken as written, since nothing can be opened through it yet.
+ */
+async function rootWalk(abs: string, guards: readonly string[]): Promise<Walked> {
+  const pending = abs.split('/').filter(Boolean);
+  let cur = '/';
+  let links = 0;
+  while (pending.length) {
+    const part = pending.shift()!;
+    if (part === '.') continue;
+    if (part === '..') {
+      cur = dirname(cur); // cur holds no link, so its parent is the physical one
+      continue;
+    }
+    const candidate = join(cur, part);
+    let isLink: boolean;
+    try {
+      isLink = (await lstat(candidate)).isSymbolicLink();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+      return { real: resolve(candidate, ...pending) };
+    }
+    if (!isLink) {
+      cur = candidate;
+      continue;
+    }
+    if (guards.some((g) => isWithin(cur, g))) return { link: candidate };
+    if (++links > MAX_LINKS) throw Object.assign(new Error(`too many levels of symbolic links: ${abs}`), { code: 'ELOOP' });
+    let target: string;
+    try {
+      target = await readlink(candidate);
+    } catch (err) {
+      // EINVAL: no longer a link (swapped back since the lstat): looked at again, bounded by MAX_LINKS.
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+      pending.unshift(part);
+      continue;
+    }
+    if (isAbsolute(target)) cur = '/';
+    pending.unshift(...target.split('/').filter(Boolean));
+  }
+  return { real: cur };
+}
+
 function absoluteRoot(path: string, where: string): string {
   if (!isAbsolute(path)) throw new ConfigError(`${where}: expected an absolute path, found ${JSON.stringify(path)}`);
   const p = resolve(path);
@@ -113,15 +171,63 @@ function absoluteRoot(path: string, where: string): string {
 export function createConfinement(workspace: string, s: RootSettings): Confinement {
   const ws = resolve(workspace);
   const configured = [
-    { given: ws, writable: true },
-    ...s.roots.map((r, i) => ({ given: absoluteRoot(r, `files.roots[${i}]`), writable: true })),
-    ...s.readOnlyRoots.map((r, i) => ({ given: absoluteRoot(r, `files.readOnlyRoots[${i}]`), writable: false })),
+    { given: ws, name: 'the workspace', writable: true },
+    ...s.roots.map((r, i) => ({ given: absoluteRoot(r, `files.roots[${i}]`), name: `files.roots[${i}]`, writable: true })),
+    ...s.readOnlyRoots.map((r, i) => ({ given: absoluteRoot(r, `files.readOnlyRoots[${i}]`), name: `files.readOnlyRoots[${i}]`, writable: false })),
   ];
 
-  async function snapshotRoots(): Promise<{ roots: Root[]; snapshot: RootSnapshot }> {
+  // A root lying inside another root (files.readOnlyRoots: ['<workspace>/manuals'], say) is a name
+  // that whatever can write in the outer root may replace: a sandboxed exec in the workspace can swap
+  // that directory for a symlink to the home or '/'. Following links to find such a root would move
+  // the root itself there, and the file tools with it. Pinning roots at start (device and inode, or
+  // an O_PATH descriptor) is not sound either: a swap made before a restart would be pinned, a root
+  // created later never could be, and a held descriptor keeps a USB drive from being unmounted. So
+  // the rule is structural, checked at every call: a root is reached from the root holding it (the
+  // most specific one that lies in no other root) with no symlink followed inside that root (the
+  // walk below); a link there makes the root
+  // unusable, and paths in it are refused, until the owner removes the link. Its real path then
+  // lies inside the outer root, so opens start there (anchorOf) and beneath.ts walks down with no
+  // link followed, which also catches a swap made after this check. The workspace is resolved as
+  // configured: it is pinclaw's own directory, outside anything a tool can write, and links inside
+  // it are never followed to reach another root, wherever that root is configured.
+  //
+  // The non-nested root each root is reached from: itself (-1) when it lies in no other root; else
+  // the most specific one holding it (an equal path counts, the first one configured being the outer).
+  const outerOf = configured.map((r, i) => {
+    if (i === 0) return -1;
+    let best = -1;
+    configured.forEach((o, j) => {
+      if (j === i || !isWithin(r.given, o.given) || (o.given === r.given && j > i)) return;
+      if (best === -1 || o.given.length > configured[best]!.given.length) best = j;
+    });
+    return best;
+  });
+  // Outer candidates that are themselves nested are skipped: their own outer root holds r too.
+  const outerIdx = outerOf.map(function pick(o): number { return o === -1 || outerOf[o] === -1 ? o : pick(outerOf[o]!); });
+
+  async function snapshotRoots(): Promise<{ roots: Root[]; broken: Broken[]; snapshot: RootSnapshot }> {
     // Resolved at every call: a root may be created, or become a link, while pinclaw runs.
-    const roots = await Promise.all(configured.map(async (r) => ({ ...r, real: await realResolve(r.given) })));
-    const wsReal = roots[0]!.real;
+    const wsReal = await realResolve(ws);
+    const outer = await Promise.all(
+      configured.map(async (r, i): Promise<Walked | undefined> => (i === 0 ? { real: wsReal } : outerIdx[i] === -1 ? rootWalk(r.given, [wsReal]) : undefined)),
+    );
+    const walked = await Promise.all(
+      configured.map(async (r, i): Promise<Walked> => {
+        const own = outer[i];
+        if (own) return own;
+        const o = outerIdx[i]!;
+        const from = outer[o]!;
+        if (!('real' in from)) return from;
+        return rootWalk(join(from.real, relative(configured[o]!.given, r.given)), [from.real, wsReal]);
+      }),
+    );
+    const roots: Root[] = [];
+    const broken: Broken[] = [];
+    walked.forEach((w, i) => {
+      const r = configured[i]!;
+      if ('real' in w) roots.push({ ...r, real: w.real });
+      else broken.push({ given: r.given, name: r.name, link: w.link });
+    });
     const snapshot: RootSnapshot = {
       rootOf(real) {
         let best: Root | undefined;
@@ -134,12 +240,12 @@ export function createConfinement(workspace: string, s: RootSettings): Confineme
         return isWithin(real, wsReal) ? relative(wsReal, real).split(sep).join('/') || '.' : real;
       },
       anchorOf(real) {
-        let outer: Root | undefined;
-        for (const r of roots) if (isWithin(real, r.real) && (!outer || r.real.length < outer.real.length)) outer = r;
-        return outer?.real;
+        let outerRoot: Root | undefined;
+        for (const r of roots) if (isWithin(real, r.real) && (!outerRoot || r.real.length < outerRoot.real.length)) outerRoot = r;
+        return outerRoot?.real;
       },
     };
-    return { roots, snapshot };
+    return { roots, broken, snapshot };
   }
 
   return {
@@ -147,8 +253,17 @@ export function createConfinement(workspace: string, s: RootSettings): Confineme
     snapshot: async () => (await snapshotRoots()).snapshot,
     async resolve(input, access) {
       if (input.includes('\0')) throw new Refused('valid path', 'the path contains a NUL character');
-      const { roots, snapshot } = await snapshotRoots();
+      const { roots, broken, snapshot } = await snapshotRoots();
       const lexical = resolve(ws, input);
+      const gone = broken.find((b) => isWithin(lexical, b.given));
+      if (gone) {
+        throw new Refused(
+          'no symlink leading out',
+          `${input} is in ${gone.name} (${gone.given}), which is reached through the symlink ${gone.link} inside another root; ` +
+            'a root is never reached through a link inside another root, since whatever writes there (a sandboxed exec in the workspace) could point it anywhere. ' +
+            `Until the link is replaced by the directory, or ${gone.name} names the link's target, that root is out of reach`,
+        );
+      }
       if (!roots.some((r) => isWithin(lexical, r.given) || isWithin(lexical, r.real))) {
         if (isAbsolute(input)) throw new Refused('no absolute path outside the roots', `${input} is outside the workspace and the configured roots; ${OUTSIDE}`);
         throw new Refused("no '..' escape", `${input} leads out of the workspace through '..'; ${OUTSIDE}`);

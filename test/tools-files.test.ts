@@ -2,10 +2,13 @@
 // calls them: normal behaviour, confinement (`..`, absolute paths, symlinks out for reads and writes,
 // read-only roots), caps with their notes, schema violations, and file-system errors as results.
 import t, { type Test } from 'tap';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { defaults } from '../src/config/index.js';
+import { resolvePaths } from '../src/paths.js';
+import { tryLockHome } from '../src/store/home-lock.js';
+import { builtinTools } from '../src/tools/builtin.js';
 import { ConfigError } from '../src/errors.js';
 import { compileGlob } from '../src/tools/files/pattern.js';
 import { fileTools, type FilesSettings } from '../src/tools/files/index.js';
@@ -13,6 +16,7 @@ import { readFileTool } from '../src/tools/files/read_file.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
 import type { ToolContext, ToolResult } from '../src/tools/types.js';
+import { lockFromChild } from './support/lock-child.js';
 import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 
 const ctx: ToolContext = { sessionKey: 's1', channel: 'test', chatId: 'c1', caller: 'owner' };
@@ -395,4 +399,38 @@ t.test('pinclaw tool run read_file through the real CLI', async (t) => {
   const badRoot = await runPinclawAsync(['tool', 'run', 'read_file', '{"path":"notes.md"}'], { env: { ...env, PINCLAW_FILES_ROOTS: '["rel"]' } });
   t.equal(badRoot.code, 78, 'a relative root is a configuration error');
   t.match(badRoot.stderr, /files\.roots\[0\]: expected an absolute path, found "rel"/);
+});
+
+// POSIX locks belong to the process: closing any descriptor of gateway.lock drops the gateway's lock
+// on its home, and a second gateway could start. Before the fix, a root holding the home let
+// read_file (and grep, edit_file) open and close it, and write_file rename a new file over it; after
+// each, a second process took the lock.
+t.test("a root holding the home: the files pinclaw holds locks on are never opened or replaced", async (t) => {
+  const home = tempDir('pinclaw-lockroot-');
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const paths = resolvePaths({ home }, {});
+  mkdirSync(paths.workspace);
+  const mine = tryLockHome(paths.lock);
+  if (!('held' in mine)) throw new Error('the lock of a new home is free');
+  t.teardown(() => mine.held.release());
+  t.equal(lockFromChild(paths.lock).outcome, 'busy', 'a second locker is refused to begin with');
+  linkSync(paths.lock, join(paths.workspace, 'alias'));
+
+  const config = defaults();
+  config.files.roots = [home];
+  const reg = createRegistry(builtinTools({ config, paths, env: {} }));
+  const run = async (name: string, input: unknown) => (await reg.call({ name, input }, ctx)).result;
+  const why = `is the gateway's lock on its home (one gateway per home); pinclaw holds a lock on it, and opening it from this process would drop that lock (a POSIX lock goes with the close of any descriptor of the file), so the file tools leave it alone`;
+
+  t.same(await run('read_file', { path: paths.lock }), { content: `read_file refused by rule "pinclaw's own lock": ${paths.lock} ${why}`, isError: true });
+  t.equal(lockFromChild(paths.lock).outcome, 'busy', 'after read_file the lock is still held');
+  t.same(await run('read_file', { path: 'alias' }), { content: `read_file refused by rule "pinclaw's own lock": alias ${why}`, isError: true }, 'a hard link is the same file');
+  t.equal(lockFromChild(paths.lock).outcome, 'busy', 'after read_file of a hard link too');
+  t.match(await run('grep', { pattern: 'x', path: home }), { content: /^no matches .*\n\[2 entries unreadable or dangling\]$/ }, 'grep counts it unreadable');
+  t.equal(lockFromChild(paths.lock).outcome, 'busy', 'after grep');
+  t.match(await run('edit_file', { path: paths.lock, old_string: 'a', new_string: 'b' }), { content: /^edit_file refused by rule "pinclaw's own lock"/, isError: true });
+  t.equal(lockFromChild(paths.lock).outcome, 'busy', 'after edit_file');
+  t.same(await run('write_file', { path: paths.lock, content: 'x' }), { content: `write_file refused by rule "pinclaw's own lock": ${paths.lock} ${why}`, isError: true });
+  t.equal(lockFromChild(paths.lock).outcome, 'busy', 'after write_file');
+  t.match(await run('list_dir', { path: home }), { content: /file {2}gateway\.lock \(0 bytes\)/ }, 'list_dir still shows it: a listing opens nothing');
 });

@@ -3,7 +3,7 @@
 import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
 import { execTool } from './exec.js';
-import { fileTools } from './files/index.js';
+import { fileTools, type LockedFile } from './files/index.js';
 import { sendMessageTool, type SendMessage } from './send-message.js';
 import { spawnTool, type SubAgentRunner } from './spawn.js';
 import { currentTimeTool } from './time.js';
@@ -23,6 +23,20 @@ export interface BuiltinDeps {
   subAgents?: SubAgentRunner;
 }
 
+/**
+ * The home's files a gateway (or pinclaw agent) holds POSIX locks on through SQLite: reachable by the
+ * file tools when a root holds the home, and opening one would drop the lock (confine.ts, LockedFile).
+ */
+export function lockedFiles(p: Paths): LockedFile[] {
+  const db = "the database pinclaw is using, whose SQLite locks keep it consistent";
+  return [
+    { path: p.lock, what: "the gateway's lock on its home (one gateway per home)" },
+    { path: p.database, what: db },
+    { path: `${p.database}-wal`, what: `part of ${db}` },
+    { path: `${p.database}-shm`, what: `part of ${db}` },
+  ];
+}
+
 export function builtinTools(d: BuiltinDeps): Tool[] {
   return [
     currentTimeTool({ timezone: d.config.agent.timezone }),
@@ -30,7 +44,7 @@ export function builtinTools(d: BuiltinDeps): Tool[] {
     // absent unless web.search.provider is set, so the model is never offered a search it cannot run
     ...webSearchTools(d.config.web),
     execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox, workspaceQuotaMb: d.config.files.workspaceQuotaMb }),
-    ...fileTools({ workspace: d.paths.workspace, settings: d.config.files }),
+    ...fileTools({ workspace: d.paths.workspace, settings: d.config.files, locked: lockedFiles(d.paths) }),
     sendMessageTool({ maxChars: d.config.agent.maxMessageChars, send: d.send }),
     spawnTool({ settings: d.config.tools.spawn, runner: d.subAgents }),
   ];

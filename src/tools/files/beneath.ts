@@ -17,7 +17,23 @@ export interface Held {
   fd: number;
   path: string;
   stat: Stats;
+  /** set when the file is one pinclaw holds a lock on: openHeld refuses it (confine.ts, LockedFile) */
+  locked?: Refused;
   close(): void;
+}
+
+/** The refusal to open a file this process holds a POSIX lock on. */
+export function lockedRefusal(shown: string, what: string): Refused {
+  return new Refused(
+    "pinclaw's own lock",
+    `${shown} is ${what}; pinclaw holds a lock on it, and opening it from this process would drop that lock (a POSIX lock goes with the close of any descriptor of the file), so the file tools leave it alone`,
+  );
+}
+
+function markLocked(held: Held, snapshot: RootSnapshot, shown: string): Held {
+  const f = snapshot.lockedFile(held.stat);
+  if (f) held.locked = lockedRefusal(shown, f.what);
+  return held;
 }
 
 const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, n]) => [n, name]));
@@ -71,7 +87,8 @@ export function holdPath(snapshot: RootSnapshot, real: string, shown: string): H
   const { root, parts } = anchor(snapshot, real, shown);
   const rootFd = openSync(root, O_PATH | constants.O_DIRECTORY);
   try {
-    return hold(openPart(rootFd, parts.join('/') || '.', shown), shown);
+    // Held with O_PATH, which takes no part in locking; the open for reading is what would drop a lock.
+    return markLocked(hold(openPart(rootFd, parts.join('/') || '.', shown), shown), snapshot, shown);
   } finally {
     closeSync(rootFd);
   }

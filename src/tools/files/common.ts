@@ -64,6 +64,7 @@ export function looksBinary(head: Uint8Array): boolean {
  * of the file opened beneath its root (beneath.ts), not of whatever its name leads to now.
  */
 export function openHeld(held: Held): Promise<FileHandle> {
+  if (held.locked) return Promise.reject(held.locked);
   return open(held.path, constants.O_RDONLY);
 }
 

@@ -4,7 +4,7 @@
 // it, so a link inside the workspace cannot lead a read or a write out. Paths that do not exist yet
 // (write_file) are resolved through their longest existing part, and dangling links are followed
 // by hand, since writing through one would create its target.
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ConfigError } from '../../errors.js';
 
@@ -16,6 +16,17 @@ export class Refused extends Error {
     super(`refused by rule "${rule}": ${detail}`);
     this.name = 'Refused';
   }
+}
+
+/**
+ * A file this process holds a POSIX (fcntl) lock on, as SQLite takes them: the home's gateway.lock,
+ * the database. POSIX locks belong to the process and the file, not to a descriptor, so opening such
+ * a file here and closing it again drops the lock; the file tools refuse to open them.
+ */
+export interface LockedFile {
+  path: string;
+  /** what it is, for the refusal: "the gateway's lock on its home" */
+  what: string;
 }
 
 export interface RootSettings {
@@ -44,6 +55,8 @@ export interface RootSnapshot {
    * root nested in the workspace is reached through the workspace, where no part may be a link.
    */
   anchorOf(real: string): string | undefined;
+  /** the locked file (by device and inode, so a hard link counts) a stat is of, if any */
+  lockedFile(st: { dev: number; ino: number }): LockedFile | undefined;
 }
 
 export interface Resolved {
@@ -168,7 +181,7 @@ function absoluteRoot(path: string, where: string): string {
 }
 
 /** Throws a ConfigError (exit 78) for a relative root, or '/'. */
-export function createConfinement(workspace: string, s: RootSettings): Confinement {
+export function createConfinement(workspace: string, s: RootSettings, locked: readonly LockedFile[] = []): Confinement {
   const ws = resolve(workspace);
   const configured = [
     { given: ws, name: 'the workspace', writable: true },
@@ -221,6 +234,8 @@ export function createConfinement(workspace: string, s: RootSettings): Confineme
         return rootWalk(join(from.real, relative(configured[o]!.given, r.given)), [from.real, wsReal]);
       }),
     );
+    // Looked at every call too: a lock file is created when its holder starts.
+    const lockedNow = (await Promise.all(locked.map(async (f) => ({ f, st: await stat(f.path).catch(() => undefined) })))).flatMap(({ f, st }) => (st ? [{ f, st }] : []));
     const roots: Root[] = [];
     const broken: Broken[] = [];
     walked.forEach((w, i) => {
@@ -243,6 +258,9 @@ export function createConfinement(workspace: string, s: RootSettings): Confineme
         let outerRoot: Root | undefined;
         for (const r of roots) if (isWithin(real, r.real) && (!outerRoot || r.real.length < outerRoot.real.length)) outerRoot = r;
         return outerRoot?.real;
+      },
+      lockedFile(st) {
+        return lockedNow.find((l) => l.st.dev === st.dev && l.st.ino === st.ino)?.f;
       },
     };
     return { roots, broken, snapshot };

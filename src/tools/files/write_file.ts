@@ -4,7 +4,7 @@ import type { Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { writeFileAtomic } from '../../fsutil.js';
 import type { Tool } from '../types.js';
-import { lstatIn, makeDirs, tryHoldPath, type Held } from './beneath.js';
+import { lockedRefusal, lstatIn, makeDirs, tryHoldPath, type Held } from './beneath.js';
 import { Refused, type RootSnapshot } from './confine.js';
 import { guarded, PATH_SCHEMA, type FileToolDeps } from './common.js';
 import { overQuota, workspaceBytes } from '../workspace-quota.js';
@@ -25,7 +25,11 @@ export function writeTarget(snapshot: RootSnapshot, real: string, shown: string)
   const dir = tryHoldPath(snapshot, dirname(real), shown);
   const name = basename(real);
   try {
-    return { dir, name, before: dir ? lstatIn(dir, name) : undefined };
+    const before = dir ? lstatIn(dir, name) : undefined;
+    // Replacing a locked file by a rename would leave the lock on a file no other process can open.
+    const locked = before && snapshot.lockedFile(before);
+    if (locked) throw lockedRefusal(shown, locked.what);
+    return { dir, name, before };
   } catch (err) {
     dir?.close();
     throw err;

@@ -1,7 +1,7 @@
 // File-system helpers with the guarantees the rest of pinclaw relies on: writes are atomic
 // (temp file + fsync + rename, so a crash leaves the old file or the new one, never half of one)
 // and directory errors name the path and the reason.
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync, accessSync, constants } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, lstatSync, unlinkSync, writeSync, accessSync, constants } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PinclawError } from './errors.js';
@@ -9,7 +9,10 @@ import { PinclawError } from './errors.js';
 export function writeFileAtomic(file: string, data: string | Uint8Array, defaultMode = 0o600): void {
   let mode = defaultMode;
   try {
-    mode = statSync(file).mode & 0o7777;
+    // lstat: a symlink at the target is replaced by the rename, never written through, so its
+    // target's mode (a 0755 script, a 0666 file elsewhere) must not be copied onto the new file.
+    const st = lstatSync(file);
+    if (st.isFile()) mode = st.mode & 0o7777;
   } catch {
     // a new file gets the default mode
   }

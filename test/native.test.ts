@@ -214,3 +214,38 @@ t.test('openBeneath: the addon (openat2) and the reference (a /proc/self/fd walk
   t.ok(addon.info().features.includes('beneath'), 'the addon says it has it');
   t.throws(() => (addon.openBeneath as (...a: unknown[]) => number)('x', 1), /openBeneath\(dirFd: number, path: string, byHand\?: boolean\)/);
 });
+
+// The reference walk holds one descriptor per directory part; before the fix, a part whose fstat
+// failed was returned as -errno with its descriptor left open. fstat of a fresh O_PATH descriptor
+// does not fail on a sound file system, so the failure is injected into node:fs (whose ESM named
+// exports follow the module object after syncBuiltinESMExports, documented for exactly this).
+t.test('openBeneath (reference): a failing fstat of a part leaks no descriptor', async (t) => {
+  const dir = tempDir('pinclaw-beneath-fd-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'a', 'b'), { recursive: true });
+  const { createRequire, syncBuiltinESMExports } = await import('node:module');
+  const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+  const fdCount = () => fs.readdirSync('/proc/self/fd').length;
+  const rootFd = openSync(dir, reference.O_PATH | constants.O_DIRECTORY);
+  t.teardown(() => closeSync(rootFd));
+  const realFstat = fs.fstatSync;
+  const before = fdCount();
+  let failed = 0;
+  fs.fstatSync = ((..._args: unknown[]) => {
+    failed++;
+    throw Object.assign(new Error('EIO: i/o error, fstat'), { code: 'EIO' });
+  }) as typeof fs.fstatSync;
+  syncBuiltinESMExports();
+  let result: number | string;
+  try {
+    result = reference.openBeneath(rootFd, 'a/b');
+  } catch (err) {
+    result = `threw ${String(err)}`;
+  } finally {
+    fs.fstatSync = realFstat;
+    syncBuiltinESMExports();
+  }
+  t.equal(failed, 1, 'the injected failure was met');
+  t.equal(fdCount(), before, 'no descriptor was left open');
+  t.equal(result, -osConstants.errno.EIO, 'the failure comes back as -EIO, as the addon reports one');
+});

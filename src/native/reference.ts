@@ -95,7 +95,14 @@ export function openBeneath(dirFd: number, path: string): number {
         return -errnoOf(err);
       }
       if (i === parts.length - 1) return fd;
-      const st = fstatSync(fd);
+      let st: ReturnType<typeof fstatSync>;
+      try {
+        st = fstatSync(fd);
+      } catch (err) {
+        // fd is not `cur` yet, so the finally below would not close it.
+        closeSync(fd);
+        return -errnoOf(err);
+      }
       if (!st.isDirectory()) {
         closeSync(fd);
         return -(st.isSymbolicLink() ? osConstants.errno.ELOOP : osConstants.errno.ENOTDIR);

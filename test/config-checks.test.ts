@@ -271,6 +271,28 @@ t.test('a problem already in the file does not block a set that fixes another, a
   t.equal((await config(paths, 'validate', [])).code, 0, 'valid at the end');
 });
 
+// The problems before and after a set are matched by their check, their setting and their words
+// with the values taken out. Before, the message text was compared, and it carries the value: a
+// heartbeat.every still too short ('1s', then '2s') counted as a problem the set added and was
+// refused, though the file had that very problem already.
+t.test('config set: the same problem with another value is not new; another problem at the same setting is', async (t) => {
+  const paths = home(t);
+  mkdirSync(paths.home, { recursive: true });
+  writeFileSync(paths.config, JSON.stringify({ heartbeat: { every: '1s' } }));
+  const same = await config(paths, 'set', ['heartbeat.every', '2s']);
+  t.equal(same.code, 0, same.text);
+  t.match(same.text, /note: still to fix: heartbeat\.every: '2s' is shorter than a minute/, 'and it is shown as still to fix');
+  t.same(JSON.parse(readFileSync(paths.config, 'utf8')).heartbeat, { every: '2s' });
+  const other = await config(paths, 'set', ['heartbeat.every', 'soon']);
+  t.equal(other.code, 78, 'not a duration at all is another problem, though at the same setting');
+  t.match(other.text, /heartbeat\.every: expected a duration .* got 'soon'/);
+  t.same(JSON.parse(readFileSync(paths.config, 'utf8')).heartbeat, { every: '2s' }, 'the refused change was not written');
+  const elsewhere = await config(paths, 'set', ['agent.model', 'gpt-5']);
+  t.equal(elsewhere.code, 78, 'a problem at another setting is new');
+  t.match(elsewhere.text, /agent\.model: expected provider\/model/);
+  t.notMatch(elsewhere.text, /heartbeat/, 'only what the change adds is the refusal');
+});
+
 t.test('--host replaces gateway.host in the check, both ways', async (t) => {
   const dir = tempDir('pinclaw-config-host-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -22,13 +22,19 @@ export function bindProblem(host: string, token: string | undefined): string | u
   return `refusing to listen on ${host} without gateway.token: anyone on the network could use the agent; set one (pinclaw config set gateway.token VALUE) or bind 127.0.0.1`;
 }
 
+/** One line of a refusal, with the check that gave it (for `config set`'s comparison). */
+interface Problem {
+  check: string;
+  text: string;
+}
+
 /** Runs one check; a ConfigError becomes its lines, anything else is a bug and propagates. */
-function collect(problems: string[], check: () => void): void {
+function collect(problems: Problem[], check: string, run: () => void): void {
   try {
-    check();
+    run();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.message.split('\n'));
+    problems.push(...err.message.split('\n').map((text) => ({ check, text })));
   }
 }
 
@@ -37,32 +43,36 @@ function collect(problems: string[], check: () => void): void {
  * only the agent needs (a provider with credentials) is not here: the gateway runs without one, and
  * a first `config set` must work before the key is set; see providerNote.
  */
-export async function configProblems(config: PinclawConfig, { paths, env, host }: Where): Promise<string[]> {
-  const problems: string[] = [];
-  collect(problems, () => modelRefs(config));
+export async function configProblems(config: PinclawConfig, where: Where): Promise<string[]> {
+  return [...new Set((await checkedProblems(config, where)).map((p) => p.text))];
+}
+
+async function checkedProblems(config: PinclawConfig, { paths, env, host }: Where): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  collect(problems, 'models', () => modelRefs(config));
   // The base URLs of the providers (agent exits 78 on a bad one, the gateway at its first turn).
-  collect(problems, () => void resolveModels(config, env));
-  collect(problems, () => void prepareScheduling({ config, workspace: paths.workspace }));
-  collect(problems, () => {
+  collect(problems, 'providers', () => void resolveModels(config, env));
+  collect(problems, 'scheduling', () => void prepareScheduling({ config, workspace: paths.workspace }));
+  collect(problems, 'bind', () => {
     const bind = bindProblem(host ?? config.gateway.host, config.gateway.token);
     if (bind) throw new ConfigError(host === undefined ? `gateway.host: ${bind}` : bind);
   });
-  collect(problems, () => checkSensorConfig(config.hardware, paths.config));
-  collect(problems, () => checkBoardConfig(config, paths));
-  collect(problems, () => {
+  collect(problems, 'sensors', () => checkSensorConfig(config.hardware, paths.config));
+  collect(problems, 'boards', () => checkBoardConfig(config, paths));
+  collect(problems, 'maixcam', () => {
     const cam = config.hardware.maixcam;
     if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');
   });
   // File roots, the search provider's settings and the policy are checked where the tools are built;
   // build them here too, without running any.
   const [{ builtinTools }, { createPolicy }] = await Promise.all([import('../tools/builtin.js'), import('../tools/policy.js')]);
-  collect(problems, () => void builtinTools({ config, paths, env }));
-  collect(problems, () => void createPolicy(config.tools));
+  collect(problems, 'tools', () => void builtinTools({ config, paths, env }));
+  collect(problems, 'policy', () => void createPolicy(config.tools));
   if (config.mqtt.url) {
     const { checkMqttConfig } = await import('../channels/mqtt/start.js');
-    collect(problems, () => checkMqttConfig(config));
+    collect(problems, 'mqtt', () => checkMqttConfig(config));
   }
-  return [...new Set(problems)];
+  return problems;
 }
 
 /** The gateway's and the agent's entry: a ConfigError (exit 78) listing every problem. */
@@ -81,28 +91,46 @@ export function providerNote(config: PinclawConfig, env: NodeJS.ProcessEnv): str
 }
 
 /** The problems of a raw file content, as the processes would load it (environment, secrets). */
-async function rawProblems(raw: Record<string, unknown>, where: Where): Promise<string[]> {
+async function rawProblems(raw: Record<string, unknown>, where: Where): Promise<Problem[]> {
   let config: PinclawConfig;
   try {
     config = configFromRaw(raw, where.paths, where.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return err.message.split('\n');
+    return err.message.split('\n').map((text) => ({ check: 'schema', text }));
   }
-  return configProblems(config, where);
+  return checkedProblems(config, where);
+}
+
+/** A message's leading setting ("heartbeat.every: ..." or "FILE: files.roots[0]: ..."), or undefined. */
+const KEY = /^(?:\S*: )?([A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])+|[A-Za-z_][\w-]*): /;
+
+/**
+ * What makes a problem the same problem before and after a change: the check that found it, the
+ * setting it names, and what it says with the values taken out ('1s', "x", 17). The message text
+ * alone will not do: it carries the value, so a still-too-short heartbeat.every ('1s' then '2s')
+ * would count as new; and a message that names no setting is known by the check and its words.
+ */
+function problemIdentity(p: Problem): string {
+  const key = KEY.exec(p.text)?.[1] ?? '';
+  const words = p.text
+    .replace(/'[^']*'|"(?:[^"\\]|\\.)*"|`[^`]*`/g, 'V')
+    .replace(/(?<![\w.[])-?\d+(?:\.\d+)?(?![\w\]])/g, 'N');
+  return `${p.check}\0${key}\0${words}`;
 }
 
 /**
  * `config set KEY VALUE`'s check before anything is written: a ConfigError (exit 78) with the
  * problems the change would add, in the words the gateway would use. Problems the file already had
- * do not block a change (it may be the first of several fixes); they are returned, to be shown.
+ * (the same check, setting and words, whatever the value now) do not block a change (it may be the
+ * first of several fixes); they are returned, to be shown.
  */
 export async function checkConfigSet(key: string, valueText: string, where: Where): Promise<string[]> {
   const file = where.paths.config;
   const after = await rawProblems(plannedConfig(file, key, valueText), where);
   if (!after.length) return [];
-  const before = new Set(await rawProblems(readConfigFile(file), where));
-  const added = after.filter((p) => !before.has(p));
+  const before = new Set((await rawProblems(readConfigFile(file), where)).map(problemIdentity));
+  const added = [...new Set(after.filter((p) => !before.has(problemIdentity(p))).map((p) => p.text))];
   if (added.length) throw new ConfigError(`${added.join('\n')}\n${file} was not changed (the gateway and pinclaw agent would refuse to start with it)`);
-  return after;
+  return [...new Set(after.map((p) => p.text))];
 }

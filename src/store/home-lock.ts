@@ -9,10 +9,11 @@
 // SIGKILL, and taking over a stale one is a read-check-replace race two starting gateways can both
 // win. fcntl locks are not inherited by children either, so a command the agent left running does
 // not keep the home locked. Who holds the lock is read from the kernel too (/proc/locks), which names
-// only live holders. One caveat of fcntl locks: closing any descriptor of the file drops the
+// only live holders; it names them, SQLite's answer decides (a container may see another pid
+// namespace's /proc, where our own pid is not what /proc/locks shows). One caveat of fcntl locks: closing any descriptor of the file drops the
 // process's lock, so nothing else in the process may open gateway.lock (nothing does).
 import Database from 'better-sqlite3';
-import { readFileSync, statSync, type Stats } from 'node:fs';
+import { readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { errorMessage, PinclawError } from '../errors.js';
 import { loadAddon } from '../native/loader.js';
 import { lockHolders } from '../proc-locks.js';
@@ -36,41 +37,68 @@ export type LockAttempt = { held: HomeLock } | { busy: LockHolder };
 // kept reachable here until released.
 const held = new Set<Database.Database>();
 
-/** Another pid holding a POSIX lock on the file, by its device and inode in /proc/locks. */
-function holderPid(file: string): number | undefined {
+/**
+ * Another pid holding a POSIX lock on the file, by its device and inode in /proc/locks: only to name
+ * the holder in the refusal (SQLite's answer, busy or not, is what decides). In another pid
+ * namespace's /proc the number is that namespace's.
+ */
+function holderPid(file: string, procRoot: string): number | undefined {
+  if (!procRoot) return undefined;
   try {
     const st = statSync(file);
-    return lockHolders(readFileSync('/proc/locks', 'utf8'), st.dev, st.ino, 'POSIX').find((pid) => pid !== process.pid);
+    return lockHolders(readFileSync(`${procRoot}/locks`, 'utf8'), st.dev, st.ino, 'POSIX').find((pid) => pid !== process.pid);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A file's identity, or undefined when the path names nothing now. */
+function identity(file: string): { dev: number; ino: number } | undefined {
+  try {
+    const st: Stats = statSync(file);
+    return { dev: st.dev, ino: st.ino };
   } catch {
     return undefined;
   }
 }
 
 /**
- * Whether the lock just taken is on the file the path names now: a restore that fails removes the
- * lock file it created (under the lock), and a process that opened it just before then locks a file
- * nobody else will ever open. Where /proc/locks cannot be read, nothing removes a lock file that is
- * in use, so the lock is taken as good.
+ * Whether /proc belongs to this process's pid namespace, so that /proc/locks names it by
+ * process.pid. In a container that sees another namespace's /proc (or none), /proc/self is another
+ * number or missing, and our own lock is listed under a pid we do not know, or not at all.
  */
-function lockedAtPath(file: string): boolean {
-  let st: Stats;
+function procIsOurs(procRoot: string): boolean {
   try {
-    st = statSync(file);
+    return readlinkSync(`${procRoot}/self`) === String(process.pid);
   } catch {
-    return false; // removed meanwhile
+    return false;
   }
-  let locks: string;
-  try {
-    locks = readFileSync('/proc/locks', 'utf8');
-  } catch {
-    return true;
-  }
-  return lockHolders(locks, st.dev, st.ino, 'POSIX').includes(process.pid);
 }
 
-function commandOf(pid: number): string | undefined {
+/**
+ * Whether the lock just taken is on the file the path names now: a restore that fails removes the
+ * lock file it created (under the lock), and a process that opened it just before then locks a file
+ * nobody else will ever open. Where /proc is ours, the kernel says it exactly: our pid holds a lock
+ * on the inode the path names. Elsewhere the lock itself is trusted (SQLite took it, so no other
+ * process holds one), and only the name is checked: the path named the same inode before the open
+ * and after the lock, and an inode removed from the path in between cannot come back.
+ */
+function lockedAtPath(file: string, before: { dev: number; ino: number } | undefined, procRoot: string): boolean {
+  const now = identity(file);
+  if (!now) return false; // removed meanwhile
+  if (procRoot && procIsOurs(procRoot)) {
+    try {
+      return lockHolders(readFileSync(`${procRoot}/locks`, 'utf8'), now.dev, now.ino, 'POSIX').includes(process.pid);
+    } catch {
+      // /proc/locks unreadable: judged by the name below
+    }
+  }
+  return before !== undefined && before.dev === now.dev && before.ino === now.ino;
+}
+
+function commandOf(pid: number, procRoot: string): string | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ') || undefined;
+    return readFileSync(`${procRoot}/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ') || undefined;
   } catch {
     return undefined;
   }
@@ -80,9 +108,12 @@ function commandOf(pid: number): string | undefined {
  * Takes the lock on `file` (created empty if missing) without waiting, or says who holds it. Throws
  * a PinclawError naming the file when it cannot be opened or locked for another reason.
  */
-export function tryLockHome(file: string): LockAttempt {
+export function tryLockHome(file: string, opts: { procRoot?: string } = {}): LockAttempt {
+  // Where /proc is read; '' for none. An option so a test can show a /proc that is not ours.
+  const procRoot = opts.procRoot ?? '/proc';
   // The holder may end between our failed attempt and the look in /proc/locks: then try again.
   for (let attempt = 0; attempt < 3; attempt++) {
+    const before = identity(file);
     let db: Database.Database;
     try {
       // timeout 0: a held lock answers SQLITE_BUSY at once instead of after better-sqlite3's 5 s.
@@ -98,11 +129,11 @@ export function tryLockHome(file: string): LockAttempt {
     } catch (err) {
       db.close();
       if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw new PinclawError(`cannot take the gateway lock ${file}: ${errorMessage(err)}`);
-      const pid = holderPid(file);
-      if (pid !== undefined) return { busy: { pid, command: commandOf(pid) } };
+      const pid = holderPid(file, procRoot);
+      if (pid !== undefined) return { busy: { pid, command: commandOf(pid, procRoot) } };
       continue;
     }
-    if (!lockedAtPath(file)) {
+    if (!lockedAtPath(file, before, procRoot)) {
       db.close();
       continue;
     }

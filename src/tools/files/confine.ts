@@ -197,10 +197,10 @@ export function createConfinement(workspace: string, s: RootSettings, locked: re
   // created later never could be, and a held descriptor keeps a USB drive from being unmounted. So
   // the rule is structural, checked at every call: a root is reached from the root holding it (the
   // most specific one that lies in no other root) with no symlink followed inside that root (the
-  // walk below); a link there makes the root
-  // unusable, and paths in it are refused, until the owner removes the link. Its real path then
-  // lies inside the outer root, so opens start there (anchorOf) and beneath.ts walks down with no
-  // link followed, which also catches a swap made after this check. The workspace is resolved as
+  // walk below); a link there makes the root unusable, and paths in it are refused, until the owner
+  // removes the link. Its real path then lies inside the outer root, so opens start there
+  // (anchorOf) and beneath.ts walks down with no link followed, which also catches a swap made
+  // after this check. The workspace is resolved as
   // configured: it is pinclaw's own directory, outside anything a tool can write, and links inside
   // it are never followed to reach another root, wherever that root is configured.
   //

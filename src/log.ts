@@ -28,8 +28,28 @@ let threshold: LogLevel = (process.env.PINCLAW_LOG_LEVEL as LogLevel | undefined
 let sink: (line: string) => void = (line) => process.stderr.write(line + '\n');
 const said = new Set<string>();
 
+/**
+ * Set by the CLI for a one-shot command (agent, tool, memory, cron run...): its own output is what the
+ * owner asked for, so the runtime's info lines (channel up, memory opened...) stay out of it unless
+ * --verbose; warnings and errors are always shown. The gateway never sets it.
+ */
+let oneShot: { verbose: boolean } | undefined;
+
 export function setLogLevel(level: LogLevel): void {
-  threshold = level;
+  threshold = oneShot === undefined ? level : oneShotLevel(level, oneShot.verbose);
+}
+
+/** The level a one-shot command logs at: at least warn, or with --verbose at least info. */
+export function oneShotLevel(configured: LogLevel, verbose: boolean): LogLevel {
+  const n = order[configured] ?? order.info; // PINCLAW_LOG_LEVEL is not checked: a bad name counts as info
+  if (verbose) return n > order.info ? 'info' : configured;
+  return n < order.warn ? 'warn' : configured;
+}
+
+/** Marks this process as a one-shot command (see oneShot); applies to the level now and later. */
+export function setOneShotLogging(verbose: boolean): void {
+  oneShot = { verbose };
+  setLogLevel(threshold);
 }
 
 let scrub: (text: string) => string = (text) => text;

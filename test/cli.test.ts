@@ -77,7 +77,7 @@ t.test('global flags are read in the same strict pass as the command\'s own', as
   }
 });
 
-const noFlags = (): GlobalFlags => ({ json: false, help: false, version: false, yes: false });
+const noFlags = (): GlobalFlags => ({ json: false, help: false, version: false, yes: false, verbose: false });
 
 t.test('what a command module gets back reads as the one strict pass read it', async (t) => {
   // The command parses again with its own options only; values and operands must not change.

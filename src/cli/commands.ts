@@ -125,9 +125,9 @@ export const commands: readonly Command[] = [
   {
     name: 'config',
     options: configOptions,
-    usage: 'pinclaw config path | get KEY | set [--plain] KEY VALUE | validate',
-    summary: 'read and change the configuration (dot-path keys)',
-    subcommands: ['path', 'get', 'set', 'validate'],
+    usage: 'pinclaw config path | show | get KEY | set [--plain] KEY VALUE | unset KEY | validate',
+    summary: 'read and change the configuration (dot-path keys; show: what you set)',
+    subcommands: ['path', 'show', 'get', 'set', 'unset', 'validate'],
     run: async (args, ctx) => (await import('./config-command.js')).runConfig(args[0]!, args.slice(1), ctx),
   },
   {
@@ -212,6 +212,7 @@ export function helpText(version: string): string {
     '  --config FILE    config file (env PINCLAW_CONFIG, default $PINCLAW_HOME/config.json)',
     '  --json           machine-readable output',
     '  -y, --yes        answer yes to confirmations (tools that ask first)',
+    '  --verbose        show the info log lines of a one-shot command (it shows warnings and errors only)',
     '  -h, --help       this help, or a command\'s usage',
     '  -V, --version    print the version',
     '',

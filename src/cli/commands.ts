@@ -48,7 +48,7 @@ export const onboardOptions = {
   board: { type: 'string' },
   service: { type: 'string' },
 } as const satisfies CommandOptions;
-export const backupOptions = { 'include-secrets': { type: 'boolean' } } as const satisfies CommandOptions;
+export const backupOptions = { 'include-secrets': { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
@@ -77,9 +77,9 @@ export const commands: readonly Command[] = [
   {
     name: 'memory',
     options: memoryOptions,
-    usage: 'pinclaw memory add TEXT | search QUERY | reindex | export FILE | import FILE | stats',
+    usage: 'pinclaw memory add TEXT | list | forget ID | search QUERY | reindex | export FILE | import FILE | stats',
     summary: 'the long-term memory',
-    subcommands: ['add', 'search', 'reindex', 'export', 'import', 'stats'],
+    subcommands: ['add', 'list', 'forget', 'search', 'reindex', 'export', 'import', 'stats'],
     run: async (args, ctx) => (await import('./memory-command.js')).runMemory(args[0]!, args.slice(1), ctx),
   },
   {
@@ -154,7 +154,7 @@ export const commands: readonly Command[] = [
   {
     name: 'backup',
     options: backupOptions,
-    usage: 'pinclaw backup FILE [--include-secrets]',
+    usage: 'pinclaw backup FILE [--include-secrets] [--force]',
     summary: 'the home (database, config, workspace) in one file, also while the gateway runs',
     run: async (args, ctx) => (await import('./backup-command.js')).runBackup(args, ctx),
   },

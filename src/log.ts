@@ -59,6 +59,13 @@ export function setLogRedactor(fn: (text: string) => string): void {
   scrub = fn;
 }
 
+const extraSinks: ((line: string) => void)[] = [];
+
+/** Another place every line goes to, besides the sink (the gateway's log file, src/log-file.ts). */
+export function addLogSink(fn: (line: string) => void): void {
+  extraSinks.push(fn);
+}
+
 /** Tests capture log lines by swapping the sink. */
 export function setLogSink(fn: (line: string) => void): void {
   sink = fn;
@@ -71,6 +78,7 @@ function emit(level: LogLevel, msg: string): void {
   // become several journal entries, the later ones without level or component.
   const text = scrub(msg).replace(/\r?\n/g, ' ⏎ ');
   sink(`${journal ? `<${priority[level]}>` : ''}${level}: ${text}`);
+  for (const extra of extraSinks) extra(`${level}: ${text}`);
 }
 
 export const log = {

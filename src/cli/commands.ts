@@ -50,6 +50,7 @@ export const onboardOptions = {
 } as const satisfies CommandOptions;
 export const backupOptions = { 'include-secrets': { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
+export const logsOptions = { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } } as const satisfies CommandOptions;
 export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
@@ -121,6 +122,19 @@ export const commands: readonly Command[] = [
     usage: 'pinclaw doctor [--json]',
     summary: 'check config, database, native addons, sandbox, hardware, providers',
     run: async (args, ctx) => (await import('./doctor-command.js')).runDoctor(args, ctx),
+  },
+  {
+    name: 'status',
+    usage: 'pinclaw status [--json]',
+    summary: 'one screen: gateway, model, channels, board, triggers, queue, last errors',
+    run: async (args, ctx) => (await import('./status-command.js')).runStatus(args, ctx),
+  },
+  {
+    name: 'logs',
+    options: logsOptions,
+    usage: 'pinclaw logs [-f] [-n LINES]',
+    summary: "the gateway's log: the journal under the service, else HOME/logs/gateway.log",
+    run: async (args, ctx) => (await import('./logs-command.js')).runLogs(args, ctx),
   },
   {
     name: 'config',

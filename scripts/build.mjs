@@ -75,8 +75,8 @@ export const lazyChunks = [
   // pairing uses most of src/store/pairing.ts, of which the bundle holds a little (the dashboard's
   // pairing): a copy here, as it keeps no state (functions over the database).
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
-  // `pinclaw status`: the owner's look at the installation, never run by a gateway.
-  { name: 'cli-info', entries: [srcFile('cli/status-command.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
+  // `pinclaw status` and `doctor --probe`: the owner's look at the installation, never run by a gateway.
+  { name: 'cli-info', entries: [srcFile('cli/status-command.ts'), srcFile('ops/probe.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
   // `pinclaw backup`, `restore`, `onboard`, `service` and `logs` (which finds the unit `service` wrote),
   // doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the

@@ -40,7 +40,7 @@ export function setLogLevel(level: LogLevel): void {
 }
 
 /** The level a one-shot command logs at: at least warn, or with --verbose at least info. */
-export function oneShotLevel(configured: LogLevel, verbose: boolean): LogLevel {
+function oneShotLevel(configured: LogLevel, verbose: boolean): LogLevel {
   const n = order[configured] ?? order.info; // PINCLAW_LOG_LEVEL is not checked: a bad name counts as info
   if (verbose) return n > order.info ? 'info' : configured;
   return n < order.warn ? 'warn' : configured;

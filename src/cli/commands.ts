@@ -119,8 +119,11 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'doctor',
-    usage: 'pinclaw doctor [--json]',
-    summary: 'check config, database, native addons, sandbox, hardware, providers',
+    // Not exported like the others: doctor-command.ts declares the same flag (every export here is
+    // one more the lazy chunks' registry of this module carries, see scripts/build.mjs).
+    options: { probe: { type: 'boolean' } },
+    usage: 'pinclaw doctor [--probe] [--json]',
+    summary: 'check config, database, native addons, sandbox, hardware, providers (--probe: one real request each)',
     run: async (args, ctx) => (await import('./doctor-command.js')).runDoctor(args, ctx),
   },
   {

@@ -49,6 +49,18 @@ function localUrl(host: string, port: number): string {
   return `http://${h}:${port}`;
 }
 
+/** A recorded listening URL as a client reaches it: a gateway bound to every address is asked on loopback. */
+function reachableUrl(recorded: string): string {
+  try {
+    const u = new URL(recorded);
+    if (u.hostname === '0.0.0.0') u.hostname = '127.0.0.1';
+    else if (u.hostname === '[::]') u.hostname = '[::1]';
+    return u.origin;
+  } catch {
+    return recorded;
+  }
+}
+
 async function ask(url: string, token?: string): Promise<{ status: number; body: unknown } | { failed: string }> {
   try {
     const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
@@ -125,7 +137,8 @@ export async function statusReport(ctx: CliContext): Promise<StatusReport> {
   // No database yet: nothing has run in this home. Opening one would create it: not for a look.
   const db = existsSync(paths.database) ? openDatabase(paths.database, { busyTimeoutMs: config.store.busyTimeoutMs }) : undefined;
   try {
-    const url = (db && getState(db, 'gateway.url')) || localUrl(config.gateway.host, config.gateway.port);
+    const recordedUrl = db && getState(db, 'gateway.url');
+    const url = recordedUrl ? reachableUrl(recordedUrl) : localUrl(config.gateway.host, config.gateway.port);
     const holder = lockHolder(paths.lock);
     const health = await ask(`${url}/healthz`);
     let api: ApiStatus | undefined;

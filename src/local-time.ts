@@ -7,7 +7,6 @@
 // daylight saving time). Any other zone goes through Intl, one cached formatter per zone.
 // Hand-written on purpose: two fixed English formats, no parsing.
 import { readlinkSync } from 'node:fs';
-import { closest } from './suggest.js';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -99,12 +98,3 @@ export function knownZone(tz: string): boolean {
   }
 }
 
-/**
- * Why `zone` is refused, with the nearest known name when one is close (a typo such as
- * Europe/Berln); undefined when the zone is known. Intl's list is asked only for an unknown zone.
- */
-export function unknownZoneText(zone: string): string | undefined {
-  if (knownZone(zone)) return undefined;
-  const hint = closest(zone, Intl.supportedValuesOf('timeZone'));
-  return `unknown time zone '${zone}'${hint ? ` (did you mean '${hint}'?)` : ''}; use an IANA name such as Europe/Berlin`;
-}

@@ -8,7 +8,7 @@ import { isLoopback } from '../channels/http/guard.js';
 import { configFromRaw, plannedConfig, readConfigFile, type PinclawConfig } from '../config/index.js';
 import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import { ConfigError } from '../errors.js';
-import { unknownZoneText } from '../local-time.js';
+import { unknownZoneText } from '../time-zone-check.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import { checkSensorConfig } from '../hardware/sensors/config-check.js';
 import type { Paths } from '../paths.js';

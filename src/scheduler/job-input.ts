@@ -2,7 +2,7 @@
 // an error that names it (the CLI says --deliver, a tool deliver), nothing stored unless all are
 // good. Part of the lazy chunk 'scheduler'.
 import type { PinclawConfig } from '../config/schema.js';
-import { unknownZoneText } from '../local-time.js';
+import { unknownZoneText } from '../time-zone-check.js';
 import type { Db } from '../store/db.js';
 import { getJob, jobsChanged, type CronJob, type NewJob } from './jobs.js';
 import { insertJob, setJobState } from './runs.js';

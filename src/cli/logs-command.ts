@@ -118,5 +118,6 @@ export async function runLogs(args: string[], ctx: CliContext): Promise<number> 
   }
   for (const line of lastLines(file, n)) ctx.out(line);
   if (!followOn) return EXIT.ok;
+  if (!existsSync(file)) ctx.err(`(waiting for ${file}: no gateway has written it yet)`);
   return follow(file, existsSync(file) ? statSync(file).size : 0, ctx.out);
 }

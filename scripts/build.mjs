@@ -50,7 +50,7 @@ export const lazyChunks = [
   { name: 'telegram-format', entries: [srcFile('channels/telegram/format.ts')] },
   // The Telegram channel: loaded by a gateway that has a token. Its pairing uses most of
   // src/store/pairing.ts, of which the bundle holds a little: a copy, as it keeps no state.
-  { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts')], copies: ['src/store/pairing.ts'] },
+  { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
   // The memory's implementation (src/memory/holder.ts opens it on first use) and its export/import.
   {
     name: 'memory',
@@ -75,10 +75,13 @@ export const lazyChunks = [
   // pairing uses most of src/store/pairing.ts, of which the bundle holds a little (the dashboard's
   // pairing): a copy here, as it keeps no state (functions over the database).
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
-  // `pinclaw backup`, `restore`, `onboard` and `service`, doctor's service check: run once in a while, never by a gateway.
+  // `pinclaw status` and `doctor --probe`: the owner's look at the installation, never run by a gateway.
+  { name: 'cli-info', entries: [srcFile('cli/status-command.ts'), srcFile('ops/probe.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
+  // `pinclaw backup`, `restore`, `onboard`, `service` and `logs` (which finds the unit `service` wrote),
+  // doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the
   // backup uses the rest. It keeps no state, so the chunk holds its own copy.
-  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('ops/service-check.ts')], copies: ['src/ops/backup-leftovers.ts'] },
+  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts')], copies: ['src/ops/backup-leftovers.ts'] },
 ];
 
 /** The name of an entry in its chunk's exports and in the import that stands for it. */

@@ -97,3 +97,4 @@ export function knownZone(tz: string): boolean {
     return false;
   }
 }
+

@@ -28,8 +28,28 @@ let threshold: LogLevel = (process.env.PINCLAW_LOG_LEVEL as LogLevel | undefined
 let sink: (line: string) => void = (line) => process.stderr.write(line + '\n');
 const said = new Set<string>();
 
+/**
+ * Set by the CLI for a one-shot command (agent, tool, memory, cron run...): its own output is what the
+ * owner asked for, so the runtime's info lines (channel up, memory opened...) stay out of it unless
+ * --verbose; warnings and errors are always shown. The gateway never sets it.
+ */
+let oneShot: { verbose: boolean } | undefined;
+
 export function setLogLevel(level: LogLevel): void {
-  threshold = level;
+  threshold = oneShot === undefined ? level : oneShotLevel(level, oneShot.verbose);
+}
+
+/** The level a one-shot command logs at: at least warn, or with --verbose at least info. */
+function oneShotLevel(configured: LogLevel, verbose: boolean): LogLevel {
+  const n = order[configured] ?? order.info; // PINCLAW_LOG_LEVEL is not checked: a bad name counts as info
+  if (verbose) return n > order.info ? 'info' : configured;
+  return n < order.warn ? 'warn' : configured;
+}
+
+/** Marks this process as a one-shot command (see oneShot); applies to the level now and later. */
+export function setOneShotLogging(verbose: boolean): void {
+  oneShot = { verbose };
+  setLogLevel(threshold);
 }
 
 let scrub: (text: string) => string = (text) => text;
@@ -37,6 +57,13 @@ let scrub: (text: string) => string = (text) => text;
 /** Secrets are scrubbed from every line; the runtime installs the redactor once the config is loaded. */
 export function setLogRedactor(fn: (text: string) => string): void {
   scrub = fn;
+}
+
+const extraSinks: ((line: string) => void)[] = [];
+
+/** Another place every line goes to, besides the sink (the gateway's log file, src/log-file.ts). */
+export function addLogSink(fn: (line: string) => void): void {
+  extraSinks.push(fn);
 }
 
 /** Tests capture log lines by swapping the sink. */
@@ -51,6 +78,7 @@ function emit(level: LogLevel, msg: string): void {
   // become several journal entries, the later ones without level or component.
   const text = scrub(msg).replace(/\r?\n/g, ' ⏎ ');
   sink(`${journal ? `<${priority[level]}>` : ''}${level}: ${text}`);
+  for (const extra of extraSinks) extra(`${level}: ${text}`);
 }
 
 export const log = {

@@ -11,6 +11,8 @@ export interface Paths {
   cache: string;
   /** held by the running gateway (or a restore) for its whole life: one per home (src/store/home-lock.ts) */
   lock: string;
+  /** the log of a gateway not run by systemd (src/log-file.ts; `pinclaw logs` reads it) */
+  logFile: string;
 }
 
 export interface PathOptions {
@@ -29,5 +31,6 @@ export function resolvePaths(opts: PathOptions = {}, env: NodeJS.ProcessEnv = pr
     workspace: join(home, 'workspace'),
     cache: join(home, 'cache'),
     lock: join(home, 'gateway.lock'),
+    logFile: join(home, 'logs', 'gateway.log'),
   };
 }

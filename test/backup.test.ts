@@ -313,13 +313,28 @@ t.test('usage: one FILE; no database is nothing to back up', async (t) => {
   const env = cleanEnv({ PINCLAW_HOME: tempDir() });
   const none = await runPinclawAsync(['backup'], { env });
   t.equal(none.code, 2);
-  t.match(none.stderr, /expected one FILE, got 0\nusage: pinclaw backup FILE \[--include-secrets\]/);
+  t.match(none.stderr, /expected one FILE, got 0\nusage: pinclaw backup FILE \[--include-secrets\] \[--force\]/);
   const empty = await runPinclawAsync(['backup', join(tempDir(), 'x.tar.gz')], { env });
   t.equal(empty.code, 1);
   t.match(empty.stderr, /there is no database at .*pinclaw\.db: nothing to back up/);
   const missing = await runPinclawAsync(['restore', '/nonexistent/x.tar.gz'], { env });
   t.equal(missing.code, 1);
   t.match(missing.stderr, /cannot read \/nonexistent\/x\.tar\.gz: no such file/);
+});
+
+t.test('an existing FILE is refused without --force and left as it was; --force replaces it', async (t) => {
+  const a = await makeHome();
+  const file = join(tempDir(), 'monday.tar.gz');
+  t.equal((await runPinclawAsync(['backup', file], { env: a.env })).code, 0);
+  const before = sha256(file);
+  const again = await runPinclawAsync(['backup', file], { env: a.env });
+  t.equal(again.code, 1);
+  t.equal(again.stderr, `pinclaw: ${file} exists already (an earlier backup?); name another file, or pass --force to replace it. Nothing was written\n`);
+  t.equal(sha256(file), before, 'the earlier backup is untouched');
+  writeFileSync(join(a.home, 'workspace', 'later.md'), 'written after the first backup\n');
+  const forced = await runPinclawAsync(['backup', file, '--force'], { env: a.env });
+  t.equal(forced.code, 0, forced.stderr);
+  t.match(run('tar', ['-tzf', file]).stdout, /workspace\/later\.md/, 'the file now holds the new backup');
 });
 
 t.test('the tar code and GNU tar read each other (long and non-ASCII names, empty files, modes)', async (t) => {

@@ -17,10 +17,10 @@ t.test('--help lists every command of the contract', async (t) => {
   const c = capture();
   t.equal(await main(['--help'], c.io), 0);
   const text = c.out.join('\n');
-  for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'pairing', 'audit', 'backup', 'restore', 'tokens']) {
+  for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'pairing', 'audit', 'backup', 'restore', 'tokens', 'status', 'logs']) {
     t.match(text, new RegExp(`^  ${name} `, 'm'), `help lists ${name}`);
   }
-  t.equal(commands.filter((c) => !c.hidden).length, 16);
+  t.equal(commands.filter((c) => !c.hidden).length, 18);
   t.notMatch(text, /__tool-script/, 'hidden commands stay out of --help');
 });
 
@@ -77,7 +77,7 @@ t.test('global flags are read in the same strict pass as the command\'s own', as
   }
 });
 
-const noFlags = (): GlobalFlags => ({ json: false, help: false, version: false, yes: false });
+const noFlags = (): GlobalFlags => ({ json: false, help: false, version: false, yes: false, verbose: false });
 
 t.test('what a command module gets back reads as the one strict pass read it', async (t) => {
   // The command parses again with its own options only; values and operands must not change.

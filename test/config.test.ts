@@ -366,8 +366,9 @@ t.test('runConfig', async (t) => {
     await t.rejects(runConfig('get', [], c.ctx), UsageError);
     await t.rejects(runConfig('set', ['gateway.port'], c.ctx), { exitCode: 2, message: /usage: pinclaw config set \[--plain\] KEY VALUE/ });
     await t.rejects(runConfig('path', ['extra'], c.ctx), UsageError);
-    await t.rejects(runConfig('frobnicate', [], c.ctx), { exitCode: 2, message: /usage: pinclaw config path \| get KEY \| set \[--plain\] KEY VALUE \| validate/ });
-    await t.rejects(runConfig('get', ['gateway.prot'], c.ctx), { exitCode: 78, message: /did you mean 'gateway\.port'/ });
+    await t.rejects(runConfig('frobnicate', [], c.ctx), { exitCode: 2, message: /usage: pinclaw config path \| show \| get KEY \| set \[--plain\] KEY VALUE \| unset KEY \| validate/ });
+    // A mistyped key is a typing mistake like a mistyped command: 2, not 78 (the config is fine).
+    await t.rejects(runConfig('get', ['gateway.prot'], c.ctx), { exitCode: 2, message: /did you mean 'gateway\.port'/ });
   });
 
   t.test('a value starting with a dash after --', async (t) => {

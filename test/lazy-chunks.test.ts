@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -30,6 +30,10 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/fleet/remote.ts', 'it has no mqtt.fleet.key and answers no calls', 'mqtt'],
     ['src/fleet/home-assistant.ts', 'to let Home Assistant switch lines', 'mqtt'],
     ['src/hardware/sensors/tool.ts', 'Read a named sensor (hardware.sensors)', 'sensors'],
+    // What the owner types to look at an installation: never run by a gateway.
+    ['src/cli/status-command.ts', 'none recorded yet (no gateway has run in this home)', 'cli-info'],
+    ['src/ops/probe.ts', 'answered a one-token request in', 'cli-info'],
+    ['src/cli/logs-command.ts', 'whose log is in the journal, but journalctl is not on PATH', 'ops-cli'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

@@ -17,9 +17,9 @@ t.test('add, search, stats; an empty query is a usage error', async (t) => {
   t.equal(add.code, 0, add.stderr);
   const { id } = JSON.parse(add.stdout) as { id: number };
   t.ok(Number.isInteger(id));
-  t.equal((await runPinclawAsync(['memory', 'add', 'The bins go out on Tuesday evening'], { env: e })).stdout, `${id + 1}\n`, 'plain output is the id');
+  t.equal((await runPinclawAsync(['memory', 'add', 'The bins go out on Tuesday evening'], { env: e })).stdout, `stored #${id + 1} (note): The bins go out on Tuesday evening\n`, 'plain output: the id and what was stored');
   const again = await runPinclawAsync(['memory', 'add', 'The spare key is under the blue flower pot'], { env: e });
-  t.equal(again.stdout, `${id} (already stored)\n`);
+  t.equal(again.stdout, `already stored as #${id} (fact): The spare key is under the blue flower pot\n`);
   const s = await runPinclawAsync(['memory', 'search', 'spare key', '--json'], { env: e });
   t.equal(s.code, 0, s.stderr);
   const hits = JSON.parse(s.stdout) as { id: number; text: string; score: number; source: string }[];
@@ -37,6 +37,51 @@ t.test('add, search, stats; an empty query is a usage error', async (t) => {
   t.match(vec.stderr, /vector search needs an embedder; memory\.embedder is none/);
   const stats = await runPinclawAsync(['memory', 'stats', '--json'], { env: e });
   t.match(JSON.parse(stats.stdout), { chunks: 2, entries: 2, embedder: 'none (keyword only)' });
+});
+
+t.test('list shows id, date and first line, newest first; forget removes by id; bad ids are named', async (t) => {
+  const { home, env: e } = env();
+  const empty = await runPinclawAsync(['memory', 'list'], { env: e });
+  t.equal(empty.code, 0, empty.stderr);
+  t.equal(empty.stdout, 'no memories yet (pinclaw memory add TEXT stores one)\n');
+  const a = await runPinclawAsync(['memory', 'add', 'The router password is on the fridge\nnext to the takeaway menu'], { env: e });
+  t.match(a.stdout, /^stored #(\d+) \(note\): The router password is on the fridge \(\+1 line\)\n$/);
+  const first = Number(/#(\d+)/.exec(a.stdout)![1]);
+  const b = JSON.parse((await runPinclawAsync(['memory', 'add', 'Grandma visits on Sundays', '--kind', 'fact', '--json'], { env: e })).stdout) as { id: number; kind: string; text: string };
+  t.same(b, { id: first + 1, kind: 'fact', text: 'Grandma visits on Sundays' }, 'the JSON says what was stored too');
+  mkdirSync(join(home, 'workspace'), { recursive: true });
+  writeFileSync(join(home, 'workspace', 'MEMORY.md'), '# House\n\nThe fuse box is behind the coat rack.\n');
+  t.equal((await runPinclawAsync(['memory', 'reindex'], { env: e })).code, 0);
+  const list = await runPinclawAsync(['memory', 'list'], { env: e });
+  t.equal(list.code, 0, list.stderr);
+  const lines = list.stdout.trimEnd().split('\n');
+  t.equal(lines.length, 3);
+  t.match(lines[0], /^\d+\t\d{4}-\d\d-\d\d\tMEMORY\.md:1\t# House \(\+1 line\)$/, 'a file chunk names its file and line');
+  t.match(lines[1], new RegExp(`^${first + 1}\\t\\d{4}-\\d\\d-\\d\\d\\tGrandma visits on Sundays$`));
+  t.match(lines[2], new RegExp(`^${first}\\t\\d{4}-\\d\\d-\\d\\d\\tThe router password is on the fridge \\(\\+1 line\\)$`));
+  const json = JSON.parse((await runPinclawAsync(['memory', 'list', '--limit', '1', '--json'], { env: e })).stdout) as { id: number; text: string; createdAt: string }[];
+  t.equal(json.length, 1, '--limit');
+  t.ok(Number.isFinite(Date.parse(json[0]!.createdAt)));
+
+  const f = await runPinclawAsync(['memory', 'forget', String(first)], { env: e });
+  t.equal(f.code, 0, f.stderr);
+  t.equal(f.stdout, `forgot #${first}: The router password is on the fridge (+1 line)\n`);
+  t.notMatch((await runPinclawAsync(['memory', 'list'], { env: e })).stdout, /router password/, 'gone from the list');
+  t.notMatch((await runPinclawAsync(['memory', 'search', 'router password'], { env: e })).stdout, /router/, 'and from search');
+  const again = await runPinclawAsync(['memory', 'forget', String(first)], { env: e });
+  t.equal(again.code, 1, 'a well-formed id that is not there: a failure, not a usage error');
+  t.equal(again.stderr, `pinclaw: no memory #${first}; pinclaw memory list shows the ids\n`);
+  const fileId = Number(lines[0]!.split('\t')[0]);
+  const fromFile = await runPinclawAsync(['memory', 'forget', String(fileId)], { env: e });
+  t.equal(fromFile.code, 1);
+  t.match(fromFile.stderr, /comes from MEMORY\.md \(lines 1-3\); edit that file to remove it/);
+  for (const bad of [['memory', 'forget', 'abc'], ['memory', 'forget', '0'], ['memory', 'forget'], ['memory', 'list', 'extra']]) {
+    const r = await runPinclawAsync(bad, { env: e });
+    t.equal(r.code, 2, `${bad.join(' ')} → exit 2`);
+    t.match(r.stderr, /usage: pinclaw memory (forget ID|list)/);
+  }
+  t.match((await runPinclawAsync(['memory', 'forget', 'abc'], { env: e })).stderr, /forget: expected a memory id \(a number pinclaw memory list shows\), got 'abc'/);
+  t.match((await runPinclawAsync(['memory', 'lsit'], { env: e })).stderr, /unknown subcommand 'lsit' \(did you mean 'list'\?\)/);
 });
 
 t.test('reindex picks up MEMORY.md with progress; export then import round-trips', async (t) => {

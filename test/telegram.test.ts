@@ -78,19 +78,20 @@ t.test('the owner writes, the agent answers; offset confirmed, typing shown, ses
 });
 
 t.test('a stranger gets a pairing code once an hour and no turn; approved, they are answered', async (t) => {
-  const { tg, llm, env } = await fixture(t, { telegram: { streaming: false } });
+  const { tg, llm, env, home } = await fixture(t, { telegram: { streaming: false } });
   const stranger = { id: 77, username: 'bob' };
   tg.userMessage({ from: stranger, text: 'hi, who are you?' });
   await tg.waitFor(() => tg.sent.length === 1, 20_000);
-  const code = /pinclaw pairing approve ([A-Z0-9]+)/.exec(tg.sent[0]!.text)?.[1];
+  const code = /pinclaw --home (\S+) pairing approve ([A-Z0-9]+)/.exec(tg.sent[0]!.text)?.[2];
   t.ok(code, 'the prompt carries the code');
+  t.match(tg.sent[0]!.text, `pinclaw --home ${home} pairing approve ${code}`, 'and names the home, which is not the default one');
   const second = tg.userMessage({ from: stranger, text: 'hello??' });
   await tg.waitFor(() => tg.confirmedOffset > second.update_id);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(tg.sent.length, 1, 'no second prompt within the hour');
   t.equal(llm.requests.length, 0, 'a stranger starts no agent turn');
   const list = await runPinclawAsync(['pairing', 'list'], { env });
-  t.match(list.stdout, new RegExp(`telegram\\t77\\t@bob\\tpending: pinclaw pairing approve ${code}`));
+  t.match(list.stdout, `telegram\t77\t@bob\tpending: pinclaw --home ${home} pairing approve ${code}`);
   const wrong = await runPinclawAsync(['pairing', 'approve', 'NOPE2345'], { env });
   t.equal(wrong.code, 1);
   t.match(wrong.stderr, /no pairing request has the code NOPE2345/);

@@ -14,6 +14,8 @@ export interface GlobalFlags {
   help: boolean;
   version: boolean;
   yes: boolean;
+  /** --verbose: a one-shot command shows the runtime's info lines too */
+  verbose: boolean;
 }
 
 export type CommandOptions = NonNullable<ParseArgsConfig['options']>;
@@ -25,6 +27,7 @@ export const GLOBAL_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
   yes: { type: 'boolean', short: 'y' },
+  verbose: { type: 'boolean' },
 } as const satisfies CommandOptions;
 
 type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
@@ -42,7 +45,7 @@ function globalsOf(values: Record<string, unknown>, into: GlobalFlags): GlobalFl
     if (typeof v !== 'string' || v === '') throw new UsageError(`--${k} needs a value`);
     into[k] = v;
   }
-  for (const k of ['json', 'help', 'version', 'yes'] as const) if (values[k] === true) into[k] = true;
+  for (const k of ['json', 'help', 'version', 'yes', 'verbose'] as const) if (values[k] === true) into[k] = true;
   return into;
 }
 
@@ -73,7 +76,7 @@ export function splitCommand(argv: readonly string[]): SplitArgs {
   } catch (err) {
     throw usageError(err, 'pinclaw [--home DIR] [--config FILE] [--json] COMMAND [ARGS]');
   }
-  const flags = globalsOf(values, { json: false, help: false, version: false, yes: false });
+  const flags = globalsOf(values, { json: false, help: false, version: false, yes: false, verbose: false });
   if (at?.kind !== 'positional') return { flags, args: [] };
   const rest = argv.slice(at.index + 1);
   // `pinclaw -- agent --help`: everything after the terminator stays an operand, also for the command.

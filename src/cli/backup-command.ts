@@ -1,4 +1,4 @@
-// `pinclaw backup FILE [--include-secrets]` and `pinclaw restore FILE [--force]` (src/ops/backup.ts).
+// `pinclaw backup FILE [--include-secrets] [--force]` and `pinclaw restore FILE [--force]` (src/ops/backup.ts).
 import { EXIT, UsageError } from '../errors.js';
 import { configureNative } from '../native/loader.js';
 import { createBackup, restoreBackup, type Progress } from '../ops/backup.js';
@@ -6,7 +6,7 @@ import { parseCommandArgs } from './args.js';
 import { backupOptions, restoreOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
-const BACKUP_USAGE = 'pinclaw backup FILE [--include-secrets]';
+const BACKUP_USAGE = 'pinclaw backup FILE [--include-secrets] [--force]';
 const RESTORE_USAGE = 'pinclaw restore FILE [--force]';
 
 /** Below this a backup takes a moment and progress lines would only be noise. */
@@ -47,7 +47,7 @@ export async function runBackup(args: string[], ctx: CliContext): Promise<number
   const file = oneFile(positionals, BACKUP_USAGE);
   const includeSecrets = values['include-secrets'] === true;
   configureNative({ cacheDir: ctx.paths.cache });
-  const r = await createBackup(ctx.paths, file, { includeSecrets, onProgress: progressLines(ctx, 'backup') });
+  const r = await createBackup(ctx.paths, file, { includeSecrets, force: values.force === true, onProgress: progressLines(ctx, 'backup') });
   const m = r.manifest;
   if (ctx.json) {
     ctx.out(JSON.stringify({ file: r.file, bytes: r.bytes, skipped: r.skipped, manifest: m }, null, 2));

@@ -48,8 +48,9 @@ export const onboardOptions = {
   board: { type: 'string' },
   service: { type: 'string' },
 } as const satisfies CommandOptions;
-export const backupOptions = { 'include-secrets': { type: 'boolean' } } as const satisfies CommandOptions;
+export const backupOptions = { 'include-secrets': { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
+export const logsOptions = { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } } as const satisfies CommandOptions;
 export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
@@ -77,9 +78,9 @@ export const commands: readonly Command[] = [
   {
     name: 'memory',
     options: memoryOptions,
-    usage: 'pinclaw memory add TEXT | search QUERY | reindex | export FILE | import FILE | stats',
+    usage: 'pinclaw memory add TEXT | list | forget ID | search QUERY | reindex | export FILE | import FILE | stats',
     summary: 'the long-term memory',
-    subcommands: ['add', 'search', 'reindex', 'export', 'import', 'stats'],
+    subcommands: ['add', 'list', 'forget', 'search', 'reindex', 'export', 'import', 'stats'],
     run: async (args, ctx) => (await import('./memory-command.js')).runMemory(args[0]!, args.slice(1), ctx),
   },
   {
@@ -118,16 +119,32 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'doctor',
-    usage: 'pinclaw doctor [--json]',
-    summary: 'check config, database, native addons, sandbox, hardware, providers',
+    // Not exported like the others: doctor-command.ts declares the same flag (every export here is
+    // one more the lazy chunks' registry of this module carries, see scripts/build.mjs).
+    options: { probe: { type: 'boolean' } },
+    usage: 'pinclaw doctor [--probe] [--json]',
+    summary: 'check config, database, native addons, sandbox, hardware, providers (--probe: one real request each)',
     run: async (args, ctx) => (await import('./doctor-command.js')).runDoctor(args, ctx),
+  },
+  {
+    name: 'status',
+    usage: 'pinclaw status [--json]',
+    summary: 'one screen: gateway, model, channels, board, triggers, queue, last errors',
+    run: async (args, ctx) => (await import('./status-command.js')).runStatus(args, ctx),
+  },
+  {
+    name: 'logs',
+    options: logsOptions,
+    usage: 'pinclaw logs [-f] [-n LINES]',
+    summary: "the gateway's log: the journal under the service, else HOME/logs/gateway.log",
+    run: async (args, ctx) => (await import('./logs-command.js')).runLogs(args, ctx),
   },
   {
     name: 'config',
     options: configOptions,
-    usage: 'pinclaw config path | get KEY | set [--plain] KEY VALUE | validate',
-    summary: 'read and change the configuration (dot-path keys)',
-    subcommands: ['path', 'get', 'set', 'validate'],
+    usage: 'pinclaw config path | show | get KEY | set [--plain] KEY VALUE | unset KEY | validate',
+    summary: 'read and change the configuration (dot-path keys; show: what you set)',
+    subcommands: ['path', 'show', 'get', 'set', 'unset', 'validate'],
     run: async (args, ctx) => (await import('./config-command.js')).runConfig(args[0]!, args.slice(1), ctx),
   },
   {
@@ -154,7 +171,7 @@ export const commands: readonly Command[] = [
   {
     name: 'backup',
     options: backupOptions,
-    usage: 'pinclaw backup FILE [--include-secrets]',
+    usage: 'pinclaw backup FILE [--include-secrets] [--force]',
     summary: 'the home (database, config, workspace) in one file, also while the gateway runs',
     run: async (args, ctx) => (await import('./backup-command.js')).runBackup(args, ctx),
   },
@@ -212,6 +229,7 @@ export function helpText(version: string): string {
     '  --config FILE    config file (env PINCLAW_CONFIG, default $PINCLAW_HOME/config.json)',
     '  --json           machine-readable output',
     '  -y, --yes        answer yes to confirmations (tools that ask first)',
+    '  --verbose        show the info log lines of a one-shot command (it shows warnings and errors only)',
     '  -h, --help       this help, or a command\'s usage',
     '  -V, --version    print the version',
     '',

@@ -8,6 +8,7 @@ import { isLoopback } from '../channels/http/guard.js';
 import { configFromRaw, plannedConfig, readConfigFile, type PinclawConfig } from '../config/index.js';
 import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import { ConfigError } from '../errors.js';
+import { unknownZoneText } from '../time-zone-check.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import { checkSensorConfig } from '../hardware/sensors/config-check.js';
 import type { Paths } from '../paths.js';
@@ -56,6 +57,12 @@ async function checkedProblems(config: PinclawConfig, { paths, env, host }: Wher
   collect(problems, 'bind', () => {
     const bind = bindProblem(host ?? config.gateway.host, config.gateway.token);
     if (bind) throw new ConfigError(host === undefined ? `gateway.host: ${bind}` : bind);
+  });
+  collect(problems, 'timezone', () => {
+    // Every turn formats the time in this zone: an unknown one would fail each of them.
+    const zone = config.agent.timezone;
+    const bad = zone === undefined ? undefined : unknownZoneText(zone);
+    if (bad) throw new ConfigError(`agent.timezone: ${bad}`);
   });
   collect(problems, 'sensors', () => checkSensorConfig(config.hardware, paths.config));
   collect(problems, 'boards', () => checkBoardConfig(config, paths));
@@ -126,8 +133,13 @@ function problemIdentity(p: Problem): string {
  * first of several fixes); they are returned, to be shown.
  */
 export async function checkConfigSet(key: string, valueText: string, where: Where): Promise<string[]> {
+  return checkConfigChange(plannedConfig(where.paths.config, key, valueText), where);
+}
+
+/** The same check for any planned content of the file (`config unset` removes a key). */
+export async function checkConfigChange(planned: Record<string, unknown>, where: Where): Promise<string[]> {
   const file = where.paths.config;
-  const after = await rawProblems(plannedConfig(file, key, valueText), where);
+  const after = await rawProblems(planned, where);
   if (!after.length) return [];
   const before = new Set((await rawProblems(readConfigFile(file), where)).map(problemIdentity));
   const added = [...new Set(after.filter((p) => !before.has(problemIdentity(p))).map((p) => p.text))];

@@ -1,22 +1,49 @@
-// `pinclaw config path | get KEY | set KEY VALUE | validate`.
+// `pinclaw config path | show | get KEY | set KEY VALUE | unset KEY | validate`.
 import { existsSync } from 'node:fs';
 import { ConfigError, EXIT, UsageError } from '../errors.js';
-import { envVarFor, getConfigValue, loadConfig, lookupKey, setConfigValue, unreadableSecrets, unreadableText } from '../config/index.js';
-import type { Field } from '../config/schema.js';
+import { envVarFor, getConfigValue, loadConfig, lookupKey, plannedUnset, readConfigFile, setConfigValue, unreadableSecrets, unreadableText } from '../config/index.js';
+import { fieldAt, leaves, schema, type Field } from '../config/schema.js';
+import { writeConfigFile } from '../config/write.js';
 import { parseCommandArgs } from './args.js';
-import { checkConfig, checkConfigSet, providerNote } from './config-checks.js';
+import { checkConfig, checkConfigChange, checkConfigSet, providerNote } from './config-checks.js';
 import { configOptions } from './commands.js';
 import type { CliContext } from './context.js';
 
-const USAGE = 'pinclaw config path | get KEY | set [--plain] KEY VALUE | validate';
+const USAGE = 'pinclaw config path | show | get KEY | set [--plain] KEY VALUE | unset KEY | validate';
 const arity: Record<string, { n: number; usage: string }> = {
   path: { n: 0, usage: 'pinclaw config path' },
+  show: { n: 0, usage: 'pinclaw config show [--json]' },
   get: { n: 1, usage: 'pinclaw config get KEY' },
   set: { n: 2, usage: 'pinclaw config set [--plain] KEY VALUE' },
+  unset: { n: 1, usage: 'pinclaw config unset KEY' },
   validate: { n: 0, usage: 'pinclaw config validate' },
 };
 
+/**
+ * The schema field of a key typed on the command line: an unknown key is a usage error (exit 2),
+ * as a mistyped command is, with the nearest key named.
+ */
+function keyField(key: string, usage: string): Field {
+  try {
+    return lookupKey(key);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(`config: ${err.message}\nusage: ${usage}`);
+    throw err;
+  }
+}
+
+/** `key = value` lines for what a raw config sets, leaf by leaf (a list or an unknown part whole). */
+function shownLines(value: unknown, path: string, field: Field | undefined, into: string[]): string[] {
+  if (field?.kind === 'object' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) shownLines(v, path ? `${path}.${k}` : k, Object.hasOwn(field.fields, k) ? field.fields[k] : undefined, into);
+    return into;
+  }
+  into.push(`${path} = ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  return into;
+}
+
 const MASK = '********';
+
 
 /** Replaces non-empty secret values (also inside a whole section) so `get` never prints them. */
 function maskSecrets(field: Field, value: unknown): unknown {
@@ -56,9 +83,46 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
       ctx.out(ctx.json ? JSON.stringify({ path: file }) : file);
       return EXIT.ok;
 
+    case 'show': {
+      // What the owner set (the file's own content), not the defaults; secrets masked.
+      const raw = readConfigFile(file);
+      const shown = maskSecrets(schema, raw) as Record<string, unknown>;
+      // Variables of leaf keys (src/config/env.ts): they win over the file; named, values not shown.
+      const env = leaves().map((l) => ({ key: l.path, name: envVarFor(l.path) })).filter((v) => ctx.env[v.name] !== undefined && ctx.env[v.name] !== '');
+      if (ctx.json) {
+        ctx.out(JSON.stringify({ file, exists: existsSync(file), values: shown, environment: env }, null, 2));
+        return EXIT.ok;
+      }
+      const lines = shownLines(shown, '', schema, []);
+      if (!existsSync(file)) ctx.out(`${file} does not exist yet: every key has its default (pinclaw config set KEY VALUE to change one)`);
+      else if (!lines.length) ctx.out(`${file} sets nothing: every key has its default`);
+      else lines.forEach((l) => ctx.out(l));
+      if (env.length) ctx.err(`note: set in the environment, over the file: ${env.map((v) => `${v.key} (${v.name})`).join(', ')}`);
+      return EXIT.ok;
+    }
+
+    case 'unset': {
+      const key = rest[0]!;
+      keyField(key, spec.usage);
+      const { raw, removed } = plannedUnset(file, key);
+      if (!removed) {
+        ctx.out(ctx.json ? JSON.stringify({ unset: key, file, removed: false }) : `${key} is not set in ${file}; nothing changed`);
+      } else {
+        // The same refusal as set: not a change that would keep the gateway or the agent from starting.
+        const remaining = await checkConfigChange(raw, ctx);
+        const encrypted = writeConfigFile({ config: file, secretKey: ctx.paths.secretKey }, raw);
+        const fallback = fieldAt(key)?.default;
+        ctx.out(ctx.json ? JSON.stringify({ unset: key, file, removed: true, encrypted }) : `unset ${key}${fallback !== undefined ? ` (back to its default: ${JSON.stringify(fallback)})` : ''}`);
+        if (encrypted.length) ctx.err(`note: encrypted the secrets ${file} held in clear: ${encrypted.join(', ')}`);
+        for (const line of remaining) ctx.err(`note: still to fix: ${line}`);
+      }
+      for (const name of overridingVars(key, ctx.env)) ctx.err(`note: ${name} is set in the environment and still sets ${key}`);
+      return EXIT.ok;
+    }
+
     case 'get': {
       const key = rest[0]!;
-      const field = lookupKey(key);
+      const field = keyField(key, spec.usage);
       const config = loadConfig(ctx.paths, ctx.env);
       // A secret this home cannot decrypt is not "unset": say so, for it and for a section holding it.
       const lost = unreadableSecrets(config).filter((u) => u.path === key || u.path.startsWith(`${key}.`) || u.path.startsWith(`${key}[`));
@@ -73,7 +137,7 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
     case 'set': {
       const [key, value] = rest as [string, string];
       // A secret field is always stored encrypted: --secret only asserts that the key is one.
-      const isSecret = lookupKey(key).secret === true;
+      const isSecret = keyField(key, spec.usage).secret === true;
       if ((secret || plain) && !isSecret) throw new ConfigError(`${key} is not a secret field; set it without ${secret ? '--secret' : '--plain'}`);
       // Refused (exit 78, nothing written) when the gateway or pinclaw agent would refuse the result.
       const remaining = await checkConfigSet(key, value, ctx);

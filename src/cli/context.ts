@@ -7,6 +7,8 @@ export interface CliContext {
   json: boolean;
   /** --yes: answers the confirmations a command would otherwise ask for */
   yes?: boolean;
+  /** --verbose: info log lines are shown (a one-shot command shows warnings and errors only) */
+  verbose?: boolean;
   out(line: string): void;
   err(line: string): void;
   env: NodeJS.ProcessEnv;

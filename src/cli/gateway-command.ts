@@ -5,7 +5,8 @@ import { ConfigError, errorMessage, PinclawError, UsageError } from '../errors.j
 import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
-import { log, setLogLevel } from '../log.js';
+import { addLogSink, log, setLogLevel, stderrIsJournal } from '../log.js';
+import { logFileSink } from '../log-file.js';
 import { configureNative } from '../native/loader.js';
 import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '../native/index.js';
 import { collectStartGarbage } from '../conductor/idle-memory.js';
@@ -85,6 +86,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
   await checkConfig(config, { ...ctx, host: values.host });
   const scheduling = prepareScheduling({ config, workspace: ctx.paths.workspace });
   setLogLevel(config.log.level);
+  // Under systemd the journal keeps the lines; otherwise `pinclaw logs` reads this file.
+  if (!stderrIsJournal(ctx.env)) addLogSink(logFileSink(ctx.paths.logFile));
   // A backup killed midway leaves a full copy of the database and workspace; it is not kept past a restart.
   for (const p of removeBackupLeftovers(ctx.paths.home)) log.info(`removed ${p}, left by a backup that did not finish`);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
@@ -113,7 +116,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     stops.push(() => hardware.close());
     // Telegram runs when it has a token; its code is loaded only then.
     const telegram = config.channels.telegram.token
-      ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace })
+      ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace, home: ctx.paths.home })
       : undefined;
     // MQTT runs when it has a broker; its code and the mqtt package are loaded only then.
     const mqtt = config.mqtt.url ? (await import('../channels/mqtt/start.js')).prepareMqtt({ config, db, bus }) : undefined;
@@ -174,6 +177,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
       },
     });
     log.info(`gateway listening on ${server.url}`);
+    // Where `pinclaw status` finds it, also when --host or --port replaced the config's.
+    setState(db, 'gateway.url', server.url);
     sdNotify(`READY=1\nSTATUS=listening on ${server.url}`, ctx.env);
     // What start-up allocated and dropped (the config checks build the tools and read the board
     // profiles once more, the channels' setup) leaves V8's heap grown by about 0.5 MiB of pages it

@@ -1,5 +1,6 @@
 // The CLI entry: global flags, dispatch, and the one place that turns errors into exit codes.
 import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
+import { setOneShotLogging } from '../log.js';
 import { resolvePaths } from '../paths.js';
 import { damagedDatabaseMessage } from '../store/db.js';
 import { closest } from '../suggest.js';
@@ -62,7 +63,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       io.err(`pinclaw ${name}: not available yet in this version (arrives with ${cmd.arrives ?? 'a later version'})`);
       return EXIT.failure;
     }
-    const ctx: CliContext = { paths: resolvePaths({ home: flags.home, config: flags.config }, io.env), json: flags.json, yes: flags.yes, out: io.out, err: io.err, env: io.env };
+    // Only the gateway is a log: every other command prints what was asked for, and the runtime's
+    // info lines would bury it (warnings and errors still show; --verbose brings the rest back).
+    if (name !== 'gateway') setOneShotLogging(flags.verbose);
+    const ctx: CliContext = { paths: resolvePaths({ home: flags.home, config: flags.config }, io.env), json: flags.json, yes: flags.yes, verbose: flags.verbose, out: io.out, err: io.err, env: io.env };
     return await cmd.run(args, ctx);
   } catch (err) {
     if (err instanceof PinclawError) {

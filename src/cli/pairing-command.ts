@@ -4,6 +4,7 @@ import { loadConfig } from '../config/index.js';
 import { PinclawError, UsageError } from '../errors.js';
 import { configureNative } from '../native/loader.js';
 import { openDatabase } from '../store/db.js';
+import { approveCommand } from '../channels/pairing-hint.js';
 import { approvePairing, listPairings, PAIRING_CODE_TTL_MS, revokePairing } from '../store/pairing.js';
 import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
@@ -39,7 +40,7 @@ export async function runPairing(sub: keyof typeof USAGE, rawArgs: string[], ctx
     else if (rows.length === 0) ctx.out('no pairings and no pending requests');
     else {
       for (const r of rows) {
-        const what = r.state === 'approved' ? 'approved' : r.expired ? `code ${r.code} (expired)` : `pending: pinclaw pairing approve ${r.code}`;
+        const what = r.state === 'approved' ? 'approved' : r.expired ? `code ${r.code} (expired)` : `pending: ${approveCommand(r.code!, ctx.paths.home)}`;
         ctx.out(`${r.channel}\t${r.id}\t${r.label ?? ''}\t${what}\t${r.since}`);
       }
     }

@@ -12,6 +12,7 @@ import type { Registry } from '../tools/registry.js';
 import { configuredRegistry, type ConfiguredDeps } from '../tools/setup.js';
 import type { Tool } from '../tools/types.js';
 import { createBus, type Bus } from './bus.js';
+import { providerOutcomeRecorder } from './provider-outcome.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
 import { createSubAgents } from './subagent.js';
 import { promptMemories } from '../memory/prompt-memories.js';
@@ -48,18 +49,21 @@ export interface RuntimeOptions {
  * Counts model calls for /metrics: each call of the chain (its retries and fallbacks inside), each
  * retry it reports (a failed attempt), and each call that failed in the end.
  */
-function countedProvider(p: Provider): Provider {
+function countedProvider(p: Provider, outcome: ReturnType<typeof providerOutcomeRecorder>): Provider {
   return {
     id: p.id,
     async complete(req, onEvent) {
       count('provider_calls', { provider: p.id });
       try {
-        return await p.complete(req, (e) => {
+        const res = await p.complete(req, (e) => {
           if (e.type === 'retry') count('provider_errors', { provider: p.id, kind: 'retried' });
           onEvent?.(e);
         });
+        outcome.ok(res.answeredBy ?? p.id);
+        return res;
       } catch (err) {
         count('provider_errors', { provider: p.id, kind: req.signal?.aborted ? 'aborted' : 'failed' });
+        if (!req.signal?.aborted) outcome.failed(p.id, err);
         throw err;
       }
     },
@@ -73,7 +77,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
     (provider ??= (o.provider ? Promise.resolve(o.provider) : import('../agent/providers/index.js').then(({ buildProvider }) => {
       const built = buildProvider(o.config, o.env);
       return 'provider' in built ? built.provider : built;
-    })).then((p) => ('complete' in p ? countedProvider(p) : p)));
+    })).then((p) => ('complete' in p ? countedProvider(p, providerOutcomeRecorder(o.db)) : p)));
   // send_message needs the conductor and spawn the registry, both built after (and from) the tools:
   // these forward references are set below, before any turn can call a tool.
   let conductorRef: Conductor | undefined;

@@ -178,6 +178,30 @@ export function plannedConfig(file: string, key: string, valueText: string): Rec
   return raw;
 }
 
+/**
+ * The file's content after `config unset KEY`, not written; `removed` is false when the file does not
+ * set the key (then `raw` is the file as it is). A section left empty by the removal goes too, so
+ * the file holds only what the owner set.
+ */
+export function plannedUnset(file: string, key: string): { raw: Record<string, unknown>; removed: boolean } {
+  lookupKey(key);
+  const raw = readConfigFile(file);
+  const segs = key.split('.');
+  const parents: Record<string, unknown>[] = [raw];
+  for (const seg of segs.slice(0, -1)) {
+    const next = parents.at(-1)![seg];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) return { raw, removed: false };
+    parents.push(next as Record<string, unknown>);
+  }
+  const last = parents.at(-1)!;
+  if (!Object.hasOwn(last, segs.at(-1)!)) return { raw, removed: false };
+  delete last[segs.at(-1)!];
+  for (let i = parents.length - 1; i > 0 && Object.keys(parents[i]!).length === 0; i--) delete parents[i - 1]![segs[i - 1]!];
+  const { errors } = validateConfig(raw);
+  if (errors.length) throw new ConfigError(`${formatIssues(errors, file)}\n${file} was not changed`);
+  return { raw, removed: true };
+}
+
 export interface KeyDescription {
   key: string;
   kind: FieldKind;

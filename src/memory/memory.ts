@@ -10,7 +10,7 @@ import { chunkMarkdown } from './chunker.js';
 import { memoryFiles, NotUtf8Error, readMemoryFile } from './files.js';
 import { buildIndex, docTime, loadSnapshot, rankingDoc, saveSnapshot, type IndexState, type Progress } from './memory-index.js';
 import {
-  archiveChunk, chunkRows, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, setVector, toChunk, vectorOf,
+  archiveChunk, chunkRows, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, recentChunks, setVector, toChunk, vectorOf,
   type ChunkRow, type MemoryCounts,
 } from './store.js';
 import { citationOf, type Embedder, type MemoryChunk, type MemoryHit, type MemoryKind, type SearchMode } from './types.js';
@@ -62,6 +62,8 @@ export interface Memory {
   readonly embedder: Embedder | null;
   search(query: string, o?: SearchOptions): Promise<MemoryHit[]>;
   get(id: number): MemoryChunk | undefined;
+  /** the newest `limit` chunks, entries and file chunks alike */
+  recent(limit: number): MemoryChunk[];
   store(text: string, o?: { kind?: MemoryKind; session?: string | null }): Promise<StoreResult>;
   forget(id: number): MemoryChunk;
   /** indexes the workspace's memory files that changed since they were last indexed */
@@ -251,6 +253,10 @@ export function openMemory(o: MemoryOptions): Memory {
     get(id) {
       const r = getChunkRow(db, id);
       return r ? toChunk(r) : undefined;
+    },
+
+    recent(limit) {
+      return recentChunks(db, limit);
     },
 
     async store(text, so = {}) {

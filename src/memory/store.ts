@@ -88,6 +88,12 @@ export function* allChunkRows(db: Db, page = 2000): Generator<ChunkRow> {
   }
 }
 
+/** The newest chunks first, without their vectors (what `pinclaw memory list` shows). */
+export function recentChunks(db: Db, limit: number): MemoryChunk[] {
+  const rows = sql(db, 'select id, text, kind, file, line_start, line_end, session, hash, null as embedder, null as dims, null as embedding, created_at, updated_at from memory_chunks order by created_at desc, id desc limit ?').all(limit) as ChunkRow[];
+  return rows.map(toChunk);
+}
+
 export function fileChunkRows(db: Db, file: string): ChunkRow[] {
   return sql(db, 'select * from memory_chunks where file = ? order by line_start, id').all(file) as ChunkRow[];
 }

@@ -97,6 +97,8 @@ const within = (dir: string, p: string) => p === dir || p.startsWith(dir + sep);
 
 export interface BackupOptions {
   includeSecrets: boolean;
+  /** replace `file` when it exists (without: refused, so an older backup is never lost by a slip) */
+  force?: boolean;
   onProgress?: (p: Progress) => void;
   now?: () => Date;
 }
@@ -162,7 +164,8 @@ function stageTree(src: string, archiveRoot: string, staging: string, into: Stag
 }
 
 /**
- * Writes a backup of the home to `file` (replaced atomically if it exists; mode 0600). The database
+ * Writes a backup of the home to `file` (mode 0600; an existing file only with force, then replaced
+ * atomically). The database
  * is read through SQLite's backup API, so a running gateway may keep writing.
  */
 export async function createBackup(paths: Paths, file: string, opts: BackupOptions): Promise<BackupResult> {
@@ -173,6 +176,7 @@ export async function createBackup(paths: Paths, file: string, opts: BackupOptio
   }
   if (!existsSync(parts.database)) throw new PinclawError(`there is no database at ${parts.database}: nothing to back up (is --home right?)`);
   if (existsSync(out) && !statSync(out).isFile()) throw new PinclawError(`${out} exists and is not a file; name the backup file itself`);
+  if (existsSync(out) && !opts.force) throw new PinclawError(`${out} exists already (an earlier backup?); name another file, or pass --force to replace it. Nothing was written`);
   const outDir = dirname(out);
   ensureWritableDir(outDir, 'backup directory');
   const progress = opts.onProgress ?? (() => undefined);

@@ -2,6 +2,7 @@
 // an error that names it (the CLI says --deliver, a tool deliver), nothing stored unless all are
 // good. Part of the lazy chunk 'scheduler'.
 import type { PinclawConfig } from '../config/schema.js';
+import { unknownZoneText } from '../time-zone-check.js';
 import type { Db } from '../store/db.js';
 import { getJob, jobsChanged, type CronJob, type NewJob } from './jobs.js';
 import { insertJob, setJobState } from './runs.js';
@@ -81,11 +82,10 @@ export async function prepareJob(input: JobInput, ctx: AddContext): Promise<NewJ
   if (message === '') throw new JobInputError('message', `${name('message')}: the message is empty`);
   const maxChars = Math.max(1, ctx.config.agent.maxMessageChars - FRAME_ROOM);
   if (message.length > maxChars) throw new JobInputError('message', `${name('message')}: ${message.length} characters is more than the limit of ${maxChars} (agent.maxMessageChars less room for the job's heading)`);
-  if (input.tz !== undefined && !validZone(input.tz)) {
-    throw new JobInputError('tz', `${name('tz')}: unknown time zone '${input.tz}'; use an IANA name such as Europe/Berlin`);
-  }
+  const badTz = input.tz !== undefined && !validZone(input.tz) ? unknownZoneText(input.tz) : undefined;
+  if (badTz) throw new JobInputError('tz', `${name('tz')}: ${badTz}`);
   const tz = input.tz ?? defaultZone(ctx.config);
-  if (!validZone(tz)) throw new JobInputError('tz', `agent.timezone: unknown time zone '${tz}'; set an IANA name such as Europe/Berlin, or give ${name('tz')}`);
+  if (!validZone(tz)) throw new JobInputError('tz', `agent.timezone: ${unknownZoneText(tz) ?? `unknown time zone '${tz}'`}, or give ${name('tz')}`);
   const target = input.deliver !== undefined ? parseTarget(input.deliver, ctx.config, name) : ctx.defaultTarget;
   let sessionKey = input.session ?? (input.deliver !== undefined ? `${target!.channel}:${target!.chatId}` : ctx.defaultTarget?.sessionKey);
   if (sessionKey !== undefined) {

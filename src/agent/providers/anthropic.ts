@@ -11,10 +11,11 @@ import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from 
 import { ProviderError } from '../types.js';
 import { AnthropicCollector } from './anthropic-stream.js';
 import { toAnthropicRequest } from './anthropic-wire.js';
+import { ANTHROPIC_DEFAULT_BASE_URL } from './models.js';
 import { startDeadline, type Deadline } from './deadline.js';
 import { ErrorFactory } from './errors.js';
 
-export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+export { ANTHROPIC_DEFAULT_BASE_URL };
 
 export interface AnthropicSettings {
   apiKey: string;

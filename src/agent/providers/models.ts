@@ -5,6 +5,8 @@ import { ConfigError } from '../../errors.js';
 import type { PinclawConfig } from '../../config/schema.js';
 
 export const PROVIDERS = ['anthropic', 'openai'] as const;
+/** Where the Anthropic API is when providers.anthropic.baseUrl is not set (here, beside the other facts of a model, for doctor --probe too). */
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export type ProviderName = (typeof PROVIDERS)[number];
 
 export interface ModelRef {

@@ -29,6 +29,8 @@ export interface TelegramChannelOptions {
   db: Db;
   bus: Bus;
   workspace: string;
+  /** the gateway's home (named in the pairing hint when not the default) */
+  home?: string;
   api?: TelegramApi;
 }
 
@@ -181,7 +183,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
     live = startLiveView(o.bus, api, cfg.streaming);
     const prepare = createInbound({
       api, db: o.db, conductor, bot: me, allowFrom: cfg.allowFrom, maxFileBytes: cfg.maxFileBytes,
-      maxMessageChars: o.config.agent.maxMessageChars, workspace: o.workspace, onCallback,
+      maxMessageChars: o.config.agent.maxMessageChars, workspace: o.workspace, home: o.home, onCallback,
     });
     polling = runPoller({
       api, db: o.db, timeoutSeconds: cfg.pollTimeoutSeconds, prepare, signal: abort.signal,

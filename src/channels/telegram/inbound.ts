@@ -7,6 +7,7 @@ import type { CallbackQuery, Message, Update } from '@grammyjs/types';
 import type { Conductor } from '../../conductor/conductor.js';
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
+import { approveCommand } from '../pairing-hint.js';
 import type { Db } from '../../store/db.js';
 import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
 import { addressedText, isAllowed, type BotIdentity } from './access.js';
@@ -21,6 +22,8 @@ export interface InboundOptions {
   maxFileBytes: number;
   maxMessageChars: number;
   workspace: string;
+  /** the gateway's home: the pairing hint names it when it is not the default one */
+  home?: string;
   /** a button press under a confirmation message */
   onCallback(update: CallbackQuery, allowed: boolean): void;
 }
@@ -90,8 +93,9 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<()
       const label = m.from.username ? `@${m.from.username}` : [m.from.first_name, m.from.last_name].filter(Boolean).join(' ');
       const pairing = requestPairing(o.db, 'telegram', String(m.from.id), label);
       if (!claimPrompt(o.db, pairing.id)) return nothing;
-      log.info(`telegram: ${label} (${m.from.id}) asked to talk to the bot; pairing code ${pairing.code}`);
-      return () => void reply(chatId, `I only talk to my owner. To let you in, my owner runs this on my machine:\n\npinclaw pairing approve ${pairing.code}\n\n(The code is good for an hour.)`, `pairing:${pairing.id}:${pairing.code}`);
+      const approve = approveCommand(pairing.code, o.home);
+      log.info(`telegram: ${label} (${m.from.id}) asked to talk to the bot; to let them in: ${approve}`);
+      return () => void reply(chatId, `I only talk to my owner. To let you in, my owner runs this on my machine:\n\n${approve}\n\n(The code is good for an hour.)`, `pairing:${pairing.id}:${pairing.code}`);
     }
     let file: { note?: string; refusal?: string };
     try {

@@ -74,11 +74,8 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
   const track = (stream: SseStream, kind: 'live' | 'chat', res: ServerResponse) => {
     open.set(stream, kind);
     res.on('close', () => open.delete(stream));
-    // A stream opened while the gateway stops is told at once.
-    if (stopping) {
-      stream.event(STOPPING_EVENT, {});
-      if (kind === 'live') stream.end();
-    }
+    // A chat stream opened while the gateway stops is told at once (its turn waits for the next start).
+    if (stopping) stream.event(STOPPING_EVENT, {});
   };
   const handler = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && req.method === 'GET' && metrics) {
@@ -141,6 +138,9 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
       return true;
     }
     if (path === '/api/events' && req.method === 'GET') {
+      // Refused rather than opened and closed: an EventSource retries an ended stream by itself, and
+      // would flicker between open and stopping until the gateway is gone.
+      if (stopping) throw new HttpError(503, 'the gateway is stopping');
       const stream = sse(res, path, sseOptions);
       const off = subscribe(bus, () => true, stream);
       res.on('close', off);

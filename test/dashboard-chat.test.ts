@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import { stall, startAnthropicServer, stallMidStream, textReply, toolUseReply, type StandIn, type AnthropicStep } from './support/anthropic-server.js';
+import { errorReply, stall, startAnthropicServer, stallMidStream, textReply, toolUseReply, type StandIn, type AnthropicStep } from './support/anthropic-server.js';
 import { bundle, cleanEnv, root, start, tempDir, type Started } from './support/proc.js';
 
 const TOKEN = 'tok-dashboard-chat-1234';
@@ -344,4 +344,31 @@ t.test('in Chromium: history after reload, Markdown, thinking and Stop, sessions
   }
   t.equal(await rows(), 1, 'still one row');
   t.same(problems, [], 'no page errors on the phone either');
+});
+
+t.test('in Chromium: a failed turn is shown in the chat and leaves the badge live', { skip: noBrowser }, async (t) => {
+  const { chromium } = await import('playwright-core');
+  const g = await gateway(t);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(g.url);
+  await page.fill('#token', TOKEN);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#live[data-state="live"]').waitFor();
+  const seen: string[] = [];
+  await page.exposeFunction('badgeSeen', (s: string) => seen.push(s));
+  await page.evaluate(() => {
+    const live = document.getElementById('live')!;
+    new MutationObserver(() => void (window as unknown as { badgeSeen: (s: string) => void }).badgeSeen(live.dataset.state ?? '')).observe(live, { attributes: true, attributeFilter: ['data-state'] });
+  });
+  // A refusal the provider does not retry: the turn fails at once.
+  g.srv.enqueue(errorReply(400, 'invalid_request_error', 'the model refused this request'));
+  await page.fill('#chat-text', 'fail please');
+  await page.press('#chat-text', 'Enter');
+  await page.locator('#chat-log .msg.error', { hasText: 'the model refused this request' }).waitFor();
+  await page.locator('#event-list .ev-turn_error').waitFor();
+  await page.locator('#event-list .ev-turn_end').waitFor();
+  t.same(seen, [], 'the badge did not change');
+  t.equal(await page.locator('#live').textContent(), 'live');
 });

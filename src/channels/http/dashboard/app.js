@@ -251,10 +251,14 @@ async function loadHistory() {
   toolLines.clear();
   confirmBoxes.clear();
   try {
-    const { messages } = await api(`/api/sessions/${encodeURIComponent(key)}`);
+    // A session that does not exist yet is an empty chat: looked up in the list rather than asked
+    // for and answered 404, which the browser would log as an error.
+    const { sessions } = await api('/api/sessions');
+    // The list holds the latest 200: past that, the session is asked for all the same.
+    const exists = sessions.length >= 200 || sessions.some((/** @type {Data} */ s) => s.key === key);
+    const { messages } = exists ? await api(`/api/sessions/${encodeURIComponent(key)}`) : { messages: [] };
     chatLog.replaceChildren(...messages.flatMap(historyItem));
   } catch (err) {
-    // A session that does not exist yet is an empty chat, not an error.
     chatLog.replaceChildren(...(err instanceof HttpFailure && err.status === 404 ? [] : [el('div', 'msg error', message(err))]));
   }
   chatLog.scrollTop = chatLog.scrollHeight;

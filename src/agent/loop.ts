@@ -110,6 +110,8 @@ export async function runAgentLoop(opts: LoopOptions): Promise<LoopResult> {
   let lastCall: { inputTokens: number; inputMessages: number } | undefined;
   for (let iteration = 1; ; iteration++) {
     const finalRound = iteration > opts.maxIterations;
+    // An abort that came while tools ran ends the turn here, before the next call is paid for.
+    opts.signal?.throwIfAborted();
     if (opts.beforeCall) {
       const before = conversation.length;
       conversation = await opts.beforeCall(conversation, lastCall);

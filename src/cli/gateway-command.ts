@@ -145,11 +145,12 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // gateway and the other channels go on, and do not wait for Telegram to answer before listening.
     const telegramStarted = telegram?.start(conductor).catch((err: unknown) => log.error(`telegram: ${errorMessage(err)}`));
     let server: RunningHttpServer | undefined;
+    const api = apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health() }), confirmations);
     server = await startHttpServer({
       host,
       port,
       token: config.gateway.token,
-      api: apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health() }), confirmations),
+      api,
       guard: { ratePerSecond: config.gateway.rateLimit.perSecond, burst: config.gateway.rateLimit.burst, maxFailures: config.gateway.rateLimit.maxBadTokens, maxGlobalFailures: config.gateway.rateLimit.maxBadTokensTotal },
       connections: { max: config.gateway.connections.max, perAddress: config.gateway.connections.perAddress, firstRequestMs: config.gateway.connections.firstRequestSeconds * 1000 },
       // The dashboard: its login sessions and pairing requests live in the store.
@@ -196,12 +197,17 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     const sig = await signal;
     log.info(`${sig}: draining`);
     sdNotify('STOPPING=1', ctx.env);
+    // The dashboards are told first, and their live streams closed: an open stream would hold the
+    // server's drain to its end.
+    api.stopping();
     // Turns finish first, so the requests waiting for them can be answered before the server closes.
     await telegram?.stop();
     await telegramStarted;
     await conductor.stop(DRAIN_MS);
     // After the drain, so the replies of the last turns are published; then `offline`.
     await mqtt?.close();
+    // A chat whose turn was interrupted by the shutdown gets no reply: its stream ends here.
+    api.endAll();
     await server.close(DRAIN_MS);
   } finally {
     for (const stop of stops.reverse()) {

@@ -15,7 +15,10 @@ interface OwnEvents {
   turn_start: { type: 'turn_start'; sessionKey: string; inboundIds: number[]; channel: string; chatId: string };
   turn_end: { type: 'turn_end'; sessionKey: string; inboundIds: number[]; ok: boolean; iterations: number; channel: string; chatId: string };
   reply: { type: 'reply'; sessionKey: string; outboundId: number; inboundId: number | null; channel: string; text: string; kind: 'reply' | 'notice' };
-  error: { type: 'error'; sessionKey?: string; message: string };
+  /** a turn failed (the provider, a full disk...); not named `error`: an EventSource takes an event of that name for its own connection error */
+  turn_error: { type: 'turn_error'; sessionKey?: string; message: string };
+  /** the owner stopped the running turn (POST /api/chat/abort); its messages are done, not tried again */
+  turn_aborted: { type: 'turn_aborted'; sessionKey: string; inboundIds: number[] };
   /** a tool waits for the owner's yes in an http chat: answer with POST /api/confirm */
   confirm_request: { type: 'confirm_request'; id: string; sessionKey: string; tool: string; summary: string; input: unknown; expiresAt: string; reason?: string };
   confirm_answer: { type: 'confirm_answer'; id: string; sessionKey: string; allowed: boolean; by: 'api' | 'timeout' };

@@ -63,6 +63,11 @@ export interface Conductor {
   /** Stops claiming, waits up to `drainMs` for running turns, then aborts them. */
   stop(drainMs: number): Promise<void>;
   /**
+   * Stops the session's running turn at the owner's word; false when none runs. Its messages are
+   * done, not tried again, a notice says it was stopped, and `turn_aborted` is emitted.
+   */
+  abort(sessionKey: string): boolean;
+  /**
    * Resolves with the reply or notice recorded for an inbound message once it has been delivered;
    * rejects (a DiskFullError when the disk is full) when its turn could not be saved at all: the
    * message stays queued and is tried again once the write succeeds, but nobody should wait for that.
@@ -81,6 +86,15 @@ export interface Conductor {
 function crashPoint(name: string): void {
   if (process.env.PINCLAW_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
 }
+
+/** The abort reason of a turn the owner stopped, told apart from a shutdown's. */
+class TurnAborted extends Error {
+  constructor() {
+    super('stopped by the owner');
+  }
+}
+
+export const ABORTED_NOTICE = 'Stopped: you ended this turn before it was done.';
 
 const defaultRetryDelay = (attempt: number) => Math.min(5 * 60_000, 5000 * 2 ** (attempt - 1));
 
@@ -165,6 +179,11 @@ export function createConductor(opts: ConductorOptions): Conductor {
         log.info(`session ${key}: turn interrupted by shutdown; the message will be handled on the next start`);
         return;
       }
+      if (ac.signal.reason instanceof TurnAborted) {
+        aborted(key, ids, last);
+        deliver(last.channel);
+        return;
+      }
       const reason = errorMessage(err);
       const attempt = rows[0]!.attempts;
       const recordFailure = db.transaction(() => {
@@ -193,13 +212,33 @@ export function createConductor(opts: ConductorOptions): Conductor {
         log.error(`session ${key}: turn failed (${reason}) and the failure could not be recorded (${errorMessage(writeErr)}); retrying the record until it can be written`);
       }
       log.warn(`session ${key}: turn failed (attempt ${attempt}, now ${state}): ${reason}`);
-      bus.emit({ type: 'error', sessionKey: key, message: reason });
+      bus.emit({ type: 'turn_error', sessionKey: key, message: reason });
       count('turns', { outcome: 'failed' });
       bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: false, iterations: 0, ...where });
     } finally {
       aborts.delete(key);
     }
     deliver(last.channel);
+  }
+
+  // What the turn did before the abort is not saved (the session stays as it was, as after a failed
+  // turn); its messages are done so that nothing runs them again.
+  function aborted(key: string, ids: number[], last: InboundRow): void {
+    const where = { channel: last.channel, chatId: last.chat_id };
+    try {
+      db.transaction(() => {
+        recordOutbound(db, { idempotencyKey: `aborted:${last.id}`, inboundId: last.id, sessionKey: key, ...where, text: ABORTED_NOTICE, kind: 'notice' });
+        markDone(db, ids);
+      })();
+    } catch (writeErr) {
+      // Not recorded: the rows stay 'processing' and are taken up again at the next start.
+      log.error(`session ${key}: the stopped turn could not be recorded (${errorMessage(writeErr)})`);
+      tellWaiters(ids, new PinclawError(`the turn was stopped but that could not be saved (${errorMessage(writeErr)})`));
+    }
+    log.info(`session ${key}: turn stopped by the owner`);
+    count('turns', { outcome: 'aborted' });
+    bus.emit({ type: 'turn_aborted', sessionKey: key, inboundIds: ids });
+    bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: false, iterations: 0, ...where });
   }
 
   function tellWaiters(ids: readonly number[], err: Error): void {
@@ -338,6 +377,12 @@ export function createConductor(opts: ConductorOptions): Conductor {
       // The replies of the turns that just finished go out before the process ends.
       for (const d of deliverers.values()) await d.idle();
       for (const d of deliverers.values()) d.stop();
+    },
+    abort(sessionKey) {
+      const ac = aborts.get(sessionKey);
+      if (!ac || ac.signal.aborted) return false;
+      ac.abort(new TurnAborted());
+      return true;
     },
     delivered(inboundId) {
       return new Promise((resolve, reject) => {

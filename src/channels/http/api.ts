@@ -1,6 +1,8 @@
 // The gateway's API routes: POST /api/chat (JSON, or server-sent events with Accept:
-// text/event-stream), GET /api/events (the bus as server-sent events), and GET/POST /api/confirm
-// (the tool confirmations waiting in http chats).
+// text/event-stream), POST /api/chat/abort (stops a session's running turn), GET /api/events (the
+// bus as server-sent events), and GET/POST /api/confirm (the tool confirmations waiting in http
+// chats). The open event streams are kept, so that a stopping gateway tells them and closes them at
+// once instead of waiting out its drain for them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Bus, BusEvent } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
@@ -19,11 +21,30 @@ export function httpChannel(confirmations?: Confirmations): ChannelAdapter {
   return { name: 'http', debounceMs: 0, send: async () => {}, ...(confirmations ? { confirm: (chatId, request) => confirmations.ask(chatId, request) } : {}) };
 }
 
+/** The SSE event a stopping gateway sends on every open stream before it closes them. */
+export const STOPPING_EVENT = 'gateway_stopping';
+
+export type ApiRoutes = ApiHandler & {
+  /**
+   * The gateway is stopping: every open stream gets `gateway_stopping`; the live streams
+   * (/api/events) end now, the chat streams once their turn is over or `endAll` is called.
+   */
+  stopping(): void;
+  /** Ends every stream still open (after the turns' drain). */
+  endAll(): void;
+};
+
 function sse(res: ServerResponse, path: string, o: SseOptions): SseStream {
   return openSse(res, {
     ...o,
     onSlowClient: ({ dropped, bufferedBytes }) => log.warn(`${path}: disconnected a client that stopped reading (${dropped} events dropped, ${bufferedBytes} bytes left unsent)`),
   });
+}
+
+function parseSession(body: unknown): string {
+  const session = body && typeof body === 'object' ? (body as { session?: unknown }).session : undefined;
+  if (typeof session !== 'string' || session === '') throw new HttpError(400, 'session: expected the key of the session whose turn to stop, e.g. {"session": "dashboard"}');
+  return session;
 }
 
 /** The bus as server-sent events: the event's type is the SSE event name, the event itself the data. */
@@ -47,8 +68,16 @@ function parseAnswer(body: unknown): { id: string; allow: boolean } {
   return { id, allow };
 }
 
-export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string, confirmations?: Confirmations, sseOptions: SseOptions = {}): ApiHandler {
-  return async (req: IncomingMessage, res: ServerResponse, path: string) => {
+export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string, confirmations?: Confirmations, sseOptions: SseOptions = {}): ApiRoutes {
+  const open = new Map<SseStream, 'live' | 'chat'>();
+  let stopping = false;
+  const track = (stream: SseStream, kind: 'live' | 'chat', res: ServerResponse) => {
+    open.set(stream, kind);
+    res.on('close', () => open.delete(stream));
+    // A chat stream opened while the gateway stops is told at once (its turn waits for the next start).
+    if (stopping) stream.event(STOPPING_EVENT, {});
+  };
+  const handler = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && req.method === 'GET' && metrics) {
       const text = metrics();
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
@@ -67,6 +96,7 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
       const failed = (err: unknown) => new HttpError(err instanceof DiskFullError ? 503 : 500, errorMessage(err));
       if ((req.headers.accept ?? '').includes('text/event-stream')) {
         const stream = sse(res, path, sseOptions);
+        track(stream, 'chat', res);
         // The turn's own reply is written below, once; a message send_message sent during the turn
         // (a reply to no inbound message) is passed on as it is delivered.
         const off = subscribe(bus, (e) => 'sessionKey' in e && e.sessionKey === session && (e.type !== 'reply' || e.inboundId === null), stream);
@@ -76,7 +106,7 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
           stream.event('reply', { reply: out.text, kind: out.kind });
         } catch (err) {
           const e = failed(err);
-          stream.event('error', { status: e.status, message: e.message });
+          stream.event('turn_error', { status: e.status, message: e.message });
         } finally {
           off();
         }
@@ -101,12 +131,34 @@ export function apiRoutes(conductor: Conductor, bus: Bus, metrics?: () => string
         return true;
       }
     }
+    if (path === '/api/chat/abort' && req.method === 'POST') {
+      const session = parseSession(await readJson(req));
+      if (!conductor.abort(session)) throw new HttpError(409, `no turn is running in session ${session}: it ended already, or has not started`);
+      sendJson(res, 200, { session, aborted: true });
+      return true;
+    }
     if (path === '/api/events' && req.method === 'GET') {
+      // Refused rather than opened and closed: an EventSource retries an ended stream by itself, and
+      // would flicker between open and stopping until the gateway is gone.
+      if (stopping) throw new HttpError(503, 'the gateway is stopping');
       const stream = sse(res, path, sseOptions);
       const off = subscribe(bus, () => true, stream);
       res.on('close', off);
+      track(stream, 'live', res);
       return true;
     }
     return false;
   };
+  return Object.assign(handler, {
+    stopping() {
+      stopping = true;
+      for (const [stream, kind] of open) {
+        stream.event(STOPPING_EVENT, {});
+        if (kind === 'live') stream.end();
+      }
+    },
+    endAll() {
+      for (const stream of open.keys()) stream.end();
+    },
+  });
 }

@@ -13,6 +13,8 @@ import { isSea, seaTextAsset } from '../../native/sea.js';
 export const DASHBOARD_FILES: Readonly<Record<string, string>> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'markdown.js': 'text/javascript; charset=utf-8',
+  'tabs.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 };
 

@@ -1,12 +1,18 @@
 // @ts-check
 // The pinclaw dashboard: plain DOM, no framework, no build step. Everything the server sends is
-// shown with textContent, never parsed as HTML.
+// shown with textContent, never parsed as HTML; the model's replies are Markdown, rendered by
+// markdown.js into nodes the same way.
+import { renderMarkdown } from './markdown.js';
+import { isShown, setUpTabs, showTab } from './tabs.js';
 
 /** @typedef {Record<string, any>} Data */
 
-const EVENT_NAMES = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'error', 'confirm_request', 'confirm_answer', 'channel_status', 'dropped'];
+// The bus's event names (src/conductor/bus.ts) and the stream's own (src/channels/http/api.ts).
+const EVENT_NAMES = ['message_received', 'turn_start', 'turn_end', 'text_delta', 'retry', 'tool_start', 'tool_output', 'tool_end', 'reply', 'turn_error', 'turn_aborted', 'confirm_request', 'confirm_answer', 'channel_status', 'dropped'];
+const STOPPING = 'gateway_stopping';
 const MAX_EVENTS = 300;
-const WIDE = window.matchMedia('(min-width: 900px)');
+const SESSION_KEY = 'pinclaw.session';
+const LOGIN_ENDED = 'Your login has ended; log in again.';
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -29,11 +35,41 @@ const str = (v) => (typeof v === 'string' ? v : v === undefined || v === null ? 
 const time = (iso) => new Date(iso).toLocaleTimeString();
 
 class HttpFailure extends Error {
-  /** @param {number} status @param {string} message */
+  /** @param {number} status 0 when the gateway did not answer at all @param {string} message */
   constructor(status, message) {
     super(message);
     this.status = status;
   }
+}
+
+const unreachable = () => `The gateway is not reachable at ${location.host}: it is stopped, restarting, or the network is down.`;
+
+/**
+ * fetch, with a failure to connect said in words (the browser's own is "Failed to fetch").
+ * @param {string} path
+ * @param {RequestInit} init
+ */
+async function request(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch (err) {
+    if (init.signal?.aborted) throw err;
+    throw new HttpFailure(0, unreachable());
+  }
+}
+
+/** @param {Response} res the server's own error message, else the status in words */
+async function failure(res) {
+  const text = await res.text().catch(() => '');
+  let error = '';
+  try {
+    error = str(JSON.parse(text).error);
+  } catch {
+    error = text.trim().slice(0, 300);
+  }
+  if (res.status === 401) return new HttpFailure(401, LOGIN_ENDED);
+  if (res.status === 503 && !error) error = 'the gateway is busy or stopping; try again in a moment';
+  return new HttpFailure(res.status, error || `the gateway answered ${res.status} ${res.statusText}`);
 }
 
 /**
@@ -43,11 +79,12 @@ class HttpFailure extends Error {
  * @returns {Promise<Data>}
  */
 async function api(path, init = {}) {
-  const res = await fetch(path, { ...init, headers: { accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers } });
+  const res = await request(path, { ...init, headers: { accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers } });
   if (res.status === 401 && !path.startsWith('/auth/')) {
-    showLogin('Your login has ended; log in again.');
-    throw new HttpFailure(401, 'not logged in');
+    showLogin(LOGIN_ENDED);
+    throw new HttpFailure(401, LOGIN_ENDED);
   }
+  if (!res.ok && res.status !== 401) throw await failure(res);
   const text = await res.text();
   /** @type {Data} */
   let body = {};
@@ -83,8 +120,8 @@ function showApp() {
   $('app').hidden = false;
   $('logout').hidden = false;
   openEvents();
-  showTab(WIDE.matches ? 'events' : 'chat');
-  loadPendingConfirms();
+  showTab('chat');
+  void loadHistory().then(loadPendingConfirms);
 }
 
 $('login-form').addEventListener('submit', async (e) => {
@@ -127,8 +164,9 @@ $('logout').addEventListener('click', async () => {
   showLogin();
 });
 
-// ---- tabs --------------------------------------------------------------------------------------
+// ---- tabs (tabs.js) -----------------------------------------------------------------------------
 
+setUpTabs();
 /** @type {Record<string, () => void>} */
 const onShow = {
   sessions: () => void loadSessions(),
@@ -136,24 +174,7 @@ const onShow = {
   board: () => void loadBoard(),
   health: () => void loadHealth(),
 };
-
-let currentTab = 'chat';
-
-// On a wide screen the chat stays in the left column and the tabs choose the right one.
-/** @param {string} tab */
-function showTab(tab) {
-  currentTab = tab;
-  const side = tab === 'chat' ? document.querySelector('.pane.side')?.id ?? 'events' : tab;
-  for (const pane of document.querySelectorAll('.pane')) {
-    pane.classList.toggle('active', pane.id === tab);
-    pane.classList.toggle('side', pane.id === side && pane.id !== 'chat');
-  }
-  for (const b of document.querySelectorAll('.tabs button')) b.setAttribute('aria-current', String(/** @type {HTMLElement} */ (b).dataset.tab === (WIDE.matches && tab === 'chat' ? side : tab)));
-  onShow[tab === 'chat' ? '' : tab]?.();
-}
-
-for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => showTab(/** @type {HTMLElement} */ (b).dataset.tab ?? 'chat'));
-WIDE.addEventListener('change', () => showTab(currentTab));
+for (const [id, load] of Object.entries(onShow)) $(id).addEventListener('pane-show', load);
 
 // ---- chat --------------------------------------------------------------------------------------
 
@@ -170,12 +191,91 @@ function append(node) {
   if (atEnd) chatLog.scrollTop = chatLog.scrollHeight;
 }
 
+/** @type {WeakMap<HTMLElement, string>} the Markdown source of an assistant bubble */
+const sources = new WeakMap();
+
+/** An assistant bubble shows its text as Markdown. @param {HTMLElement} b @param {string} text */
+function setText(b, text) {
+  sources.set(b, text);
+  if (b.classList.contains('assistant')) b.replaceChildren(renderMarkdown(text));
+  else b.textContent = text;
+}
+
 /** @param {string} role @param {string} text */
 function bubble(role, text) {
-  const b = el('div', `msg ${role}`, text);
+  const b = el('div', `msg ${role}`);
+  setText(b, text);
   append(b);
   return b;
 }
+
+// A streamed reply is rendered again at most once a frame, not once per delta.
+/** @type {Set<HTMLElement>} */
+const dirty = new Set();
+/** @param {HTMLElement} b @param {string} more */
+function addText(b, more) {
+  sources.set(b, (sources.get(b) ?? '') + more);
+  if (!dirty.size) requestAnimationFrame(() => {
+    for (const d of dirty) setText(d, sources.get(d) ?? '');
+    dirty.clear();
+    chatLog.scrollTop = chatLog.scrollHeight;
+  });
+  dirty.add(b);
+}
+
+/** @param {boolean} on */
+function thinking(on) {
+  $('thinking').hidden = !on;
+}
+
+/** A message of the session as the chat shows it. @param {Data} m */
+function historyItem(m) {
+  const items = [];
+  if (m.text) {
+    const b = el('div', `msg ${m.role}`);
+    setText(b, m.text);
+    items.push(b);
+  }
+  for (const t of m.tools) items.push(el('div', `tool${t.isError ? ' failed' : ''}`, `${t.name}${t.isError ? ' failed' : ' done'}`));
+  return items;
+}
+
+const sessionInput = /** @type {HTMLInputElement} */ ($('session'));
+sessionInput.value = localStorage.getItem(SESSION_KEY) || 'dashboard';
+const chatSession = () => sessionInput.value.trim() || 'dashboard';
+
+/** The session's messages, so that a reload (or opening another session) shows what was said. */
+async function loadHistory() {
+  const key = chatSession();
+  localStorage.setItem(SESSION_KEY, key);
+  toolLines.clear();
+  confirmBoxes.clear();
+  try {
+    // A session that does not exist yet is an empty chat: looked up in the list rather than asked
+    // for and answered 404, which the browser would log as an error.
+    const { sessions } = await api('/api/sessions');
+    // The list holds the latest 200: past that, the session is asked for all the same.
+    const exists = sessions.length >= 200 || sessions.some((/** @type {Data} */ s) => s.key === key);
+    const { messages } = exists ? await api(`/api/sessions/${encodeURIComponent(key)}`) : { messages: [] };
+    chatLog.replaceChildren(...messages.flatMap(historyItem));
+  } catch (err) {
+    chatLog.replaceChildren(...(err instanceof HttpFailure && err.status === 404 ? [] : [el('div', 'msg error', message(err))]));
+  }
+  chatLog.scrollTop = chatLog.scrollHeight;
+}
+
+/** @param {string} key */
+function openInChat(key) {
+  sessionInput.value = key;
+  showTab('chat');
+  return loadHistory();
+}
+
+$('session-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  void loadHistory();
+});
+sessionInput.addEventListener('change', () => void loadHistory());
 
 /** @param {Data} e */
 function toolStart(e) {
@@ -285,55 +385,113 @@ async function readSse(body, on) {
 
 const chatText = /** @type {HTMLTextAreaElement} */ ($('chat-text'));
 const chatSend = /** @type {HTMLButtonElement} */ ($('chat-send'));
+const chatStop = /** @type {HTMLButtonElement} */ ($('chat-stop'));
 
-async function send() {
-  const text = chatText.value.trim();
-  const session = /** @type {HTMLInputElement} */ ($('session')).value.trim() || 'dashboard';
+/** @param {string} text @param {{ show?: boolean }} [o] */
+async function send(text = chatText.value.trim(), { show = true } = {}) {
+  const session = chatSession();
   if (!text || chatSend.disabled) return;
-  chatText.value = '';
+  if (show) chatText.value = '';
   chatSend.disabled = true;
-  bubble('user', text);
-  /** @type {{ bubble: HTMLElement | null }} the reply being streamed */
-  const streaming = { bubble: null };
+  chatStop.hidden = false;
+  chatStop.disabled = false;
+  thinking(true);
+  if (show) bubble('user', text);
+  /** @type {{ bubble: HTMLElement | null, aborted: boolean }} the reply being streamed */
+  const streaming = { bubble: null, aborted: false };
   const reply = () => (streaming.bubble ??= bubble('assistant streaming', ''));
   try {
-    const res = await fetch('/api/chat', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ session, text }) });
-    if (res.status === 401) return showLogin('Your login has ended; log in again.');
-    if (!res.ok || !res.body) {
-      const body = await res.json().catch(() => ({}));
-      throw new Error(str(body.error) || `${res.status} ${res.statusText}`);
-    }
+    const res = await request('/api/chat', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ session, text }) });
+    if (res.status === 401) return showLogin(LOGIN_ENDED);
+    if (!res.ok || !res.body) throw await failure(res);
     await readSse(res.body, (name, e) => {
-      if (name === 'text_delta') reply().textContent += str(e.text);
+      if (name === 'text_delta') {
+        thinking(false);
+        addText(reply(), str(e.text));
+      }
       // The provider is asked again: what it streamed so far is void.
-      else if (name === 'retry') reply().textContent = '';
-      else if (name === 'tool_start') {
+      else if (name === 'retry') {
+        if (streaming.bubble) setText(streaming.bubble, '');
+        thinking(true);
+      } else if (name === 'tool_start') {
         // Text before a tool call is its own message; what follows goes in a new bubble.
         streaming.bubble?.classList.remove('streaming');
         streaming.bubble = null;
+        thinking(false);
         toolStart(e);
       } else if (name === 'tool_output') toolOutput(e);
-      else if (name === 'tool_end') toolEnd(e);
-      else if (name === 'confirm_request') confirmRequest(e);
+      else if (name === 'tool_end') {
+        toolEnd(e);
+        thinking(true);
+      } else if (name === 'confirm_request') confirmRequest(e);
       else if (name === 'confirm_answer') confirmAnswer(e);
-      else if (name === 'error') append(el('div', 'msg error', str(e.message)));
+      else if (name === 'turn_error') append(el('div', 'msg error', str(e.message)));
+      else if (name === 'turn_aborted') {
+        streaming.aborted = true;
+        append(el('div', 'msg aborted', 'Stopped. Nothing of this turn was kept.'));
+      } else if (name === STOPPING) append(el('div', 'msg notice', 'The gateway is stopping; the reply comes once it is back (reload then).'));
       else if (name === 'reply' && 'reply' in e) {
-        // A turn that ends in tool calls alone has nothing more to say.
-        if (!e.reply && !streaming.bubble) return;
+        // A turn that ends in tool calls alone has nothing more to say; a stopped one said so above.
+        if ((!e.reply && !streaming.bubble) || streaming.aborted) return;
         const b = reply();
-        b.textContent = str(e.reply);
         b.classList.remove('streaming');
         if (e.kind === 'notice') b.classList.add('notice');
+        setText(b, str(e.reply));
       } else if (name === 'reply') bubble('assistant', str(e.text));
     });
   } catch (err) {
     append(el('div', 'msg error', message(err)));
   } finally {
     streaming.bubble?.classList.remove('streaming');
+    thinking(false);
     chatSend.disabled = false;
+    chatStop.hidden = true;
     chatText.focus();
   }
 }
+
+chatStop.addEventListener('click', async () => {
+  chatStop.disabled = true;
+  try {
+    await api('/api/chat/abort', { method: 'POST', body: JSON.stringify({ session: chatSession() }) });
+  } catch (err) {
+    append(el('div', 'msg error', message(err)));
+    chatStop.disabled = false;
+  }
+});
+
+// Reset asks twice: the history it clears is not coming back.
+/** @param {HTMLButtonElement} button @param {() => string} key @param {(reply: string) => void} done */
+function resetButton(button, key, done) {
+  let armed = 0;
+  const label = button.textContent;
+  button.addEventListener('click', async () => {
+    if (!armed) {
+      button.textContent = 'Really reset?';
+      armed = window.setTimeout(() => {
+        armed = 0;
+        button.textContent = label;
+      }, 4000);
+      return;
+    }
+    clearTimeout(armed);
+    armed = 0;
+    button.textContent = label;
+    button.disabled = true;
+    try {
+      // The same /reset a chat or Telegram message gives: the conductor clears the session.
+      const r = await api('/api/chat', { method: 'POST', body: JSON.stringify({ session: key(), text: '/reset' }) });
+      done(str(r.reply));
+    } catch (err) {
+      append(el('div', 'msg error', message(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+/** @param {string} reply */
+const afterReset = (reply) => void loadHistory().then(() => append(el('div', 'msg notice', reply)));
+resetButton(/** @type {HTMLButtonElement} */ ($('session-reset')), chatSession, afterReset);
 
 $('chat-form').addEventListener('submit', (e) => {
   e.preventDefault();
@@ -354,10 +512,13 @@ const eventList = $('event-list');
 /** @type {{ item: HTMLElement, session: string } | null} the row text deltas are added to */
 let deltaRow = null;
 
-/** @param {string} state */
+/** The badge's states and what it says for each. */
+const BADGE = { connecting: 'connecting', live: 'live', reconnecting: 'reconnecting', stopping: 'gateway stopping', unreachable: 'gateway unreachable', offline: 'offline', 'logged-out': 'not logged in' };
+
+/** @param {keyof typeof BADGE} state */
 function setLive(state) {
   const live = $('live');
-  live.textContent = state;
+  live.textContent = BADGE[state];
   live.dataset.state = state;
 }
 
@@ -383,8 +544,10 @@ function summary(name, e) {
       return `${e.allowed ? 'allowed' : 'denied'} by ${str(e.by)}`;
     case 'channel_status':
       return `${str(e.channel)} ${str(e.state)} ${str(e.detail)}`;
-    case 'error':
+    case 'turn_error':
       return str(e.message);
+    case 'turn_aborted':
+      return 'stopped by the owner';
     case 'dropped':
       return `${str(e.count)} events missed (too slow)`;
     default:
@@ -414,19 +577,50 @@ function onLiveEvent(name, e) {
   if (name === 'confirm_request') confirmRequest(e);
   else if (name === 'confirm_answer') confirmAnswer(e);
   // The gateway keeps the channels' states; a change is read back from it.
-  else if (name === 'channel_status' && $('health').matches('.active, .side')) void loadHealth();
+  else if (name === 'channel_status' && isShown('health')) void loadHealth();
+}
+
+/** the gateway said it is stopping; cleared once a stream opens again */
+let stopping = false;
+let retryTimer = 0;
+
+// The stream's end is looked into, since EventSource says nothing of why: the gateway answers
+// (reconnecting, or still stopping), does not (unreachable), or the login is gone.
+async function lostStream() {
+  if (!source) return;
+  clearTimeout(retryTimer);
+  try {
+    const res = await fetch('/auth/me', { headers: { accept: 'application/json' } });
+    if (res.status === 401) return showLogin(LOGIN_ENDED);
+    if (!stopping) setLive('reconnecting');
+  } catch {
+    setLive('unreachable');
+  }
+  // EventSource retries by itself after a dropped connection, but not after a refusal (a 503 while
+  // the gateway stops): then it is opened again here.
+  if (source && source.readyState === EventSource.CLOSED) retryTimer = window.setTimeout(() => reopen(), 2000);
+}
+
+function reopen() {
+  source?.close();
+  source = null;
+  openEvents();
 }
 
 function openEvents() {
   if (source) return;
-  setLive('connecting');
+  if (!stopping) setLive('connecting');
   source = new EventSource('/api/events');
-  source.onopen = () => setLive('live');
-  source.onerror = () => {
-    setLive('reconnecting');
-    // EventSource retries by itself, but not after a 401: find out whether the login is gone.
-    api('/auth/me').catch((err) => err instanceof HttpFailure && err.status === 401 && showLogin('Your login has ended; log in again.'));
+  source.onopen = () => {
+    stopping = false;
+    setLive('live');
   };
+  // Only the connection's own errors come here: the gateway's events have names of their own.
+  source.onerror = () => void lostStream();
+  source.addEventListener(STOPPING, () => {
+    stopping = true;
+    setLive('stopping');
+  });
   for (const name of EVENT_NAMES) {
     source.addEventListener(name, (m) => {
       try {
@@ -439,9 +633,10 @@ function openEvents() {
 }
 
 function closeEvents() {
+  clearTimeout(retryTimer);
   source?.close();
   source = null;
-  setLive('offline');
+  setLive('logged-out');
 }
 
 $('events-clear').addEventListener('click', () => {
@@ -465,38 +660,22 @@ async function loadSessions() {
 function sessionItem(s) {
   const b = /** @type {HTMLButtonElement} */ (el('button', 'item'));
   b.type = 'button';
+  b.title = 'open in the chat';
   b.append(el('strong', '', s.key), el('span', 'muted', ` ${s.messages} messages, ${new Date(s.updatedAt).toLocaleString()}`), el('span', 'preview', str(s.preview)));
-  b.addEventListener('click', () => void openSession(s.key));
-  const li = el('li');
-  li.append(b);
+  b.addEventListener('click', () => void openInChat(s.key));
+  const reset = /** @type {HTMLButtonElement} */ (el('button', 'quiet', 'Reset'));
+  reset.type = 'button';
+  reset.setAttribute('aria-label', `reset ${s.key}`);
+  resetButton(reset, () => s.key, (reply) => {
+    void loadSessions();
+    if (s.key === chatSession()) afterReset(reply);
+  });
+  const li = el('li', 'session');
+  li.append(b, reset);
   return li;
 }
 
-/** @param {string} key */
-async function openSession(key) {
-  const log = $('session-log');
-  $('session-title').textContent = key;
-  $('session-view').hidden = false;
-  $('session-list').hidden = true;
-  try {
-    const { messages } = await api(`/api/sessions/${encodeURIComponent(key)}`);
-    log.replaceChildren(
-      ...messages.map((/** @type {Data} */ m) => {
-        const item = el('div', `msg ${m.role}`, m.text);
-        for (const t of m.tools) item.append(el('div', `tool${t.isError ? ' failed' : ''}`, `${t.name}${t.isError ? ' (failed)' : ''}`));
-        return item;
-      }),
-    );
-  } catch (err) {
-    log.replaceChildren(el('div', 'msg error', message(err)));
-  }
-}
-
 $('sessions-refresh').addEventListener('click', () => void loadSessions());
-$('session-close').addEventListener('click', () => {
-  $('session-view').hidden = true;
-  $('session-list').hidden = false;
-});
 
 // ---- memory ------------------------------------------------------------------------------------
 
@@ -529,7 +708,9 @@ async function loadAudit(older = false) {
     const r = await api(`/api/audit?limit=50${older && auditBefore !== null ? `&before=${auditBefore}` : ''}`);
     const rows = r.rows.map((/** @type {Data} */ a) => {
       const tr = el('tr', a.physical ? 'physical' : a.outcome === 'denied' || a.outcome === 'error' ? 'bad' : '');
-      for (const cell of [time(a.at), a.tool, a.outcome, a.session, a.input, [a.rule, a.detail, a.physical].filter(Boolean).join(' · '), a.durationMs === null ? '' : `${a.durationMs} ms`]) tr.append(el('td', '', str(cell)));
+      for (const cell of [time(a.at), a.tool, a.outcome, a.session]) tr.append(el('td', '', str(cell)));
+      for (const long of [str(a.input), [a.rule, a.detail, a.physical].filter(Boolean).join(' · ')]) tr.append(clipped(long));
+      tr.append(el('td', 'num', a.durationMs === null ? '' : `${a.durationMs} ms`));
       return tr;
     });
     if (older) body.append(...rows);
@@ -540,6 +721,22 @@ async function loadAudit(older = false) {
   } catch (err) {
     body.replaceChildren(el('tr', 'error', message(err)));
   }
+}
+
+// A long input or detail shows its start on one line; selecting it shows all of it.
+/** @param {string} text */
+function clipped(text) {
+  const td = el('td', 'long');
+  if (text.length <= 60) {
+    td.textContent = text;
+    return td;
+  }
+  const b = el('button', 'clip', text);
+  b.setAttribute('type', 'button');
+  b.setAttribute('aria-expanded', 'false');
+  b.addEventListener('click', () => b.setAttribute('aria-expanded', String(b.getAttribute('aria-expanded') !== 'true')));
+  td.append(b);
+  return td;
 }
 
 $('audit-refresh').addEventListener('click', () => void loadAudit());
@@ -593,7 +790,7 @@ async function loadHealth() {
 $('board-refresh').addEventListener('click', () => void loadBoard());
 $('health-refresh').addEventListener('click', () => void loadHealth());
 window.setInterval(() => {
-  if (!$('app').hidden && document.visibilityState === 'visible' && $('health').matches('.active, .side')) void loadHealth();
+  if (!$('app').hidden && document.visibilityState === 'visible' && isShown('health')) void loadHealth();
 }, 15000);
 
 // ---- start -------------------------------------------------------------------------------------

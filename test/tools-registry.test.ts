@@ -101,6 +101,36 @@ t.test('the turn being aborted aborts the running tool', async (t) => {
   t.equal(r.result.content, 'waits failed: shutdown', 'the abort reason, not whatever the tool made of it');
 });
 
+t.test('a turn stopped while its tool waits for the owner stops waiting: refused, not run, and an http question is withdrawn', async (t) => {
+  const { createPolicy: policyOf } = await import('../src/tools/policy.js');
+  const { createConfirmations } = await import('../src/channels/http/confirmations.js');
+  const { createBus } = await import('../src/conductor/bus.js');
+  let ran = 0;
+  const tool = echo({ execute: async () => ((ran += 1), { content: 'ran' }) });
+  const bus = createBus();
+  const answers: { allowed: boolean; by: string }[] = [];
+  bus.on('confirm_answer', (e) => answers.push({ allowed: e.allowed, by: e.by }));
+  const questions = createConfirmations(bus, 600_000);
+  const reg = createRegistry([tool], { policy: policyOf({ ...defaults().tools, allow: ['echo'], confirm: ['echo'] }) });
+  const ac = new AbortController();
+  const p = reg.call({ name: 'echo', input: { text: 'x' } }, { ...ctx, channel: 'http', signal: ac.signal, confirm: (q) => questions.ask('c1', q) });
+  await new Promise((r) => setImmediate(r));
+  t.equal(questions.pending().length, 1, 'the owner is asked');
+  ac.abort(new Error('stopped by the owner'));
+  const r = await p;
+  t.equal(r.outcome, 'denied');
+  t.match(r.result.content, /the turn was stopped/);
+  t.equal(ran, 0, 'the tool did not run');
+  t.equal(questions.pending().length, 0, 'the question is gone from the page');
+  t.same(answers, [{ allowed: false, by: 'timeout' }]);
+  // A channel that cannot withdraw its question (a promise that never settles) does not hold the turn either.
+  const ac2 = new AbortController();
+  const p2 = reg.call({ name: 'echo', input: { text: 'x' } }, { ...ctx, signal: ac2.signal, confirm: () => new Promise<boolean>(() => {}) });
+  ac2.abort(new Error('stopped'));
+  t.equal((await p2).outcome, 'denied');
+  t.equal(ran, 0);
+});
+
 t.test('limits: config per tool beats the tool, which beats the default', async (t) => {
   const s = { timeoutMs: 30_000, maxOutputBytes: 32_768, limits: [{ tool: 'exec', maxOutputBytes: 500 }] };
   t.same(limitsFor(echo({ name: 'exec', timeoutMs: 5000, maxOutputBytes: 9000 }), s), {

@@ -173,10 +173,11 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
       }
       let yes: boolean;
       try {
-        yes = await ctx.confirm({
+        yes = await untilAborted(ctx.confirm({
           tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId,
           ...(late ? { reason: `your message asking for this is ${late.ageSeconds} s old (more than tools.physicalMaxAgeSeconds, ${late.maxSeconds} s): is it still wanted now?` } : {}),
-        });
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+        }), ctx.signal);
       } catch (err) {
         return stopped('denied', `${tool.name} refused: asking the owner failed (${redact(errorMessage(err))}) (${confirmRule})`, confirmRule);
       }
@@ -251,4 +252,18 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
       return why === undefined ? [] : [{ name: t.name, reason: why }];
     }),
   };
+}
+
+/**
+ * The owner's answer, or a refusal as soon as the turn is stopped: a channel whose question cannot be
+ * withdrawn (a Telegram button) would otherwise hold a stopped turn until the question times out.
+ */
+function untilAborted(answer: Promise<boolean>, signal: AbortSignal | undefined): Promise<boolean> {
+  if (!signal) return answer;
+  if (signal.aborted) return Promise.reject(new Error('the turn was stopped'));
+  return new Promise<boolean>((resolve, reject) => {
+    const onAbort = () => reject(new Error('the turn was stopped'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

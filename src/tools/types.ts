@@ -14,6 +14,8 @@ export interface ConfirmRequest {
   chatId: string;
   /** why the owner is asked this time, when there is more to it than the tool (a message too old to act on) */
   reason?: string;
+  /** the turn's abort: a stopped turn stops waiting for the answer and the question is withdrawn */
+  signal?: AbortSignal;
 }
 
 /**

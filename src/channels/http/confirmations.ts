@@ -22,8 +22,11 @@ export function createConfirmations(bus: Bus, timeoutMs: number): Confirmations 
       const expiresAt = Date.now() + timeoutMs;
       return new Promise<boolean>((resolve, reject) => {
         const timer = setTimeout(() => settle(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s (tools.confirmTimeoutMs)`)), timeoutMs);
+        // A stopped turn withdraws its question, so the page does not keep offering it.
+        const onAbort = () => settle(new Error('the turn was stopped'));
         const settle = (allow: boolean | Error) => {
           clearTimeout(timer);
+          request.signal?.removeEventListener('abort', onAbort);
           waiting.delete(id);
           bus.emit({ type: 'confirm_answer', id, sessionKey: chatId, allowed: allow === true, by: allow instanceof Error ? 'timeout' : 'api' });
           if (allow instanceof Error) reject(allow);
@@ -31,6 +34,7 @@ export function createConfirmations(bus: Bus, timeoutMs: number): Confirmations 
         };
         // For the http channel the chat is the session.
         waiting.set(id, { sessionKey: chatId, tool: request.tool, summary: request.summary, reason: request.reason, expiresAt, settle });
+        request.signal?.addEventListener('abort', onAbort, { once: true });
         bus.emit({ type: 'confirm_request', id, sessionKey: chatId, tool: request.tool, summary: request.summary, input: request.input, expiresAt: new Date(expiresAt).toISOString(), ...(request.reason ? { reason: request.reason } : {}) });
       });
     },

@@ -75,6 +75,9 @@ export const lazyChunks = [
   // pairing uses most of src/store/pairing.ts, of which the bundle holds a little (the dashboard's
   // pairing): a copy here, as it keeps no state (functions over the database).
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
+  // The dashboard's admin views (Home, Cron, Pairings, Logs, Config): loaded by the first request for
+  // one of them. Its pairings use most of src/store/pairing.ts, of which the bundle holds a little: a copy.
+  { name: 'dashboard-admin', entries: [srcFile('channels/http/admin/routes.ts')], copies: ['src/store/pairing.ts'] },
   // `pinclaw backup`, `restore`, `onboard` and `service`, doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the
   // backup uses the rest. It keeps no state, so the chunk holds its own copy.

@@ -1,6 +1,8 @@
 // @ts-check
 // The pinclaw dashboard: plain DOM, no framework, no build step. Everything the server sends is
 // shown with textContent, never parsed as HTML.
+import { loadHome } from './home.js';
+import { loadConfig, loadCron, loadLogs, loadPairings } from './admin.js';
 
 /** @typedef {Record<string, any>} Data */
 
@@ -135,6 +137,11 @@ const onShow = {
   audit: () => void loadAudit(),
   board: () => void loadBoard(),
   health: () => void loadHealth(),
+  home: () => void loadHome(),
+  cron: () => void loadCron(),
+  pairings: () => void loadPairings(),
+  logs: () => loadLogs(),
+  config: () => void loadConfig(),
 };
 
 let currentTab = 'chat';

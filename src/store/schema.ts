@@ -286,13 +286,15 @@ export const migrations: readonly Migration[] = [
     name: 'readings ring',
     up: `
     -- The last readings of each sensor and GPIO line (src/store/readings.ts), for the dashboard's
-    -- 24-hour plots. source is 'sensor:NAME' or 'line:NAME'. Each write deletes what is past the
-    -- per-source cap, so the table never grows beyond sources x cap rows.
+    -- 24-hour plots; kind is 'sensor' or 'line', name its hardware.sensors or hardware.lines name.
+    -- Each write deletes what is past the per-source cap, so the table never grows beyond
+    -- sources x cap rows.
     create table readings (
-      source text not null,
+      kind text not null check (kind in ('sensor', 'line')),
+      name text not null,
       at integer not null,
       value real not null
     );
-    create index readings_source_at on readings (source, at);`,
+    create index readings_source_at on readings (kind, name, at);`,
   },
 ];

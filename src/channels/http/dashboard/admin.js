@@ -189,7 +189,13 @@ function keyRow(k) {
   return form;
 }
 
-export async function loadConfig() {
+/**
+ * Shown once, and again on Refresh: a tab switch or a rotated phone (app.js shows the tab again)
+ * must not throw away what the owner is typing.
+ * @param {boolean} [fresh]
+ */
+export async function loadConfig(fresh = false) {
+  if (!fresh && $('config-form').childElementCount) return;
   try {
     const c = await call('/api/config');
     say($('config-note'), c.problem ? `${c.file} has problems: ${c.problem}` : `${c.file}: changes are checked as pinclaw config set checks them, and apply at the gateway's next start.`, !!c.problem);
@@ -198,3 +204,4 @@ export async function loadConfig() {
     say($('config-note'), message(err), true);
   }
 }
+$('config-refresh').addEventListener('click', () => void loadConfig(true));

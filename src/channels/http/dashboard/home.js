@@ -20,7 +20,7 @@ function svg(tag, attrs) {
 }
 
 /** @param {number} n */
-const num = (n) => (Math.abs(n) >= 100 ? n.toFixed(0) : Number(n.toPrecision(3)).toString());
+const num = (n) => (Math.abs(n) >= 1000 ? n.toFixed(0) : Number(n.toPrecision(4)).toString());
 
 /**
  * A line plot of readings over time, as inline SVG: no library, a few hundred points at most.
@@ -157,7 +157,7 @@ export async function loadHome(clearNote = true) {
     const sensors = await Promise.all(
       h.sensors.map(async (/** @type {Data} */ s) => {
         const li = el('li', 'home-sensor');
-        const last = s.last ? `${s.last.value}${s.unit ? ` ${s.unit}` : ''} at ${new Date(s.last.at).toLocaleTimeString()}` : 'no readings yet';
+        const last = s.last ? `${num(s.last.value)}${s.unit ? ` ${s.unit}` : ''} at ${new Date(s.last.at).toLocaleTimeString()}` : '';
         li.append(el('div', 'row', ''), await sensorPlot(s));
         /** @type {HTMLElement} */ (li.firstChild).append(el('strong', '', s.name), el('span', 'muted', last));
         return li;

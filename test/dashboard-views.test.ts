@@ -24,7 +24,7 @@ import { openDatabase } from '../src/store/db.js';
 import { listPairings, requestPairing, approvePairing } from '../src/store/pairing.js';
 import { recordReading } from '../src/store/readings.js';
 import { fakeGpioBackend } from './support/fake-gpio.js';
-import { cleanEnv, root, tempDir } from './support/proc.js';
+import { bundle, cleanEnv, root, start, tempDir } from './support/proc.js';
 
 const TOKEN = 'tok-views-5678';
 const CHROMIUM = '/usr/bin/chromium';
@@ -152,6 +152,36 @@ t.test('bad input to the admin routes: a clear message, nothing written', async 
   t.match((await res.json()).error, 'no pairing request has the code ZZZZZZZZ');
   res = await post('/api/pairings/revoke', { channel: 'telegram', id: '1' });
   t.equal(res.status, 404);
+});
+
+t.test('the gateway (the bundle) serves the admin views from its lazy chunk, with its own parts', async (t) => {
+  t.ok(statSync(join(root, 'dist', 'lazy', 'dashboard-admin.cjs')).isFile(), 'the build wrote the chunk');
+  const home = tempDir();
+  mkdirSync(join(home, 'workspace'), { recursive: true });
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ gateway: { token: TOKEN }, memory: { embedder: 'none' } }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }) });
+  const url = (await gw.waitFor(/listening on (http:\/\/\S+)/))[1]!;
+  t.teardown(async () => {
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+  });
+  const get = async (path: string) => {
+    const res = await fetch(`${url}${path}`, { headers: bearer });
+    t.equal(res.status, 200, `${path}: 200`);
+    return (await res.json()) as Record<string, unknown>;
+  };
+  const h = await get('/api/home');
+  t.same([h.lines, h.sensors], [[], []], 'no named lines or sensors on this machine');
+  t.match(h.board, { throttling: String, disk: { path: home, freeBytes: Number } }, 'the board facts of this machine');
+  const logs = (await get('/api/logs')).lines as { text: string }[];
+  t.ok(logs.some((l) => /^gateway listening on http:/.test(l.text)), "the gateway's own log lines");
+  t.match(((await get('/api/config')).keys as { key: string }[]).map((k) => k.key), ['agent.model', 'agent.fallbacks'], 'the form keys');
+  t.same((await get('/api/cron')).jobs, [], 'the scheduler chunk answers too');
+  const before = readFileSync(join(home, 'config.json'), 'utf8');
+  const res = await fetch(`${url}/api/config`, { method: 'POST', headers: bearer, body: JSON.stringify({ key: 'heartbeat.every', value: 'sometimes' }) });
+  t.equal(res.status, 400, 'a heartbeat that is not a duration is refused as config set refuses it');
+  t.match((await res.json()).error, /heartbeat\.every/);
+  t.equal(readFileSync(join(home, 'config.json'), 'utf8'), before, 'nothing written');
 });
 
 const noBrowser = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is missing: the browser test needs Debian's chromium`;

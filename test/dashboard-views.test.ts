@@ -23,7 +23,13 @@ import { queryAudit } from '../src/store/audit.js';
 import { openDatabase } from '../src/store/db.js';
 import { listPairings, requestPairing, approvePairing } from '../src/store/pairing.js';
 import { recordReading } from '../src/store/readings.js';
+import { trackSensors } from '../src/hardware/health.js';
+import type { I2cBackend } from '../src/hardware/i2c/types.js';
+import { createSensorReader } from '../src/hardware/sensors/reader.js';
+import { validateConfig } from '../src/config/validate.js';
 import { fakeGpioBackend } from './support/fake-gpio.js';
+
+const loadedSensors = (sensors: unknown[]) => validateConfig({ hardware: { sensors } }).config!.hardware.sensors;
 import { bundle, cleanEnv, root, start, tempDir } from './support/proc.js';
 
 const TOKEN = 'tok-views-5678';
@@ -101,6 +107,27 @@ t.test('the readings ring stays bounded per source, newest kept', async (t) => {
   t.equal((db.prepare(`select count(*) as n from readings where kind = 'line'`).get() as { n: number }).n, 1, 'a line of the same name is its own source');
   recordReading(db, 'sensor', 'shed', Number.NaN, 9_000, 10);
   t.equal((db.prepare(`select count(*) as n from readings where kind = 'sensor'`).get() as { n: number }).n, 10, 'a reading that is not a number is not kept');
+});
+
+t.test("the sensors' reader puts good readings in the ring, failed reads nowhere", async (t) => {
+  const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.teardown(() => db.close());
+  let ack = false;
+  // The bus behind the I2cBackend interface: a device that does not answer, then does.
+  const bus = {
+    read: async (b: number, address: number) => {
+      if (!ack) throw new Error(`EREMOTEIO: no ACK from 0x${address.toString(16)} on bus ${b}`);
+      return Uint8Array.from([0, 50]);
+    },
+  } as Partial<I2cBackend> as I2cBackend;
+  const sensors = loadedSensors([{ name: 'shed', bus: 1, address: 0x48, register: 0, length: 2, scale: 0.5 }]);
+  // As src/cli/hardware-runtime.ts wires it for the gateway.
+  const reader = trackSensors(createSensorReader({ sensors, i2c: () => bus }), new Map(), (r) => recordReading(db, 'sensor', r.name, r.value));
+  await t.rejects(reader.read('shed'));
+  t.equal((db.prepare('select count(*) as n from readings').get() as { n: number }).n, 0, 'a failed read leaves no reading');
+  ack = true;
+  await reader.read('shed');
+  t.match(db.prepare('select kind, name, value from readings').all(), [{ kind: 'sensor', name: 'shed', value: 25 }], 'the scaled value');
 });
 
 t.test('bad input to the admin routes: a clear message, nothing written', async (t) => {

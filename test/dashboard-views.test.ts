@@ -76,7 +76,7 @@ async function server(t: Test) {
           paths,
           env,
           callTool: (call, ctx) => tools.call(call, ctx),
-          confirm: (request) => confirmations.ask('dashboard', request),
+          confirm: (chatId, request) => confirmations.ask(chatId, request),
           gpio,
           channels: [...channels.map((c) => c.name), 'cron'],
           submit: (msg) => conductor.submit(msg),
@@ -273,7 +273,7 @@ for (const width of [1280, 390]) {
     t.equal(s.gpio.read('porch_light').value, 1, 'the line is on');
     const audit = queryAudit(s.db, {}).filter((r) => r.tool === 'gpio_write');
     t.equal(audit.length, 1, 'one audit row for the switch');
-    t.match(audit[0], { outcome: 'ok', channel: 'http', rule: /confirmed/ }, 'confirmed by the owner');
+    t.match(audit[0], { outcome: 'ok', channel: 'http', session_key: 'dashboard-home', rule: /confirmed/ }, 'confirmed by the owner, in the Home view\'s own session');
     t.match(JSON.parse(audit[0]!.physical!), { before: 0, after: 1 }, 'the physical record: before and after');
     await shot('home');
 

@@ -177,8 +177,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
             paths: ctx.paths,
             env: ctx.env,
             callTool: (call, toolCtx) => tools.call(call, toolCtx),
-            // The dashboard's own questions: shown in its Home view and answered by POST /api/confirm.
-            confirm: (request) => confirmations.ask('dashboard', request),
+            // The Home view's questions: shown there and answered by POST /api/confirm.
+            confirm: (chatId, request) => confirmations.ask(chatId, request),
             gpio: hardware.gpio,
             channels: channels.map((c) => c.name),
             submit: (msg) => conductor.submit(msg),

@@ -183,12 +183,16 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       if (recording && sensors) {
         const reader = sensors;
         let timer: NodeJS.Timeout | undefined;
+        let stopped = false;
         const sample = async () => {
-          for (const name of reader.names()) await reader.read(name).catch(() => {});
-          timer = setTimeout(() => void sample(), SAMPLE_INTERVAL_MS).unref();
+          for (const name of reader.names()) if (!stopped) await reader.read(name).catch(() => {});
+          if (!stopped) timer = setTimeout(() => void sample(), SAMPLE_INTERVAL_MS).unref();
         };
         timer = setTimeout(() => void sample(), 0).unref();
-        stops.push(() => clearTimeout(timer));
+        stops.push(() => {
+          stopped = true;
+          clearTimeout(timer);
+        });
       }
       const stopAll = () => stops.reverse().forEach((f) => f());
       // Watched once the triggers run, so the first look already sees one that could not start.

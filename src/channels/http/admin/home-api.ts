@@ -11,6 +11,11 @@ import { boardFacts } from './board-facts.js';
 import type { AdminSources } from './sources.js';
 
 const DAY_MS = 24 * 3600_000;
+/**
+ * The chat (and session) a switch runs in: its own, so the page tells its questions from those of a
+ * chat in the dashboard (whose default session is 'dashboard'), and the audit log says where it came from.
+ */
+export const HOME_CHAT = 'dashboard-home';
 
 /** A hardware.lines entry; the start checks make its name required, the schema's type cannot say so. */
 type NamedLine = AdminSources['config']['hardware']['lines'][number] & { name: string };
@@ -69,7 +74,7 @@ export async function switchLine(s: AdminSources, name: string, body: unknown) {
   if (value !== 0 && value !== 1) throw new HttpError(400, `value: expected 0 or 1, got ${JSON.stringify(value) ?? 'nothing'}; nothing was written`);
   const report = await s.callTool(
     { id: `dashboard-${randomUUID()}`, name: 'gpio_write', input: { line: name, value } },
-    { sessionKey: 'dashboard', channel: 'http', chatId: 'dashboard', caller: 'dashboard', confirm: (req) => s.confirm(req) },
+    { sessionKey: HOME_CHAT, channel: 'http', chatId: HOME_CHAT, caller: 'dashboard', confirm: (req) => s.confirm(HOME_CHAT, req) },
   );
   return { ok: report.outcome === 'ok' && !report.result.isError, outcome: report.outcome, rule: report.rule ?? null, text: report.result.content, auditId: report.auditId ?? null, ...lineState(s, l) };
 }

@@ -16,8 +16,8 @@ export interface AdminSources {
   env: NodeJS.ProcessEnv;
   /** the tool registry's governed path: policy, confirmation, limits, audit */
   callTool(call: ToolCall, ctx: ToolContext): Promise<CallReport>;
-  /** asks the owner through the dashboard's confirmations (confirm_request, POST /api/confirm) */
-  confirm(request: ConfirmRequest): Promise<boolean>;
+  /** asks the owner through the http channel's confirmations (confirm_request, POST /api/confirm), as chat `chatId` */
+  confirm(chatId: string, request: ConfirmRequest): Promise<boolean>;
   /** absent on a machine without a GPIO chip */
   gpio?: GpioService;
   /** the channels this gateway runs (a job's run now needs its delivery channel here) */

@@ -87,7 +87,8 @@ async function showQuestions() {
   const box = $('home-confirm');
   try {
     const { pending } = await call('/api/confirm');
-    const mine = (pending ?? []).filter((/** @type {Data} */ q) => q.sessionKey === 'dashboard');
+    // The Home view's own chat (src/channels/http/admin/home-api.ts HOME_CHAT).
+    const mine = (pending ?? []).filter((/** @type {Data} */ q) => q.sessionKey === 'dashboard-home');
     box.replaceChildren(
       ...mine.map((/** @type {Data} */ q) => {
         const d = el('div', 'confirm');

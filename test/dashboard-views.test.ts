@@ -11,6 +11,7 @@ import { apiRoutes, httpChannel } from '../src/channels/http/api.js';
 import { createConfirmations } from '../src/channels/http/confirmations.js';
 import { startHttpServer } from '../src/channels/http/server.js';
 import { checkConfigSet } from '../src/cli/config-checks.js';
+import { recordWrites } from '../src/cli/hardware-runtime.js';
 import { loadConfig } from '../src/config/index.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createRuntime } from '../src/conductor/runtime.js';
@@ -57,6 +58,8 @@ async function server(t: Test) {
   const fake = fakeGpioBackend();
   const gpio = createGpioService({ backend: fake.backend, board: loadBoardRegistry().get('rpi-3b')!.profile, reserved: new Map(), hardware: config.hardware });
   gpio.claimOutputs();
+  // As src/cli/hardware-runtime.ts does for the gateway: every value written to a line goes to the ring.
+  recordWrites(gpio, { onReading: (kind, name, value) => recordReading(db, kind, name, value) });
   const bus = createBus();
   const confirmations = createConfirmations(bus, 60_000);
   const channels = [httpChannel(confirmations)];
@@ -275,6 +278,8 @@ for (const width of [1280, 390]) {
     t.equal(audit.length, 1, 'one audit row for the switch');
     t.match(audit[0], { outcome: 'ok', channel: 'http', session_key: 'dashboard-home', rule: /confirmed/ }, 'confirmed by the owner, in the Home view\'s own session');
     t.match(JSON.parse(audit[0]!.physical!), { before: 0, after: 1 }, 'the physical record: before and after');
+    await light.locator('svg.plot polyline.trace').waitFor({ state: 'attached' });
+    t.same(s.db.prepare(`select value from readings where kind = 'line' and name = 'porch_light'`).all(), [{ value: 1 }], "the write is in the line's ring, and plotted");
     await shot('home');
 
     // The owner says no: nothing changes, and the page says why.

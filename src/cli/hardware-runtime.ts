@@ -248,7 +248,7 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
  * Every write through the service (gpio_write, the dashboard's toggle through it) goes to the ring
  * under the line's hardware.lines name. In place, because the GPIO tools already hold this service.
  */
-function recordWrites(gpio: GpioService, recording: HardwareRecording): void {
+export function recordWrites(gpio: GpioService, recording: HardwareRecording): void {
   const write = gpio.write.bind(gpio);
   gpio.write = (spec, value) => {
     const w = write(spec, value);

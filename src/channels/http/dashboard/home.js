@@ -26,14 +26,14 @@ const num = (n) => (Math.abs(n) >= 1000 ? n.toFixed(0) : Number(n.toPrecision(4)
  * A line plot of readings over time, as inline SVG: no library, a few hundred points at most.
  * @param {{ at: number, value: number }[]} readings oldest first
  * @param {string} label what is plotted, for screen readers
+ * @param {[number, number]} [range] the value axis; by default the readings' own span
  */
-export function plot(readings, label) {
+export function plot(readings, label, range) {
   const box = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot', role: 'img', 'aria-label': label });
   const t0 = readings[0].at;
   const t1 = readings[readings.length - 1].at;
   const vs = readings.map((r) => r.value);
-  let lo = Math.min(...vs);
-  let hi = Math.max(...vs);
+  let [lo, hi] = range ?? [Math.min(...vs), Math.max(...vs)];
   if (hi === lo) [lo, hi] = [lo - 1, hi + 1];
   const x = (/** @type {number} */ t) => PAD + ((t - t0) / (t1 - t0 || 1)) * (W - 2 * PAD);
   const y = (/** @type {number} */ v) => H - PAD / 2 - ((v - lo) / (hi - lo)) * (H - PAD);
@@ -53,13 +53,21 @@ export function plot(readings, label) {
   return box;
 }
 
-/** @param {Data} s */
-async function sensorPlot(s) {
+/**
+ * @param {'sensor' | 'line'} kind
+ * @param {string} name
+ */
+async function readingsPlot(kind, name) {
   const holder = el('div', 'plot-box');
   try {
-    const r = await call(`/api/readings?sensor=${encodeURIComponent(s.name)}`);
-    if (!r.readings.length) holder.append(el('p', 'muted', 'no readings yet'));
-    else holder.append(plot(r.readings, `${s.name}: ${r.readings.length} readings over the last 24 hours`));
+    const r = await call(`/api/readings?${kind}=${encodeURIComponent(name)}`);
+    // A line nobody switched and no trigger watches has no history: its state says enough.
+    if (!r.readings.length) holder.append(...(kind === 'sensor' ? [el('p', 'muted', 'no readings yet')] : []));
+    else {
+      // A line holds its level until the next change: drawn on to now.
+      const points = kind === 'line' ? [...r.readings, { at: Date.now(), value: r.readings.at(-1).value }] : r.readings;
+      holder.append(plot(points, `${name}: ${r.readings.length} readings over the last 24 hours`, kind === 'line' ? [0, 1] : undefined));
+    }
   } catch (err) {
     holder.append(el('p', 'error', message(err)));
   }
@@ -67,7 +75,7 @@ async function sensorPlot(s) {
 }
 
 /** @param {Data} l */
-function lineRow(l) {
+async function lineRow(l) {
   const li = el('li', `home-line ${l.direction}`);
   const state = l.value === null ? `unknown${l.error ? ` (${l.error})` : ''}` : l.value ? 'on' : 'off';
   li.append(el('strong', '', l.name), el('span', 'muted', ` ${l.line}, ${l.direction}`), el('span', `state s-${l.value === null ? 'unknown' : l.value ? 'on' : 'off'}`, state));
@@ -77,6 +85,7 @@ function lineRow(l) {
     b.dataset.line = l.name;
     li.append(b);
   } else li.append(el('span', 'muted', 'read only'));
+  li.append(await readingsPlot('line', l.name));
   return li;
 }
 
@@ -154,12 +163,12 @@ export async function loadHome(clearNote = true) {
   if (clearNote) say($('home-note'), '');
   try {
     const h = await call('/api/home');
-    $('home-lines').replaceChildren(...(h.lines.length ? h.lines.map(lineRow) : [el('li', 'muted', 'No named lines (hardware.lines).')]));
+    $('home-lines').replaceChildren(...(h.lines.length ? await Promise.all(h.lines.map(lineRow)) : [el('li', 'muted', 'No named lines (hardware.lines).')]));
     const sensors = await Promise.all(
       h.sensors.map(async (/** @type {Data} */ s) => {
         const li = el('li', 'home-sensor');
         const last = s.last ? `${num(s.last.value)}${s.unit ? ` ${s.unit}` : ''} at ${new Date(s.last.at).toLocaleTimeString()}` : '';
-        li.append(el('div', 'row', ''), await sensorPlot(s));
+        li.append(el('div', 'row', ''), await readingsPlot('sensor', s.name));
         /** @type {HTMLElement} */ (li.firstChild).append(el('strong', '', s.name), el('span', 'muted', last));
         return li;
       }),

@@ -291,6 +291,10 @@ for (const width of [1280, 390]) {
     // The page's own module (a URL the browser resolves, not a file of this repository).
     await page.evaluate(async (url) => ((await import(url)) as { switchLine(name: string, value: number): Promise<void> }).switchLine('door', 1), '/assets/home.js');
     await page.locator('#home-note.error', { hasText: 'door is an input line' }).waitFor();
+    await page.evaluate(async (url) => ((await import(url)) as { switchLine(name: string, value: number): Promise<void> }).switchLine('garage', 1), '/assets/home.js');
+    await page.locator('#home-note.error', { hasText: "no line 'garage' in hardware.lines (lines: porch_light, door); nothing was written" }).waitFor();
+    await shot('home-refused');
+    t.equal(queryAudit(s.db, {}).filter((r) => r.tool === 'gpio_write').length, 2, 'the refused switches never reached the registry: only the allowed and the denied call are audited');
 
     // The audit pane shows the physical row highlighted.
     await page.click('.tabs button[data-tab=audit]');

@@ -90,7 +90,7 @@ export async function loadPairings(clearNote = true) {
     $('pairings-pending').replaceChildren(
       ...(pending.length
         ? pending.map((/** @type {Data} */ p) => {
-            const li = el('li', 'row');
+            const li = el('li', 'pairing row');
             li.append(el('strong', '', `${p.channel} ${p.label ?? p.id}`), el('span', 'muted', `code ${p.code}${p.expired ? ' (expired)' : ''}, asked ${when(p.since)}`));
             if (!p.expired) li.append(button('Approve', act('/api/pairings/approve', { code: p.code }, `approved ${p.channel} ${p.label ?? p.id}`), ''));
             li.append(button('Refuse', act('/api/pairings/revoke', { channel: p.channel, id: p.id }, `refused ${p.channel} ${p.label ?? p.id}`)));
@@ -101,7 +101,7 @@ export async function loadPairings(clearNote = true) {
     $('pairings-paired').replaceChildren(
       ...(paired.length
         ? paired.map((/** @type {Data} */ p) => {
-            const li = el('li', 'row');
+            const li = el('li', 'pairing row');
             li.append(el('strong', '', `${p.channel} ${p.label ?? p.id}`), el('span', 'muted', `${p.id}, since ${when(p.since)}`), button('Revoke', act('/api/pairings/revoke', { channel: p.channel, id: p.id }, `revoked ${p.channel} ${p.label ?? p.id}`)));
             return li;
           })

@@ -11,7 +11,7 @@ import type { Db } from '../../store/db.js';
 import { loadSession } from '../../store/sessions.js';
 import { sql } from '../../store/statements.js';
 import { pinclawVersion } from '../../version.js';
-import { HttpError, sendJson, type ApiHandler } from './server.js';
+import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
 import type { AdminSources } from './admin/sources.js';
 
 /** One channel's connection as the channels report it (the shape of channels/status.ts's list). */
@@ -134,7 +134,13 @@ export function dashboardApi(db: Db, s: DashboardSources): ApiHandler {
         sendJson(res, 501, { error: 'this server has no admin views (only the gateway serves them)' });
         return true;
       }
-      return (await import('./admin/routes.js')).adminRoute(db, s.admin, req, res, path);
+      // The body is read here, so the chunk needs nothing of the server module; 64 KiB fits any form.
+      const body = req.method === 'POST' ? await readJson(req, 65536) : undefined;
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const r = await (await import('./admin/routes.js')).adminRoute(db, s.admin, { method: req.method ?? 'GET', path, url, body });
+      if (!r) return false;
+      sendJson(res, r.status, r.body);
+      return true;
     }
     if (req.method !== 'GET') return false;
     const url = new URL(req.url ?? '/', 'http://localhost');

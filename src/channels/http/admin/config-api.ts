@@ -4,7 +4,7 @@
 // file's own content written). A refused value writes nothing; a set one applies at the next start.
 import { ConfigError, errorMessage } from '../../../errors.js';
 import { getConfigValue, loadConfig, lookupKey, readConfigFile, setConfigValue } from '../../../config/index.js';
-import { HttpError } from '../server.js';
+import { Refusal } from './refusal.js';
 import type { AdminSources } from './sources.js';
 
 /** The keys of the form, in the order shown; anything else is `pinclaw config set`'s. */
@@ -73,16 +73,16 @@ export async function configSet(s: AdminSources, body: unknown) {
   const key = b.key;
   const value = b.value;
   if (typeof key !== 'string' || !(FORM_KEYS as readonly string[]).includes(key)) {
-    throw new HttpError(400, `key: expected one of ${FORM_KEYS.join(', ')}, got ${JSON.stringify(key) ?? 'nothing'}; other keys are set with pinclaw config set KEY VALUE`);
+    throw new Refusal(400, `key: expected one of ${FORM_KEYS.join(', ')}, got ${JSON.stringify(key) ?? 'nothing'}; other keys are set with pinclaw config set KEY VALUE`);
   }
-  if (typeof value !== 'string') throw new HttpError(400, `${key}: expected the value as text (as pinclaw config set takes it), got ${JSON.stringify(value) ?? 'nothing'}; nothing was written`);
+  if (typeof value !== 'string') throw new Refusal(400, `${key}: expected the value as text (as pinclaw config set takes it), got ${JSON.stringify(value) ?? 'nothing'}; nothing was written`);
   let remaining: string[];
   let encrypted: string[];
   try {
     remaining = await s.checkConfigSet(key, value);
     encrypted = setConfigValue(s.paths.config, key, value, { keyFile: s.paths.secretKey });
   } catch (err) {
-    if (err instanceof ConfigError) throw new HttpError(400, errorMessage(err));
+    if (err instanceof ConfigError) throw new Refusal(400, errorMessage(err));
     throw err;
   }
   return { set: key, encrypted: encrypted.includes(key), stillToFix: remaining, note: 'saved; the gateway uses it after its next start (pinclaw service restart, or restart the gateway)' };

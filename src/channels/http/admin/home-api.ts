@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../../../errors.js';
 import type { Db } from '../../../store/db.js';
 import { lastReading, readingsOf } from '../../../store/readings-query.js';
-import { HttpError } from '../server.js';
+import { Refusal } from './refusal.js';
 import { boardFacts } from './board-facts.js';
 import type { AdminSources } from './sources.js';
 
@@ -55,12 +55,12 @@ export function readings(db: Db, s: AdminSources, url: URL) {
   let kind: 'sensor' | 'line';
   let name: string;
   if (sensor !== null) {
-    if (!s.config.hardware.sensors.some((x) => x.name === sensor)) throw new HttpError(404, `no sensor '${sensor}' in hardware.sensors (sensors: ${names(s.config.hardware.sensors)})`);
+    if (!s.config.hardware.sensors.some((x) => x.name === sensor)) throw new Refusal(404, `no sensor '${sensor}' in hardware.sensors (sensors: ${names(s.config.hardware.sensors)})`);
     [kind, name] = ['sensor', sensor];
   } else if (line !== null) {
-    if (!s.config.hardware.lines.some((x) => x.name === line)) throw new HttpError(404, `no line '${line}' in hardware.lines (lines: ${names(s.config.hardware.lines)})`);
+    if (!s.config.hardware.lines.some((x) => x.name === line)) throw new Refusal(404, `no line '${line}' in hardware.lines (lines: ${names(s.config.hardware.lines)})`);
     [kind, name] = ['line', line];
-  } else throw new HttpError(400, 'name a sensor (?sensor=NAME) or a line (?line=NAME)');
+  } else throw new Refusal(400, 'name a sensor (?sensor=NAME) or a line (?line=NAME)');
   const since = Date.now() - DAY_MS;
   return { kind, name, since: new Date(since).toISOString(), readings: readingsOf(db, kind, name, since) };
 }
@@ -68,10 +68,10 @@ export function readings(db: Db, s: AdminSources, url: URL) {
 /** POST /api/home/lines/NAME {"value":0|1}: a gpio_write through the registry, answered when it ends. */
 export async function switchLine(s: AdminSources, name: string, body: unknown) {
   const l = namedLines(s).find((x) => x.name === name);
-  if (!l) throw new HttpError(404, `no line '${name}' in hardware.lines (lines: ${names(s.config.hardware.lines)}); nothing was written`);
-  if ((l.direction ?? 'input') !== 'output') throw new HttpError(400, `${name} is an input line (${l.line}): it can be read, not switched; nothing was written. To drive it, declare it with "direction":"output" in hardware.lines`);
+  if (!l) throw new Refusal(404, `no line '${name}' in hardware.lines (lines: ${names(s.config.hardware.lines)}); nothing was written`);
+  if ((l.direction ?? 'input') !== 'output') throw new Refusal(400, `${name} is an input line (${l.line}): it can be read, not switched; nothing was written. To drive it, declare it with "direction":"output" in hardware.lines`);
   const value = (body as { value?: unknown } | null)?.value;
-  if (value !== 0 && value !== 1) throw new HttpError(400, `value: expected 0 or 1, got ${JSON.stringify(value) ?? 'nothing'}; nothing was written`);
+  if (value !== 0 && value !== 1) throw new Refusal(400, `value: expected 0 or 1, got ${JSON.stringify(value) ?? 'nothing'}; nothing was written`);
   const report = await s.callTool(
     { id: `dashboard-${randomUUID()}`, name: 'gpio_write', input: { line: name, value } },
     { sessionKey: HOME_CHAT, channel: 'http', chatId: HOME_CHAT, caller: 'dashboard', confirm: (req) => s.confirm(HOME_CHAT, req) },

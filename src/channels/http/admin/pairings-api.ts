@@ -2,7 +2,7 @@
 // store's functions `pinclaw pairing` uses, so both say the same and change the same rows.
 import type { Db } from '../../../store/db.js';
 import { approvePairing, listPairings, PAIRING_CODE_TTL_MS, revokePairing } from '../../../store/pairing.js';
-import { HttpError } from '../server.js';
+import { Refusal } from './refusal.js';
 
 export function pairings(db: Db) {
   const now = Date.now();
@@ -26,9 +26,9 @@ const text = (b: unknown, k: string) => {
 /** POST /api/pairings/approve {"code":"..."} */
 export function approve(db: Db, body: unknown) {
   const code = text(body, 'code');
-  if (!code) throw new HttpError(400, 'code: expected the pairing code of a waiting request');
+  if (!code) throw new Refusal(400, 'code: expected the pairing code of a waiting request');
   const r = approvePairing(db, code);
-  if (!r.ok) throw new HttpError(400, r.reason);
+  if (!r.ok) throw new Refusal(400, r.reason);
   return { approved: { channel: r.pairing.channel, id: r.pairing.subject, label: r.pairing.label } };
 }
 
@@ -36,7 +36,7 @@ export function approve(db: Db, body: unknown) {
 export function revoke(db: Db, body: unknown) {
   const channel = text(body, 'channel');
   const id = text(body, 'id');
-  if (!channel || !id) throw new HttpError(400, 'channel and id: expected the pairing to revoke, as the list shows it');
-  if (!revokePairing(db, channel, id)) throw new HttpError(404, `no pairing for ${channel} ${id}; the list shows them`);
+  if (!channel || !id) throw new Refusal(400, 'channel and id: expected the pairing to revoke, as the list shows it');
+  if (!revokePairing(db, channel, id)) throw new Refusal(404, `no pairing for ${channel} ${id}; the list shows them`);
   return { revoked: { channel, id } };
 }

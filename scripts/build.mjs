@@ -77,6 +77,9 @@ export const lazyChunks = [
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
   // `pinclaw status` and `doctor --probe`: the owner's look at the installation, never run by a gateway.
   { name: 'cli-info', entries: [srcFile('cli/status-command.ts'), srcFile('ops/probe.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
+  // The dashboard's admin views (Home, Cron, Pairings, Logs, Config): loaded by the first request for
+  // one of them. Its pairings use most of src/store/pairing.ts, of which the bundle holds a little: a copy.
+  { name: 'dashboard-admin', entries: [srcFile('channels/http/admin/routes.ts')], copies: ['src/store/pairing.ts'] },
   // `pinclaw backup`, `restore`, `onboard`, `service` and `logs` (which finds the unit `service` wrote),
   // doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the

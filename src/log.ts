@@ -71,12 +71,29 @@ export function setLogSink(fn: (line: string) => void): void {
   sink = fn;
 }
 
+/** The dashboard's Logs view reads the last lines from here: bounded, so a chatty gateway holds no more. */
+export const RECENT_LINES = 200;
+const RECENT_CHARS = 1000;
+export interface RecentLine {
+  /** increasing per process: a reader asks for the lines after the last one it saw */
+  seq: number;
+  at: number;
+  level: LogLevel;
+  text: string;
+}
+/** The lines logged (at the level threshold or above, secrets scrubbed), oldest first. */
+export const recentLog: readonly RecentLine[] = [];
+const recent = recentLog as RecentLine[];
+let seq = 0;
+
 function emit(level: LogLevel, msg: string): void {
   if (order[level] < (order[threshold] ?? 20)) return;
   journal ??= stderrIsJournal();
   // One event, one line: a message with newlines (a stack, a server's error page) would otherwise
   // become several journal entries, the later ones without level or component.
   const text = scrub(msg).replace(/\r?\n/g, ' ⏎ ');
+  recent.push({ seq: ++seq, at: Date.now(), level, text: text.length > RECENT_CHARS ? `${text.slice(0, RECENT_CHARS)}…` : text });
+  if (recent.length > RECENT_LINES) recent.shift();
   sink(`${journal ? `<${priority[level]}>` : ''}${level}: ${text}`);
   for (const extra of extraSinks) extra(`${level}: ${text}`);
 }

@@ -5,13 +5,14 @@ import { ConfigError, errorMessage, PinclawError, UsageError } from '../errors.j
 import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
 import { loadConfig } from '../config/index.js';
 import { ensureWritableDir } from '../fsutil.js';
-import { addLogSink, log, setLogLevel, stderrIsJournal } from '../log.js';
+import { addLogSink, log, recentLog, setLogLevel, stderrIsJournal } from '../log.js';
 import { logFileSink } from '../log-file.js';
 import { configureNative } from '../native/loader.js';
 import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '../native/index.js';
 import { collectStartGarbage } from '../conductor/idle-memory.js';
 import { openDatabase } from '../store/db.js';
 import { setState } from '../store/state.js';
+import { recordReading } from '../store/readings.js';
 import { aliveWriter, recordGatewayStart, startWatchdog } from '../ops/watchdog.js';
 import { removeBackupLeftovers } from '../ops/backup-leftovers.js';
 import { HttpError, startHttpServer, type RunningHttpServer } from '../channels/http/server.js';
@@ -26,7 +27,7 @@ import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
-import { checkConfig } from './config-checks.js';
+import { checkConfig, checkConfigSet } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import { problemsText } from '../hardware/health.js';
@@ -112,7 +113,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     recordGatewayStart(db);
     const bus = createBus();
     const confirmations = createConfirmations(bus, config.tools.confirmTimeoutMs);
-    const hardware = await startHardware(config, ctx);
+    // Readings of sensors and lines go to the bounded ring the dashboard's Home view plots.
+    const hardware = await startHardware(config, ctx, { onReading: (kind, name, value) => recordReading(db, kind, name, value) });
     stops.push(() => hardware.close());
     // Telegram runs when it has a token; its code is loaded only then.
     const telegram = config.channels.telegram.token
@@ -174,6 +176,19 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
                   held: hardware.gpio?.held() ?? [],
                 })
               : undefined,
+          admin: {
+            config,
+            paths: ctx.paths,
+            env: ctx.env,
+            callTool: (call, toolCtx) => tools.call(call, toolCtx),
+            // The Home view's questions: shown there and answered by POST /api/confirm.
+            confirm: (chatId, request) => confirmations.ask(chatId, request),
+            gpio: hardware.gpio,
+            channels: channels.map((c) => c.name),
+            submit: (msg) => conductor.submit(msg),
+            recentLog: () => recentLog,
+            checkConfigSet: (key, valueText) => checkConfigSet(key, valueText, ctx),
+          },
         },
       },
     });

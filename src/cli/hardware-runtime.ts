@@ -18,7 +18,8 @@ import type { I2cBackend } from '../hardware/i2c/types.js';
 import { startMaixcamServer, type MaixcamServer } from '../hardware/maixcam/server.js';
 import { detectionTriggers } from '../hardware/maixcam/triggers.js';
 import { cameraCommandTool } from '../hardware/maixcam/tool.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, errorMessage } from '../errors.js';
+import type { ReadingKind } from '../store/readings.js';
 import { hardwarePresence, NO_HARDWARE } from '../hardware/presence.js';
 import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
@@ -62,7 +63,19 @@ function adapterNameSync(bus: number): string | null {
   }
 }
 
-export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>): Promise<HardwareRuntime> {
+/** How often the gateway reads every named sensor for the readings ring (the dashboard's 24-hour plot). */
+export const SAMPLE_INTERVAL_MS = 5 * 60_000;
+
+export interface HardwareRecording {
+  /**
+   * Told of every good sensor reading (sampled, sensor_read, Home Assistant), every value written to
+   * a GPIO line and every edge of a triggered line: the gateway keeps them in the readings ring.
+   * `name` is the hardware.sensors or hardware.lines name (src/store/readings.ts).
+   */
+  onReading(kind: ReadingKind, name: string, value: number): void;
+}
+
+export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>, recording?: HardwareRecording): Promise<HardwareRuntime> {
   // Checked on every machine (it needs no board profile): a sensor that names nothing exits 78.
   checkSensorConfig(config.hardware, ctx.paths.config);
   if (hardwarePresence(config, ctx.paths) === undefined) {
@@ -125,9 +138,10 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
   let runner: TriggerRunner | undefined;
   if (config.hardware.sensors.length) {
     const [{ createSensorReader }, { sensorReadTool }] = await Promise.all([import('../hardware/sensors/reader.js'), import('../hardware/sensors/tool.js')]);
-    sensors = trackSensors(createSensorReader({ sensors: config.hardware.sensors, i2c: i2cForSensors, devices: () => mcu?.devices ?? [] }), sensorFailures);
+    sensors = trackSensors(createSensorReader({ sensors: config.hardware.sensors, i2c: i2cForSensors, devices: () => mcu?.devices ?? [] }), sensorFailures, recording && ((r) => recording.onReading('sensor', r.name, r.value)));
     hw.tools.push(sensorReadTool(sensors));
   }
+  if (recording && hw.gpio) recordWrites(hw.gpio, recording);
   let camServer: MaixcamServer | undefined;
   if (cam.port !== undefined) hw.tools.push(cameraCommandTool(() => camServer));
   const triggersWanted = config.hardware.triggers.length + config.hardware.sensorTriggers.length + cam.triggers.length > 0;
@@ -164,6 +178,22 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         const s = camServer;
         stops.push(() => s.close());
       }
+      // The sampler feeds the plots of sensors nothing else reads (no trigger polls them). A failed
+      // read is what health() reports already; a chain of timeouts, so a slow bus never overlaps itself.
+      if (recording && sensors) {
+        const reader = sensors;
+        let timer: NodeJS.Timeout | undefined;
+        let stopped = false;
+        const sample = async () => {
+          for (const name of reader.names()) if (!stopped) await reader.read(name).catch(() => {});
+          if (!stopped) timer = setTimeout(() => void sample(), SAMPLE_INTERVAL_MS).unref();
+        };
+        timer = setTimeout(() => void sample(), 0).unref();
+        stops.push(() => {
+          stopped = true;
+          clearTimeout(timer);
+        });
+      }
       const stopAll = () => stops.reverse().forEach((f) => f());
       // Watched once the triggers run, so the first look already sees one that could not start.
       const watched = () => {
@@ -188,7 +218,10 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
           // for its debounce (a bounce is an edge of the other kind first).
           return gpio.watchEdges(line, 'both', (err, events) => {
             if (err) return onError(err);
-            for (const e of events) onEdge({ edge: e.edge, timestampNs: e.timestampNs, value: e.edge === 'rising' ? 1 : 0, seqno: e.lineSeqno });
+            for (const e of events) {
+              recording?.onReading('line', line, e.edge === 'rising' ? 1 : 0);
+              onEdge({ edge: e.edge, timestampNs: e.timestampNs, value: e.edge === 'rising' ? 1 : 0, seqno: e.lineSeqno });
+            }
           });
         },
         readSensor: async (s) => {
@@ -208,6 +241,24 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       void mcu?.close();
     },
     haSources: () => ({ config, gpio: hw.gpio, board: hw.board?.id, devices: mcu?.devices ?? [], sensors, mcuEvents, mcuHellos }),
+  };
+}
+
+/**
+ * Every write through the service (gpio_write, the dashboard's toggle through it) goes to the ring
+ * under the line's hardware.lines name. In place, because the GPIO tools already hold this service.
+ */
+export function recordWrites(gpio: GpioService, recording: HardwareRecording): void {
+  const write = gpio.write.bind(gpio);
+  gpio.write = (spec, value) => {
+    const w = write(spec, value);
+    try {
+      recording.onReading('line', gpio.resolve(spec).named?.name ?? spec, w.after);
+    } catch (err) {
+      // The line was written; a ring that cannot take the value must not turn that into a failure.
+      log.once('readings-write', 'warn', `readings: cannot record a GPIO write: ${errorMessage(err)}`);
+    }
+    return w;
   };
 }
 

@@ -6,7 +6,7 @@
 // /metrics shows per component.
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
-import type { SensorReader } from './sensors/reader.js';
+import type { SensorReader, SensorReading } from './sensors/reader.js';
 
 export interface HardwareProblem {
   /** what failed, named as the config names it: "trigger 'door'", "sensor 'temp'", "device 'bench'" */
@@ -47,14 +47,22 @@ export function watchHealth(read: () => HardwareProblem[], onChange: (problems: 
   return () => clearInterval(timer);
 }
 
-/** The reader, remembering which sensors' last read failed and why (health()); a good read forgets it. */
-export function trackSensors(reader: SensorReader, failures: Map<string, string>): SensorReader {
+/**
+ * The reader, remembering which sensors' last read failed and why (health()); a good read forgets it,
+ * and is passed to onGood (the readings ring).
+ */
+export function trackSensors(reader: SensorReader, failures: Map<string, string>, onGood?: (r: SensorReading) => void): SensorReader {
   return {
     ...reader,
     async read(name) {
       try {
         const r = await reader.read(name);
         failures.delete(name);
+        try {
+          onGood?.(r);
+        } catch (err) {
+          log.once('readings-sensor', 'warn', `readings: cannot record a sensor reading: ${errorMessage(err)}`);
+        }
         return r;
       } catch (err) {
         if (reader.get(name)) failures.set(name, errorMessage(err));

@@ -5,10 +5,12 @@ import type { PinclawConfig } from '../config/schema.js';
 import type { Db } from '../store/db.js';
 import type { ToolContext } from '../tools/types.js';
 import { addJob, JobInputError, pauseJob, resumeJob, type JobInput } from './job-input.js';
-import { getJob, jobsChanged, type CronJob } from './jobs.js';
-import { lastRun, listJobs, removeJob } from './runs.js';
+import type { NewInbound } from '../store/queue.js';
+import { runText } from './fire.js';
+import { CRON_SENDER, getJob, jobsChanged, type CronJob } from './jobs.js';
+import { lastRun, listJobs, recordRun, removeJob, runsOf, unfinishedRun } from './runs.js';
 import { deliverableChannels } from './targets.js';
-import { deliverOf, describeSchedule, excerpt } from './view.js';
+import { deliverOf, describeSchedule, excerpt, jobJson, runJson } from './view.js';
 
 export interface CronActionDeps {
   db: Db;
@@ -57,4 +59,38 @@ export function cronPause(d: CronActionDeps, id: number): string {
 export async function cronResume(d: CronActionDeps, id: number): Promise<string> {
   const job = (await resumeJob(d.db, id, d.now)) ?? missing(id);
   return `Job #${id} is ${job.state}; next run ${iso(job.next_run_at)}.`;
+}
+
+// ---- the dashboard's Cron view (src/channels/http/admin/cron-api.ts) ----------------------------
+
+/** Every job with its last run, as `pinclaw cron list --json` shows them. */
+export function cronJobsJson(d: Pick<CronActionDeps, 'db'>) {
+  return listJobs(d.db).map((j) => jobJson(j, lastRun(d.db, j.id)));
+}
+
+/** A job's last runs, newest first, as `pinclaw cron runs --json` shows them. */
+export function cronRunsJson(d: Pick<CronActionDeps, 'db'>, id: number, limit = 20) {
+  if (!getJob(d.db, id)) missing(id);
+  return runsOf(d.db, id, limit).map(runJson);
+}
+
+export interface RunNowDeps {
+  /** the channels the gateway runs: the job's answer goes to its own channel, which must be one */
+  channels: readonly string[];
+  submit(msg: NewInbound): { id: number };
+}
+
+/**
+ * A job run by hand in the gateway: a 'manual' run in the run log and its message queued for the
+ * conductor, answered on the job's own channel like a scheduled run. Its schedule does not move.
+ */
+export function cronRunNow(d: CronActionDeps, id: number, r: RunNowDeps): string {
+  const job = getJob(d.db, id) ?? missing(id);
+  if (!r.channels.includes(job.channel)) throw new JobInputError('deliver', `job #${id} answers on channel ${job.channel}, which does not run in this gateway (channels: ${r.channels.join(', ')}); not run`);
+  if (unfinishedRun(d.db, id)) throw new JobInputError('schedule', `job #${id} is still waiting for the answer of its previous run; not run again`);
+  const now = d.now;
+  const fired = recordRun(d.db, { jobId: id, expectedNextRunAt: null, scheduledAt: now, firedAt: now, kind: 'manual', missed: 0, nextRunAt: null }, (runId) =>
+    r.submit({ sessionKey: job.session_key, channel: job.channel, chatId: job.chat_id, sender: CRON_SENDER, text: runText(job, 'manual', 0), meta: { cron: { jobId: id, runId, scheduledAt: now, kind: 'manual' } } }).id);
+  if (fired.status !== 'fired') throw new JobInputError('schedule', `job #${id} could not be run now (${fired.status}); try again`);
+  return `Job #${id} runs now (run ${fired.runId}); the answer goes to ${deliverOf(job) ?? 'the log'}.`;
 }

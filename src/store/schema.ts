@@ -281,4 +281,20 @@ export const migrations: readonly Migration[] = [
     ) without rowid;
     create index fleet_seen_at on fleet_seen (at);`,
   },
+  {
+    version: 9,
+    name: 'readings ring',
+    up: `
+    -- The last readings of each sensor and GPIO line (src/store/readings.ts), for the dashboard's
+    -- 24-hour plots; kind is 'sensor' or 'line', name its hardware.sensors or hardware.lines name.
+    -- Each write deletes what is past the per-source cap, so the table never grows beyond
+    -- sources x cap rows.
+    create table readings (
+      kind text not null check (kind in ('sensor', 'line')),
+      name text not null,
+      at integer not null,
+      value real not null
+    );
+    create index readings_source_at on readings (kind, name, at);`,
+  },
 ];

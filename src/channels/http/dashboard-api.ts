@@ -1,5 +1,7 @@
 // What the dashboard reads besides chat and events: sessions, the audit log, status, the board, and
-// memory search. Read-only; every route is GET. What the gateway knows elsewhere (channels, the
+// memory search. Read-only; every route is GET. The admin views' routes (Home, Cron, Pairings,
+// Logs, Config), which also change things, are the lazy chunk 'dashboard-admin' (./admin/routes.ts),
+// loaded by the first request for one of them. What the gateway knows elsewhere (channels, the
 // board, memory) comes in through DashboardSources, so this module depends on none of it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Message } from '../../agent/types.js';
@@ -9,7 +11,8 @@ import type { Db } from '../../store/db.js';
 import { loadSession } from '../../store/sessions.js';
 import { sql } from '../../store/statements.js';
 import { pinclawVersion } from '../../version.js';
-import { HttpError, sendJson, type ApiHandler } from './server.js';
+import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
+import type { AdminSources } from './admin/sources.js';
 
 /** One channel's connection as the channels report it (the shape of channels/status.ts's list). */
 export interface ChannelState {
@@ -30,7 +33,13 @@ export interface DashboardSources {
   board?: () => Promise<unknown>;
   /** absent until memory lands: the route answers 501 */
   memorySearch?: (q: string, limit: number) => Promise<unknown[]>;
+  /** the gateway's parts the admin views act on; without it their routes answer 501 */
+  admin?: AdminSources;
 }
+
+/** The paths ./admin/routes.ts answers, here so the bundle can tell without loading it. */
+const ADMIN_PREFIXES = ['/api/home', '/api/readings', '/api/cron', '/api/pairings', '/api/logs', '/api/config'];
+const isAdminPath = (path: string) => ADMIN_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
 
 export interface DashboardMessage {
   role: 'user' | 'assistant';
@@ -120,6 +129,19 @@ function status(db: Db, s: DashboardSources) {
 
 export function dashboardApi(db: Db, s: DashboardSources): ApiHandler {
   return async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (isAdminPath(path)) {
+      if (!s.admin) {
+        sendJson(res, 501, { error: 'this server has no admin views (only the gateway serves them)' });
+        return true;
+      }
+      // The body is read here, so the chunk needs nothing of the server module; 64 KiB fits any form.
+      const body = req.method === 'POST' ? await readJson(req, 65536) : undefined;
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const r = await (await import('./admin/routes.js')).adminRoute(db, s.admin, { method: req.method ?? 'GET', path, url, body });
+      if (!r) return false;
+      sendJson(res, r.status, r.body);
+      return true;
+    }
     if (req.method !== 'GET') return false;
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (path === '/api/sessions') {

@@ -16,6 +16,11 @@ export const DASHBOARD_FILES: Readonly<Record<string, string>> = {
   'markdown.js': 'text/javascript; charset=utf-8',
   'tabs.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  // The admin views (Home, Cron, Pairings, Logs, Config), modules app.js imports.
+  'view-kit.js': 'text/javascript; charset=utf-8',
+  'home.js': 'text/javascript; charset=utf-8',
+  'admin.js': 'text/javascript; charset=utf-8',
+  'views.css': 'text/css; charset=utf-8',
 };
 
 /** On every dashboard response, the 404s included: the page loads nothing from elsewhere and cannot be framed. */

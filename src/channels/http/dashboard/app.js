@@ -4,6 +4,8 @@
 // markdown.js into nodes the same way.
 import { renderMarkdown } from './markdown.js';
 import { isShown, setUpTabs, showTab } from './tabs.js';
+import { loadHome } from './home.js';
+import { loadConfig, loadCron, loadLogs, loadPairings } from './admin.js';
 
 /** @typedef {Record<string, any>} Data */
 
@@ -173,6 +175,11 @@ const onShow = {
   audit: () => void loadAudit(),
   board: () => void loadBoard(),
   health: () => void loadHealth(),
+  home: () => void loadHome(),
+  cron: () => void loadCron(),
+  pairings: () => void loadPairings(),
+  logs: () => loadLogs(),
+  config: () => void loadConfig(),
 };
 for (const [id, load] of Object.entries(onShow)) $(id).addEventListener('pane-show', load);
 

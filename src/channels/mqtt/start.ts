@@ -94,7 +94,7 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
       const redact = createRedactor(secretValues(o.config, process.env));
       stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx) }));
       if (settings.homeAssistant.enabled) {
-        stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, runTool: (call, ctx) => s.tools.run(call, ctx) }));
+        stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, physicalMaxAgeSeconds: o.config.tools.physicalMaxAgeSeconds, runTool: (call, ctx) => s.tools.run(call, ctx) }));
       }
     },
     async close() {

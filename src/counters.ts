@@ -12,7 +12,8 @@ export type CounterName =
   | 'deliveries'
   | 'triggers'
   | 'messages_received'
-  | 'fleet_refused';
+  | 'fleet_refused'
+  | 'maixcam_refused';
 
 const counters = new Map<CounterName, Map<string, { labels: Record<string, string>; value: number }>>();
 

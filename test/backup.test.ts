@@ -401,6 +401,55 @@ t.test('restore writes the key, the config and the database 0600 whatever modes 
   t.equal(mode('workspace'), 0o755, 'a directory without group/other write');
 });
 
+/** A backup as an older pinclaw made it: its config holds the secrets in clear (manifest checksums made to match). */
+async function oldBackupWithClearSecrets(env: NodeJS.ProcessEnv): Promise<string> {
+  const file = join(tempDir(), 'new.tar.gz');
+  t.equal((await runPinclawAsync(['backup', file], { env })).code, 0);
+  const x = tempDir();
+  t.equal(run('tar', ['-xzf', file, '-C', x]).code, 0);
+  const cfg = JSON.parse(readFileSync(join(x, 'config.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+  cfg.providers = { anthropic: { apiKey: 'sk-ant-old-backup-in-clear' } };
+  cfg.gateway = { ...cfg.gateway, token: 'gw-old-backup-in-clear' };
+  writeFileSync(join(x, 'config.json'), JSON.stringify(cfg, null, 2));
+  const m = JSON.parse(readFileSync(join(x, 'manifest.json'), 'utf8')) as { files: { path: string; size?: number; sha256?: string }[]; directories: string[] };
+  const entry = m.files.find((f) => f.path === 'config.json')!;
+  entry.sha256 = sha256(join(x, 'config.json'));
+  if (entry.size !== undefined) entry.size = statSync(join(x, 'config.json')).size;
+  writeFileSync(join(x, 'manifest.json'), JSON.stringify(m, null, 2));
+  const old = join(tempDir(), 'old.tar.gz');
+  await writeTarGz(old, [
+    { path: 'manifest.json', type: 'file', mode: 0o600, mtime: 0, file: join(x, 'manifest.json'), size: statSync(join(x, 'manifest.json')).size },
+    ...m.directories.map((p): TarEntry => ({ path: p, type: 'dir', mode: 0o755, mtime: 0 })),
+    ...m.files.map((f): TarEntry => ({ path: f.path, type: 'file', mode: 0o600, mtime: 0, file: join(x, f.path), size: statSync(join(x, f.path)).size })),
+  ]);
+  return old;
+}
+
+t.test('an old backup whose config holds secrets in clear: encrypted with the home\'s key on restore; without a key, said so', async (t) => {
+  const { env } = await makeHome();
+  const old = await oldBackupWithClearSecrets(env);
+
+  // A home with a key of its own (it had a secret set), restored over with --force.
+  const keyed = await makeHome();
+  const r = await runPinclawAsync(['restore', old, '--force'], { env: keyed.env });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /restore: the backup held 2 secrets in clear \(it is older than encrypted secrets\): (gateway\.token, providers\.anthropic\.apiKey|providers\.anthropic\.apiKey, gateway\.token); now encrypted with .*secret\.key/);
+  const text = readFileSync(join(keyed.home, 'config.json'), 'utf8');
+  t.notOk(text.includes('sk-ant-old-backup-in-clear') || text.includes('gw-old-backup-in-clear'), 'no secret left in clear');
+  const { loadConfig } = await import('../src/config/index.js');
+  const c = loadConfig(resolvePaths({ home: keyed.home }), {}, { secrets: 'required' });
+  t.equal(c.gateway.token, 'gw-old-backup-in-clear', "the home's key reads it");
+  t.equal(c.providers.anthropic.apiKey, 'sk-ant-old-backup-in-clear');
+  t.equal(statSync(join(keyed.home, 'config.json')).mode & 0o777, 0o600);
+
+  // An empty home has no key: the config stays as it was, and the owner is told.
+  const bare = join(tempDir(), 'bare');
+  const b = await runPinclawAsync(['restore', old], { env: cleanEnv({ PINCLAW_HOME: bare }) });
+  t.equal(b.code, 0, b.stderr);
+  t.match(b.stderr, /restore: the restored config holds 2 secrets in clear \(the backup is older than encrypted secrets\): .*; this home has no .*secret\.key to encrypt them with\. Copy the secret\.key of the home the backup came from/);
+  t.notOk(existsSync(join(bare, 'secret.key')), 'no key was made behind the owner\'s back');
+});
+
 /** The staging directories, partial files and notes a backup into `dir` of `home` leaves. */
 function leftovers(dir: string, home: string): string[] {
   const notes = join(home, '.backups-running');

@@ -584,16 +584,22 @@ t.test('doctor\'s board check', async (t) => {
   const wrong = boardCheck(paths, config, sbcRoots('Raspberry Pi 3 Model B Rev 1.2', PI3_CHIPS));
   t.equal(wrong.state, 'warn');
   t.match(wrong.detail, /^rpi-4b \(board\.profile\); detection says rpi-3b \("Raspberry Pi 3 Model B Rev 1\.2"\); no gpiochip labelled pinctrl-bcm2711: /);
+  t.match(wrong.detail, /; fix: pinclaw config set board\.profile rpi-3b \(detection says this is a Raspberry Pi 3 Model B\), or delete board\.profile from .*config\.json to use detection$/, 'the fix: the detected profile');
+  // Configured and not detected (no device tree): which to set is the owner's to find out.
+  const noChips = boardCheck(paths, config, emptyRoots());
+  t.match(noChips.detail, /; fix: if this is not a Raspberry Pi 4 Model B, pinclaw config set board\.profile ID with this machine's profile \(`pinclaw board detect` says which board this is, `pinclaw board list` shows the profiles\); if it is, its GPIO driver is not loaded/);
 
   config.board.profile = 'rpi4';
   const unknown = boardCheck(paths, config, emptyRoots());
   t.equal(unknown.state, 'fail');
   t.match(unknown.detail, /^board\.profile: unknown board profile 'rpi4' \(did you mean 'rpi-4b'\?\)/);
+  t.match(unknown.detail, /; fix: pinclaw config set board\.profile rpi-4b with the profile of this machine \(`pinclaw board detect` says which board this is/);
 
   write(join(home, 'boards', 'bad.json'), '{}');
   const skipped = boardCheck(paths, defaults(), emptyRoots());
   t.equal(skipped.state, 'warn');
   t.match(skipped.detail, new RegExp(`skipped ${join(home, 'boards', 'bad.json')}: 8 errors \\(pinclaw board list shows them\\)`));
+  t.match(skipped.detail, /; fix: correct or remove the skipped profile files/);
 });
 
 // ---- the command --------------------------------------------------------------------------

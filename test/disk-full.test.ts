@@ -5,7 +5,7 @@
 // doctor show the disk. A claim (a write too) on a full disk is tried again later, not thrown from a timer.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureWorkspace } from '../src/agent/workspace.js';
 import { heuristicCount } from '../src/agent/tokens.js';
@@ -18,6 +18,7 @@ import { toolSet } from '../src/tools/types.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 import { bundle, cleanEnv, runPinclaw, start, tempDir } from './support/proc.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
+import { startTelegramApi } from './support/telegram-api.js';
 
 /** Mounts a tmpfs of `size` on a new directory; the reason when this machine cannot. */
 function smallDisk(size: string): { dir: string } | { skip: string } {
@@ -151,4 +152,35 @@ t.test('claiming on a full disk: the conductor tries again later instead of thro
   rmSync(`${filler}.tail`);
   const out = await conductor.delivered(row.id);
   t.equal(out.text, 'claimed after all', 'claimed and answered once space returned');
+});
+
+t.test('a Telegram message while the disk is full: the sender is told at once, the gateway runs on, and the message is taken once there is space', { skip: 'skip' in disk ? disk.skip : false }, async (t) => {
+  if (!('dir' in disk)) return;
+  const home = join(disk.dir, 'telegram');
+  mkdirSync(home);
+  const tg = await startTelegramApi();
+  const llm = await startAnthropicServer(textReply('read it after the disk had space'));
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 1, debounceMs: 0, streaming: false } } }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url }) });
+  t.teardown(async () => {
+    gw.child.kill('SIGKILL');
+    await gw.exited;
+    await Promise.all([tg.close(), llm.close()]);
+  });
+  await gw.waitFor(/gateway listening/);
+  await tg.waitFor(() => tg.polling, 20_000);
+  const filler = join(disk.dir, 'telegram-filler');
+  fill(filler);
+  const u = tg.userMessage({ from: { id: 42, username: 'ada', first_name: 'Ada' }, text: 'are you there?' });
+  await tg.waitFor(() => tg.sent.some((m) => m.chatId === 42), 30_000).catch((err: unknown) => { throw new Error(`${(err as Error).message}; gateway log: ${gw.stderr().slice(-3000)}`); });
+  t.match(tg.sent[0]!.text, /^I could not take your message: the disk of the machine I run on is full\..*I will read your message as soon as there is space again/);
+  await gw.waitFor(/error: telegram: update \d+ cannot be saved: .*full.*; it is kept at Telegram .* and taken once there is space/);
+  t.ok(tg.confirmedOffset <= u.update_id, 'the update was not confirmed: Telegram keeps it');
+  t.equal(gw.child.exitCode, null, 'the gateway runs on');
+  rmSync(filler);
+  rmSync(`${filler}.tail`);
+  await tg.waitFor(() => tg.sent.some((m) => m.text === 'read it after the disk had space'), 60_000);
+  t.equal(tg.sent.filter((m) => /disk .* is full/.test(m.text)).length, 1, 'told once, though the update came again');
+  await tg.waitFor(() => tg.confirmedOffset > u.update_id, 20_000);
+  t.equal(llm.requests.length, 1, 'one turn');
 });

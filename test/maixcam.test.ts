@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_LINE, startMaixcamServer, type Detection } from '../src/hardware/maixcam/server.js';
+import { counterSeries } from '../src/counters.js';
 import { detectionTriggers } from '../src/hardware/maixcam/triggers.js';
 import { cameraCommandTool } from '../src/hardware/maixcam/tool.js';
 import type { NewInbound } from '../src/store/queue.js';
@@ -81,6 +82,51 @@ t.test('hello: the token decides; detections arrive checked; bad lines answered,
   big.socket.write('x'.repeat(MAX_LINE + 10));
   await big.closedP;
   t.ok(big.isClosed(), 'a line over 64 KiB: disconnected');
+});
+
+t.test('a connection cap: sockets without a hello make room for newcomers, cameras fill it; refusals logged and counted', async (t) => {
+  const warned: string[] = [];
+  const s = await startMaixcamServer({ host: '127.0.0.1', port: 0, token: 'tok', onDetection: () => {}, log: { info: () => {}, warn: (m: string) => void warned.push(m) }, helloTimeoutMs: 30_000, maxConnections: 4 });
+  t.teardown(() => s.close());
+  const hello = async (name: string) => {
+    const c = await camera(s.port);
+    c.send({ type: 'hello', camera: name, token: 'tok' });
+    t.match(await c.next(), { type: 'welcome' }, `${name} is let in`);
+    return c;
+  };
+  const silent = async () => {
+    const c = await camera(s.port);
+    // The server has it once it counts it.
+    const before = s.connections?.().open;
+    for (let i = 0; i < 100 && s.connections?.().open === before && !c.isClosed(); i++) await new Promise((r) => setTimeout(r, 10));
+    return c;
+  };
+  /** Whether the server closed it (bounded: without a cap it never would). */
+  const closed = (c: { closedP: Promise<void> }) => Promise.race([c.closedP.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+  const a = await hello('a');
+  await hello('b');
+  const idle1 = await silent();
+  const idle2 = await silent();
+  t.equal(s.connections?.().open, 4);
+  // Full: the oldest socket without a hello goes, the newcomer is let in and can say hello.
+  await hello('c');
+  t.ok(await closed(idle1), 'the oldest socket without a hello was closed to make room');
+  t.notOk(idle2.isClosed(), 'only the oldest idle one went');
+  await hello('d');
+  t.ok(await closed(idle2));
+  t.same(s.cameras().sort(), ['a', 'b', 'c', 'd']);
+  // Full of cameras: a newcomer is told and closed at once.
+  const late = await camera(s.port);
+  t.ok(await closed(late), 'a newcomer to a listener full of cameras is closed');
+  t.match(late.lines[0], { type: 'error', error: /^too many connections \(4 connections are open, all cameras that said hello\)/ });
+  t.match(s.connections(), { open: 4, max: 4, refused: 1, evicted: 2 });
+  t.same(counterSeries('maixcam_refused'), [{ labels: { reason: 'evicted' }, value: 2 }, { labels: { reason: 'full' }, value: 1 }]);
+  t.equal(warned.filter((w) => w.startsWith('maixcam: closed')).length, 1, 'the log hears of it once a minute, not per socket');
+  t.match(warned.find((w) => w.startsWith('maixcam: closed')), /^maixcam: closed 1 new connection, the last because 4 connections were open/);
+  // A camera leaves: there is room again.
+  a.socket.destroy();
+  for (let i = 0; i < 100 && s.connections().open === 4; i++) await new Promise((r) => setTimeout(r, 10));
+  await hello('e');
 });
 
 t.test('commands: a result, a timeout, a camera that leaves, no or several cameras', async (t) => {

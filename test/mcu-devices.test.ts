@@ -97,8 +97,43 @@ t.test('a device that is not there: the tools say so, nothing hangs', async (t) 
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port: '/dev/ttyACM97' }] } }));
   const out = await runScript(home, [{ tool: 'mcu_call', input: { device: 'bench', command: 'ping' } }, { tool: 'mcu_info', input: { device: 'lab' } }]);
-  t.match(out[0], { isError: true, content: /^bench \(\/dev\/ttyACM97\) is not connected: .*ttyACM97/ });
+  t.match(out[0], { isError: true, outcome: 'denied', rule: 'unavailable', content: /^mcu_call cannot run on this machine: device bench: \/dev\/ttyACM97 does not exist; serial ports here: / });
   t.match(out[1], { isError: true, content: "no MCU device 'lab' (configured: bench; hardware.devices)" });
+  const list = await runPinclawAsync(['tool', 'list', '--json'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  const tools = JSON.parse(list.stdout) as { name: string; available: boolean; unavailable?: string }[];
+  t.match(tools.find((x) => x.name === 'mcu_call'), { available: false, unavailable: /\/dev\/ttyACM97 does not exist/ }, 'tool list says why');
+  t.match(tools.find((x) => x.name === 'serial_list'), { available: true }, 'serial_list still lists what there is');
+});
+
+t.test('a board whose device file is missing is unavailable until it is plugged in; then a call waits for its hello and works', { skip: socat ? false : 'socat is not installed' }, async (t) => {
+  const dir = tempDir();
+  const port = join(dir, 'a');
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { devices: [{ name: 'bench', port, baud: 115200 }, { name: 'modem', port: join(dir, 'm'), baud: 9600, kind: 'raw' }] } }));
+  const asked = join(dir, 'plug-it-in');
+  const plugged = join(dir, 'plugged');
+  // The board is plugged in while the script waits in its shell step: the watcher sees the file come.
+  void (async () => {
+    while (!existsSync(asked)) await new Promise((r) => setTimeout(r, 25));
+    const pair = spawn('socat', [`pty,raw,echo=0,link=${port}`, `pty,raw,echo=0,link=${join(dir, 'b')}`], { stdio: 'ignore' });
+    t.teardown(() => pair.kill());
+    while (!(existsSync(port) && existsSync(join(dir, 'b')))) await new Promise((r) => setTimeout(r, 25));
+    const mcu = fakeMcu({ hello: HELLO });
+    const link = await openSerialLink(join(dir, 'b'), { baud: 115200 });
+    t.teardown(() => link.close());
+    link.onData((b) => void mcu.link.write(b));
+    mcu.link.onData((b) => void link.write(b));
+    writeFileSync(plugged, '');
+  })();
+  const out = await runScript(home, [
+    { tool: 'mcu_call', input: { device: 'bench', command: 'ping' } },
+    { tool: 'serial_write', input: { device: 'modem', data: 'AT' } },
+    { sh: `touch ${asked}; while [ ! -e ${plugged} ]; do sleep 0.05; done` },
+    { tool: 'mcu_call', input: { device: 'bench', command: 'gpio_write', args: { pin: 'D13', value: 1 } } },
+  ]);
+  t.match(out[0], { isError: true, rule: 'unavailable', content: new RegExp(`^mcu_call cannot run on this machine: device bench: ${port.replace(/[/.]/g, '\\$&')} does not exist`) });
+  t.match(out[1], { isError: true, rule: 'unavailable', content: /^serial_write cannot run on this machine: device modem: .*\/m does not exist/ });
+  t.match(out[3], { isError: false, content: /^bench pin 13: 0 -> 1|^bench D13 \(pin 13\): 0 -> 1/ }, `available again once the file is back: ${out[3]?.content}`);
 });
 
 t.test('an MCU pin as a trigger: the gateway asks the firmware to watch it, and its events become one turn per press', async (t) => {

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { admit, MAX_PENDING_MQTT_PAIRINGS, pairingSubject } from '../src/channels/mqtt/access.js';
-import { CHAT_REFUSALS_PER_MINUTE, chatParts, createMqttChat, parseChatPayload } from '../src/channels/mqtt/chat.js';
+import { CHAT_REFUSALS_PER_MINUTE, chatParts, createMqttChat, parseChatPayload, type ChatRights } from '../src/channels/mqtt/chat.js';
 import { approvePairing, listPairings, PAIRING_CODE_TTL_MS } from '../src/store/pairing.js';
 import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
@@ -56,7 +56,10 @@ interface Setup {
   rows(): InboundRow[];
 }
 
-async function setup(t: Test, o: { broker?: Broker; clientId?: string; chat?: Partial<MqttSettings['chat']>; beforeStart?: (b: Broker) => Promise<void>; submit?: (db: Db, m: NewInbound) => InboundRow } = {}): Promise<Setup> {
+/** Tool settings that give no MQTT session rights of its own. */
+const NO_RIGHTS: ChatRights = { controlChats: ['cli:local'], overrides: [] };
+
+async function setup(t: Test, o: { broker?: Broker; clientId?: string; chat?: Partial<MqttSettings['chat']>; tools?: ChatRights; beforeStart?: (b: Broker) => Promise<void>; submit?: (db: Db, m: NewInbound) => InboundRow } = {}): Promise<Setup> {
   const b = o.broker ?? (await startBroker());
   if (!o.broker) t.teardown(() => b.stop());
   await o.beforeStart?.(b);
@@ -65,7 +68,7 @@ async function setup(t: Test, o: { broker?: Broker; clientId?: string; chat?: Pa
   const s = settings(b.url, o.chat);
   const link = openMqttLink({ settings: s, ...(o.clientId ? { clientId: o.clientId } : {}) });
   t.teardown(() => link.close());
-  const chat = createMqttChat({ link: () => link, db, settings: s });
+  const chat = createMqttChat({ link: () => link, db, settings: s, tools: o.tools ?? NO_RIGHTS });
   // The gateway's submit is the conductor's, which enqueues the same way (debounce 0 here).
   const stop = chat.start((m) => (o.submit ? o.submit(db, m) : enqueue(db, m, 0)));
   t.teardown(stop);
@@ -93,7 +96,7 @@ t.test('payload parsing: what is a message and what is refused', async (t) => {
   t.match(p(Buffer.from('ab\u0000cd')), { error: /not UTF-8 text/ }, 'valid UTF-8 with NUL bytes is binary');
   t.same(chatParts('abc', 2), ['ab', 'c']);
   t.same(chatParts('a😀b', 2), ['a', '😀', 'b'], 'a surrogate pair is never cut');
-  t.throws(() => createMqttChat({ link: () => { throw new Error('unused'); }, db: undefined as unknown as Db, settings: settings('mqtt://x', { session: 'a b' }) }), /mqtt\.chat\.session: "a b" must be/);
+  t.throws(() => createMqttChat({ link: () => { throw new Error('unused'); }, db: undefined as unknown as Db, settings: settings('mqtt://x', { session: 'a b' }), tools: NO_RIGHTS }), /mqtt\.chat\.session: "a b" must be/);
 });
 
 t.test('access: listed senders by constant-time token, strangers by pairing bound to their token, a cap on waiting strangers', async (t) => {
@@ -122,10 +125,13 @@ t.test('access: listed senders by constant-time token, strangers by pairing boun
 });
 
 t.test('the chat checks mqtt.chat.allowFrom and refuses the reserved session name', async (t) => {
-  const make = (chat: Partial<MqttSettings['chat']>) => () => createMqttChat({ link: () => { throw new Error('unused'); }, db: undefined as unknown as Db, settings: settings('mqtt://x', chat) });
+  const make = (chat: Partial<MqttSettings['chat']>) => () => createMqttChat({ link: () => { throw new Error('unused'); }, db: undefined as unknown as Db, settings: settings('mqtt://x', chat), tools: NO_RIGHTS });
   t.throws(make({ allowFrom: [{ name: 'p', token: 'short' }] }), /mqtt\.chat\.allowFrom\[0\]\.token: required, at least 16 characters/);
   t.throws(make({ allowFrom: [{ token: TOKEN }] }), /mqtt\.chat\.allowFrom\[0\]\.name: null must be/);
   t.throws(make({ allowFrom: [{ name: 'p', token: TOKEN }, { name: 'p', token: TOKEN }] }), /allowFrom\[1\]\.name: p is listed twice/);
+  t.throws(make({ allowFrom: [{ name: 'p', token: TOKEN, sessions: ['a/b'] }] }), /mqtt\.chat\.allowFrom\[0\]\.sessions\[0\]: "a\/b" must be 1-64/);
+  t.throws(make({ allowFrom: [{ name: 'p', token: TOKEN, sessions: ['homeassistant'] }] }), /allowFrom\[0\]\.sessions\[0\]: the session name "homeassistant" is reserved/);
+  t.throws(make({ allowFrom: [{ name: 'p', token: TOKEN, sessions: [] }] }), /allowFrom\[0\]\.sessions: empty/);
   t.throws(make({ session: 'homeassistant' }), /mqtt\.chat\.session: the session name "homeassistant" is reserved/);
   const p = (s: string) => parseChatPayload(Buffer.from(s), 'house');
   t.match(p(msg({ session: 'homeassistant', text: 'switch the heater on' })), { error: /"session": the session name "homeassistant" is reserved/ });
@@ -230,6 +236,40 @@ t.test('ids are per sender: another sender\'s message with the same id in the sa
   t.same(rows.map((r) => `${r.sender}: ${r.text}`), ['panel: from the panel', 'kitchen: from the kitchen']);
 });
 
+t.test('a session is tied to its senders: a control chat or another sender\'s session cannot be borrowed', async (t) => {
+  const other = 'kitchen-token-0123456789abcdef';
+  const pairedToken = 'tablet-token-0123456789abcdef';
+  const s = await setup(t, {
+    chat: { allowFrom: [{ name: 'panel', token: TOKEN, sessions: ['owner-room'] }, { name: 'kitchen', token: other, sessions: ['kitchen'] }, { name: 'guest', token: `${other}-guest` }] },
+    tools: { controlChats: ['cli:local', 'mqtt:owner-room', 'mqtt:cellar'], overrides: [{ channel: 'mqtt', chat: 'garage' }] },
+  });
+  const p = await peer(t, s.b);
+  const from = (name: string, token: string, o: Record<string, unknown>) => p.say(JSON.stringify({ from: name, token, ...o }));
+  // The kitchen's sender names the owner's control chat: refused, told why and how to allow it.
+  await from('kitchen', other, { session: 'owner-room', text: 'open the garage door', id: 'k1' });
+  const r1 = await p.next((m) => m.json?.inReplyTo === 'k1', 'the refusal of k1');
+  t.match(r1.json, { session: 'owner-room', error: /sender kitchen may talk only in "kitchen" \(mqtt\.chat\.allowFrom\[1\]\.sessions\), not in "owner-room"/ });
+  // A sender without a list may use open sessions, but not one with rights nor one another sender owns.
+  await from('guest', `${other}-guest`, { session: 'cellar', text: 'unlock', id: 'g1' });
+  t.match((await p.next((m) => m.json?.inReplyTo === 'g1', 'g1')).json, { error: /the session "cellar" has rights of its own \(mqtt:cellar in tools\.controlChats/ });
+  await from('guest', `${other}-guest`, { session: 'garage', text: 'unlock', id: 'g2' });
+  t.match((await p.next((m) => m.json?.inReplyTo === 'g2', 'g2')).json, { error: /"garage" has rights of its own/ });
+  await from('guest', `${other}-guest`, { session: 'kitchen', text: 'what did they say?', id: 'g3' });
+  t.match((await p.next((m) => m.json?.inReplyTo === 'g3', 'g3')).json, { error: /the session "kitchen" belongs to the senders whose mqtt\.chat\.allowFrom entry lists it; .*mqtt\.chat\.allowFrom\[2\]\.sessions/ });
+  // A paired stranger is held to the same rule.
+  const asked = admit(s.db, [], 'tablet', pairedToken);
+  t.ok(approvePairing(s.db, (asked as { pairing: { code: string } }).pairing.code).ok);
+  await from('tablet', pairedToken, { session: 'owner-room', text: 'x', id: 't1' });
+  t.match((await p.next((m) => m.json?.inReplyTo === 't1', 't1')).json, { error: /belongs to the senders .*a paired sender has none/ });
+  // What each may do is still done.
+  await from('kitchen', other, { session: 'kitchen', text: 'is the oven off?', id: 'k2' });
+  await from('panel', TOKEN, { session: 'owner-room', text: 'lights off', id: 'p1' });
+  await from('guest', `${other}-guest`, { session: 'hall', text: 'hello', id: 'g4' });
+  await from('tablet', pairedToken, { session: 'hall', text: 'hi', id: 't2' });
+  const rows = await until('four rows', () => (s.rows().length === 4 ? s.rows() : undefined));
+  t.same(rows.map((r) => `${r.sender} ${r.session_key}`), ['kitchen mqtt:kitchen', 'panel mqtt:owner-room', 'guest mqtt:hall', 'tablet mqtt:hall']);
+});
+
 t.test('the same id again in a session is queued once; the same id in another session is new', async (t) => {
   const s = await setup(t);
   const p = await peer(t, s.b);
@@ -284,7 +324,7 @@ t.test('a real QoS 1 redelivery (dup) after a lost PUBACK is queued once, with o
   const s = settings(b.url);
   const link = openMqttLink({ settings: s, clientId });
   t.teardown(() => link.close());
-  const chat = createMqttChat({ link: () => link, db, settings: s });
+  const chat = createMqttChat({ link: () => link, db, settings: s, tools: NO_RIGHTS });
   t.teardown(chat.start((m) => enqueue(db, m, 0)));
   const again = () => logged.slice(before).filter((l) => l.includes('arrived again; queued once'));
   await until('both redeliveries', () => again().length === 2);

@@ -24,6 +24,7 @@ import type { HaEntities, HaLine, Level } from '../src/fleet/entities.js';
 import { DISCOVERY_STATE_KEY, HA_CONTEXT, startHomeAssistant } from '../src/fleet/home-assistant.js';
 import { openDatabase } from '../src/store/db.js';
 import { getState } from '../src/store/state.js';
+import { queryAudit } from '../src/store/audit.js';
 import type { ToolCall, ToolContext, ToolResult } from '../src/tools/types.js';
 import { fakeMcuOverTcp } from './support/fake-mcu.js';
 import { startBroker, type Broker } from './support/mosquitto.js';
@@ -251,7 +252,7 @@ t.test('against mosquitto: configs retained, states, an input change, commands t
   const { lines: logged, log } = recordingLog();
   const link = openMqttLink({ settings: settings(b.url), log });
   t.teardown(() => link.close());
-  const stop = startHomeAssistant({ link, db, settings: settings(b.url), entities: hw.entities, bus, startedAt: Date.now() - 42_000, runTool, log, swVersion: '1.2.3' });
+  const stop = startHomeAssistant({ link, db, settings: settings(b.url), physicalMaxAgeSeconds: 120, entities: hw.entities, bus, startedAt: Date.now() - 42_000, runTool, log, swVersion: '1.2.3' });
   t.teardown(stop);
 
   const relayConfig = await w.until((m) => m.topic === 'homeassistant/switch/bench/line_relay/config', 'the switch config');
@@ -336,10 +337,73 @@ t.test('a retained command is old state: ignored when the broker hands it over o
   const { lines: logged, log } = recordingLog();
   const link = openMqttLink({ settings: settings(b.url), log, clientId: `fresh-${Date.now()}` });
   t.teardown(() => link.close());
-  t.teardown(startHomeAssistant({ link, db, settings: settings(b.url), entities: hw.entities, bus: createBus(), startedAt: Date.now(), runTool: async (call) => (calls.push(call), { content: 'ok' }), log }));
+  t.teardown(startHomeAssistant({ link, db, settings: settings(b.url), physicalMaxAgeSeconds: 120, entities: hw.entities, bus: createBus(), startedAt: Date.now(), runTool: async (call) => (calls.push(call), { content: 'ok' }), log }));
   await until(() => logged.some((l) => /a retained command on pinclaw\/bench\/ha\/line_relay\/set \("ON"\) is ignored/.test(l)), 'the retained command logged');
   t.same(calls, [], 'nothing ran');
   await c.publishAsync('pinclaw/bench/ha/line_relay/set', '', { qos: 1, retain: true });
+});
+
+t.test('a command queued at the broker while the gateway was away longer than tools.physicalMaxAgeSeconds is not run; one from a short blip is', async (t) => {
+  const b = await startBroker();
+  t.teardown(() => b.stop());
+  const ha = await mqtt.connectAsync(b.url, { clientId: 'home-assistant' });
+  t.teardown(() => ha.endAsync());
+  const db = openDatabase(':memory:');
+  t.teardown(() => db.close());
+  const hw = memoryHardware({ output: 'relay' });
+  const calls: ToolCall[] = [];
+  const runTool = async (call: ToolCall) => {
+    calls.push(call);
+    hw.levels.set('relay', (call.input as { value: Level }).value);
+    return { content: 'ok' };
+  };
+  const { lines: logged, log } = recordingLog();
+  /** One gateway run: its link (the node's persistent session) and Home Assistant on it. */
+  const run = async (maxAge: number, reconnectMs = 100) => {
+    const s = { ...settings(b.url), reconnect: { minMs: reconnectMs, maxMs: reconnectMs } };
+    const link = openMqttLink({ settings: s, log });
+    const stop = startHomeAssistant({ link, db, settings: s, physicalMaxAgeSeconds: maxAge, entities: hw.entities, bus: createBus(), startedAt: Date.now(), runTool, log });
+    await until(() => link.connected(), 'connected');
+    return { link, stop, async close() { stop(); await link.close(); } };
+  };
+  const first = await run(120);
+  await until(() => logged.some((l) => /subscribed to .*ha\/\+\/set/.test(l)), 'the command topic subscribed');
+  await first.close();
+
+  // The gateway is away: Home Assistant's ON waits in the node's session at the broker.
+  await ha.publishAsync('pinclaw/bench/ha/line_relay/set', 'ON', { qos: 1 });
+  const second = await run(120);
+  t.teardown(() => second.close());
+  await until(() => logged.some((l) => /1 command queued at the broker while the gateway was away were not run/.test(l)), 'the queued command held');
+  t.same(calls, [], 'the queued command did not switch the relay');
+  t.match(logged.join('\n'), /warn: home assistant: the command ON for relay waited at the broker while the gateway was away \(since before this gateway started\), so it may be older than tools\.physicalMaxAgeSeconds \(120 s\); not run/);
+  t.match(queryAudit(db), [{ tool: 'gpio_write', channel: 'homeassistant', chat_id: 'commands', outcome: 'denied', rule: 'tools.physicalMaxAgeSeconds' }]);
+  // A command sent now runs.
+  await ha.publishAsync('pinclaw/bench/ha/line_relay/set', 'ON', { qos: 1 });
+  await until(() => calls.length === 1, 'the fresh command ran');
+  await second.close();
+
+  // A blip: another client takes the node's session over, the link is away about 1.5 s and comes
+  // back to the same session; a command queued meanwhile is younger than the absence.
+  const blip = async (maxAge: number) => {
+    const r = await run(maxAge, 1500);
+    await until(() => logged.some((l) => /home assistant: \d+ entities announced/.test(l)), 'announced');
+    const before = logged.length;
+    const thief = await mqtt.connectAsync(b.url, { clientId: 'pinclaw-bench', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 600 } });
+    await until(() => !r.link.connected(), 'the link lost its session');
+    await thief.endAsync();
+    await ha.publishAsync('pinclaw/bench/ha/line_relay/set', 'OFF', { qos: 1 });
+    await until(() => r.link.connected(), 'the link back');
+    return { r, before };
+  };
+  const short = await blip(120);
+  await until(() => calls.length === 2, 'the command of the blip ran');
+  t.same((calls[1]!.input as { value: number }).value, 0);
+  await short.r.close();
+  const long = await blip(1);
+  await until(() => logged.slice(long.before).some((l) => /the command OFF for relay waited at the broker while the gateway was away \(for \d+ s\), so it may be older than tools\.physicalMaxAgeSeconds \(1 s\)/.test(l)), 'held after an absence longer than the limit');
+  t.equal(calls.length, 2, 'not run');
+  await long.r.close();
 });
 
 t.test('removal: a line gone from the config between two runs gets an empty retained config', async (t) => {
@@ -350,7 +414,7 @@ t.test('removal: a line gone from the config between two runs gets an empty reta
   const runOnce = async (names: { output?: string; input?: string }) => {
     const db = openDatabase(file);
     const link = openMqttLink({ settings: settings(b.url), log: recordingLog().log });
-    const stop = startHomeAssistant({ link, db, settings: settings(b.url), entities: memoryHardware(names).entities, bus: createBus(), startedAt: Date.now(), runTool: async () => ({ content: '' }), log: recordingLog().log });
+    const stop = startHomeAssistant({ link, db, settings: settings(b.url), physicalMaxAgeSeconds: 120, entities: memoryHardware(names).entities, bus: createBus(), startedAt: Date.now(), runTool: async () => ({ content: '' }), log: recordingLog().log });
     return { db, link, stop };
   };
   const first = await runOnce({ output: 'relay', input: 'door' });

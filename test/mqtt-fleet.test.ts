@@ -220,6 +220,36 @@ t.test('a replayed call is refused; a stale, a future-dated and an expired one t
   t.equal(again.result.content, 'relay off');
 });
 
+t.test('a late turn cannot act physically on another board: the callee holds the signed receipt time to tools.physicalMaxAgeSeconds', async (t) => {
+  const b = await broker(t);
+  const watch = await spy(t, b);
+  const shed = await node(t, b, 'shed', { key: 'k', expose: ['relay', 'current_time'] }, { controlChats: ['fleet:house'], physicalMaxAgeSeconds: 120 });
+  const house = await node(t, b, 'house', { key: 'k' });
+  // The turn answers a message received 10 minutes ago (the gateway was down, the model slow...).
+  const late = await house.call('shed', 'relay', { on: true }, { receivedAt: Date.now() - 600_000 });
+  t.match(late.result, { isError: true, content: /^node shed: relay refused: the message asking for it is \d+ s old, more than tools\.physicalMaxAgeSeconds \(120 s\) allows for a physical action without a fresh confirmation, and channel fleet has no way to ask/ });
+  t.equal(shed.relay.calls.length, 0, 'the relay was not switched');
+  t.match(shed.audit().at(-1), { tool: 'relay', channel: 'fleet', chat_id: 'house', outcome: 'denied', rule: /tools\.physicalMaxAgeSeconds/ });
+  // What is not physical still runs for a late turn; a fresh one switches the relay.
+  const time = await house.call('shed', 'current_time', {}, { receivedAt: Date.now() - 600_000 });
+  t.notOk(time.result.isError, 'a read-only tool is not held to the age');
+  const fresh = await house.call('shed', 'relay', { on: true }, { receivedAt: Date.now() - 1_000 });
+  t.equal(fresh.result.content, 'relay on');
+  t.equal(shed.relay.calls.length, 1);
+  // The receipt time is signed: a call whose rcv is changed on the broker does not verify.
+  const sent = watch.requests().find((r) => r.tool === 'relay' && r.rcv !== undefined);
+  t.ok(sent, 'the call carries rcv');
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify({ ...sent, id: 'tampered-0001', rcv: Date.now() }), { qos: 1 });
+  const tampered = await until('the tampered call refused', () => watch.responses().find((x) => x.id === 'tampered-0001'));
+  t.equal(tampered.code, 'bad-signature');
+  // A call signed without rcv (a caller that predates it) still verifies, and counts from its own time.
+  const now = Date.now();
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(signRequest('k', { v: 1, id: 'old-caller-0001', from: 'house', to: 'shed', tool: 'relay', input: { on: false }, at: now, exp: now + 10_000 })), { qos: 1 });
+  const old = await until('the old-style call answered', () => watch.responses().find((x) => x.id === 'old-caller-0001'));
+  t.match(old, { ok: true, content: 'relay off', isError: false });
+  t.equal(shed.relay.calls.length, 2);
+});
+
 t.test("the callee's policy decides: a denied tool and a physical tool outside its control chats are refused there", async (t) => {
   const b = await broker(t);
   const shed = await node(t, b, 'shed', { key: 'k', expose: ['current_time', 'relay'] }, { overrides: [{ channel: 'fleet', deny: ['current_time'], allow: [] }] });

@@ -470,10 +470,11 @@ const sections = {
               fields: {
                 name: { kind: 'string', description: 'the sender\'s name, sent as "from" (required; letters, digits, _ . @ -)' },
                 token: { kind: 'string', secret: true, description: 'the sender\'s token, sent as "token" (required, at least 16 characters; the broker does not tell who published, so this is the proof)' },
+                sessions: { kind: 'array', items: { kind: 'string', description: 'a session name' }, description: 'the sessions this sender may talk in; a session listed here belongs to the senders that list it, and a session with rights of its own (mqtt:NAME in tools.controlChats or a tools.overrides chat) needs it (docs/mqtt.md)' },
               },
             },
             default: [],
-            description: 'who may talk on chat/in ({"name":"panel","token":"..."}); anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE',
+            description: 'who may talk on chat/in ({"name":"panel","token":"...","sessions":["kitchen"]}); anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE',
           },
           debounceMs: { kind: 'integer', min: 0, default: 0, description: 'messages of one session within this window are merged into one turn' },
         },

@@ -20,6 +20,12 @@ export interface FleetRequest {
   at: number;
   /** when the caller stops waiting (at + its timeout): the callee does not start a call after this */
   exp: number;
+  /**
+   * When the message whose turn made the call was received (the caller's clock): the callee holds a
+   * physical tool to tools.physicalMaxAgeSeconds by it, as a local turn. Absent from a call that
+   * answers no message (`pinclaw tool run`) and from callers older than it; the callee then counts from `at`.
+   */
+  rcv?: number;
   sig: string;
 }
 
@@ -56,7 +62,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function requestText(r: Omit<FleetRequest, 'sig'>): string {
-  return canonicalJson(['pinclaw-fleet-req', r.v, r.id, r.from, r.to, r.tool, r.input ?? null, r.at, r.exp]);
+  // rcv is signed when present, appended so a call without it signs as before (callers that predate
+  // it still verify); removing it from a call that had it changes the text, so the signature fails.
+  const fields: unknown[] = ['pinclaw-fleet-req', r.v, r.id, r.from, r.to, r.tool, r.input ?? null, r.at, r.exp];
+  if (r.rcv !== undefined) fields.push(r.rcv);
+  return canonicalJson(fields);
 }
 
 export function responseText(r: Omit<FleetResponse, 'sig'>): string {
@@ -99,7 +109,11 @@ export function parseRequest(payload: Buffer): FleetRequest | string {
   if (typeof r.tool !== 'string' || !TOOL_NAME.test(r.tool)) return 'tool: a tool name expected';
   if (typeof r.at !== 'number' || !Number.isFinite(r.at)) return 'at: a time in ms expected';
   if (typeof r.exp !== 'number' || !Number.isFinite(r.exp)) return 'exp: a time in ms expected';
-  return { v: 1, id: r.id, from: r.from, to: r.to, tool: r.tool, input: r.input ?? {}, at: r.at, exp: r.exp, sig: typeof r.sig === 'string' ? r.sig : '' };
+  if (r.rcv !== undefined && (typeof r.rcv !== 'number' || !Number.isFinite(r.rcv))) return 'rcv: a time in ms expected';
+  return {
+    v: 1, id: r.id, from: r.from, to: r.to, tool: r.tool, input: r.input ?? {}, at: r.at, exp: r.exp,
+    ...(typeof r.rcv === 'number' ? { rcv: r.rcv } : {}), sig: typeof r.sig === 'string' ? r.sig : '',
+  };
 }
 
 export function parseResponse(payload: Buffer): FleetResponse | undefined {

@@ -8,11 +8,13 @@
 // The config topics published are remembered in the state table; on start, those no longer offered
 // (a line removed from the config) get an empty retained message, which removes the entity from
 // Home Assistant.
-import type { MqttLink, MqttSettings } from '../channels/mqtt/connection.js';
+import { randomUUID } from 'node:crypto';
+import type { ConnectInfo, MqttLink, MqttSettings } from '../channels/mqtt/connection.js';
 import type { Bus } from '../conductor/bus.js';
 import { errorMessage } from '../errors.js';
 import { HA_CHANNEL, HA_CHAT } from '../internal-chats.js';
 import { log as defaultLog } from '../log.js';
+import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { getState, setState } from '../store/state.js';
 import type { ToolCall, ToolContext, ToolResult } from '../tools/types.js';
@@ -57,6 +59,10 @@ export interface HomeAssistantOptions {
   startedAt: number;
   /** the governed tool path (the registry's run) */
   runTool: (call: ToolCall, ctx: ToolContext) => Promise<ToolResult>;
+  /** tools.physicalMaxAgeSeconds: a command that may have waited at the broker longer is not run */
+  physicalMaxAgeSeconds: number;
+  /** how long to wait for the end of the broker's queued messages before taking commands again */
+  catchUpTimeoutMs?: number;
   log?: HaLog;
   now?: () => number;
   /** the device's sw_version; default: pinclaw's version */
@@ -210,6 +216,58 @@ export function startHomeAssistant(o: HomeAssistantOptions): () => void {
     })();
   };
 
+  /**
+   * Commands queued at the broker while the gateway was away. Home Assistant's payloads carry no
+   * time, so their age cannot be read; but the broker hands a resumed session's queued messages
+   * over first, in the order they came (one queue per session in mosquitto and most brokers). So
+   * on a connect that resumed the session after an absence longer than tools.physicalMaxAgeSeconds
+   * (or of unknown length: the first connect of this process), the link publishes a marker to itself
+   * and every command before the marker comes back is one that waited: not run, audited, logged,
+   * and the line's real state published so Home Assistant shows it. A shorter absence lets them run:
+   * none can be older than it. A clean session instead would lose a command sent in a short network
+   * blip, and QoS 0 subscriptions are still queued by brokers that store QoS 0 (EMQX by default).
+   */
+  const maxAgeMs = o.physicalMaxAgeSeconds * 1000;
+  const markTopic = link.topic('ha/caught-up');
+  let catchingUp: { mark: string; awayMs?: number; held: number; timer: NodeJS.Timeout } | undefined;
+  const caughtUp = (why: string) => {
+    if (!catchingUp) return;
+    clearTimeout(catchingUp.timer);
+    if (catchingUp.held) log.warn(`home assistant: ${catchingUp.held} command${catchingUp.held === 1 ? '' : 's'} queued at the broker while the gateway was away were not run (${why}); switch again in Home Assistant if still wanted`);
+    catchingUp = undefined;
+  };
+  const onConnectCatchUp = (info: ConnectInfo) => {
+    if (catchingUp) caughtUp('a new connection');
+    if (!info.sessionPresent) return; // a new session has nothing queued
+    if (info.awayMs !== undefined && info.awayMs <= maxAgeMs) return; // nothing queued can be older than the absence
+    const mark = randomUUID();
+    const timer = setTimeout(() => caughtUp(`the marker on ${markTopic} did not come back within ${o.catchUpTimeoutMs ?? 10_000} ms: the broker's ACLs must let this node publish and subscribe there`), o.catchUpTimeoutMs ?? 10_000);
+    timer.unref();
+    catchingUp = { mark, ...(info.awayMs !== undefined ? { awayMs: info.awayMs } : {}), held: 0, timer };
+    link.publish(markTopic, mark, { qos: 1 }).catch((err: unknown) => caughtUp(`the marker could not be published: ${errorMessage(err)}`));
+  };
+  link.subscribe(markTopic, (_t, payload, info) => {
+    if (!info.retain && catchingUp && payload.toString('utf8') === catchingUp.mark) caughtUp('the broker handed over what it held');
+  });
+  const holdQueued = (x: HaObject, line: HaLine, want: 0 | 1, topic: string) => {
+    const c = catchingUp!;
+    c.held++;
+    const away = c.awayMs === undefined ? 'since before this gateway started' : `for ${Math.round(c.awayMs / 1000)} s`;
+    const detail = `the command ${levelPayload(want)} for ${line.name} waited at the broker while the gateway was away (${away}), so it may be older than tools.physicalMaxAgeSeconds (${o.physicalMaxAgeSeconds} s); not run`;
+    log.warn(`home assistant: ${detail} (${topic}); switch it again in Home Assistant if still wanted`);
+    const call = line.setCall!(want);
+    try {
+      insertAudit(o.db, {
+        at: now(), sessionKey: HA_CONTEXT.sessionKey, channel: HA_CONTEXT.channel, chatId: HA_CONTEXT.chatId, caller: HA_CONTEXT.caller,
+        tool: call.name, input: JSON.stringify(call.input), outcome: 'denied', rule: 'tools.physicalMaxAgeSeconds', detail, durationMs: 0, outputBytes: 0,
+      });
+    } catch (err) {
+      log.warn(`home assistant: cannot record the command not run: ${errorMessage(err)}`);
+    }
+    // Home Assistant shows the switch as commanded until it hears the real state.
+    enqueue(x.objectId, () => publishLine(x, line));
+  };
+
   const stops: (() => void)[] = [];
   // Registered synchronously, before the broker can hand over queued messages (connection.ts). Never
   // unsubscribed: stopping is the gateway's shutdown, and the broker's persistent session must keep
@@ -236,6 +294,7 @@ export function startHomeAssistant(o: HomeAssistantOptions): () => void {
       log.warn(`home assistant: the command for ${line.name} on ${topic} is ${JSON.stringify(text.slice(0, 40))}, not ON or OFF (1/0, on/off, true/false also do); nothing run`);
       return;
     }
+    if (catchingUp) return holdQueued(x, line, want, topic);
     enqueue(x.objectId, () => command(x, line, want));
   });
   // Commands to one switch run one after another, in the order they came.
@@ -263,7 +322,11 @@ export function startHomeAssistant(o: HomeAssistantOptions): () => void {
   link.subscribe(`${ctx.discoveryPrefix}/status`, (_t, payload, info) => {
     if (!stopped && !info.retain && payload.toString('utf8').trim() === 'online') void publishStates(() => true);
   });
-  stops.push(link.onConnect(onConnect));
+  stops.push(link.onConnect((info) => {
+    onConnectCatchUp(info);
+    onConnect();
+  }));
+  stops.push(() => caughtUp('stopping'));
   if (link.connected()) onConnect();
 
   const lastTurnObject = objects.find((x) => x.source.kind === 'last_turn');

@@ -2,10 +2,11 @@
 // the fleet server on the callee that runs exposed tools through its own governed registry.
 //
 // Protocol (version 1; the message shapes and the signature are in fleet-sign.ts):
-//   caller → <base>/<callee>/fleet/req  QoS 1  {v, id, from, to, tool, input, at, exp, sig}
+//   caller → <base>/<callee>/fleet/req  QoS 1  {v, id, from, to, tool, input, at, exp, rcv?, sig}
 //   callee → <base>/<caller>/fleet/res  QoS 1  {v, id, from, to, ok, code?, content, isError, at, sig?}
 // `id` is a random UUID that correlates the answer; `at` is the sender's clock and `exp` the moment
-// the caller stops waiting (at + mqtt.fleet.timeoutMs).
+// the caller stops waiting (at + mqtt.fleet.timeoutMs); `rcv`, when the turn answers a message, when
+// that message was received: the callee holds physical tools to tools.physicalMaxAgeSeconds by it.
 //
 // Keys: a caller signs with its own mqtt.fleet.key. The callee verifies with its own mqtt.fleet.key
 // when mqtt.fleet.callers is empty (a shared-key fleet), else with the key listed for the calling
@@ -138,7 +139,10 @@ export function remoteTool(o: RemoteToolOptions): RemoteTool {
     }
     if (!started) return { content: 'remote_tool: the fleet is not started yet; try again in a moment', isError: true };
     const at = now();
-    const req = signRequest(fleet.key, { v: 1, id: randomUUID(), from: o.nodeId, to: node, tool, input, at, exp: at + fleet.timeoutMs });
+    // The age of the message behind the call goes along, signed: a late turn here must not act
+    // physically there when it could not here (tools.physicalMaxAgeSeconds on the callee).
+    const rcv = ctx.receivedAt;
+    const req = signRequest(fleet.key, { v: 1, id: randomUUID(), from: o.nodeId, to: node, tool, input, at, exp: at + fleet.timeoutMs, ...(rcv !== undefined ? { rcv } : {}) });
     const signal = ctx.signal;
     // One settle for every way the call can end (answer, timeout, abort, failed publish): the first wins.
     const outcome = await new Promise<Outcome>((resolve) => {
@@ -323,7 +327,11 @@ export function startFleetServer(o: FleetServerOptions): () => void {
   }
 
   async function run(r: FleetRequest, key: string): Promise<void> {
-    const ctx: ToolContext = { sessionKey: `fleet:${r.from}`, channel: 'fleet', chatId: r.from, caller: r.from, signal: stopping.signal };
+    // The message's receipt as the caller signed it, never after the call itself (a call from a
+    // caller that does not send it counts from its own time): the registry then refuses a physical
+    // tool for a message older than tools.physicalMaxAgeSeconds, as for a local turn, and says why.
+    const receivedAt = Math.min(r.rcv ?? r.at, r.at);
+    const ctx: ToolContext = { sessionKey: `fleet:${r.from}`, channel: 'fleet', chatId: r.from, caller: r.from, receivedAt, signal: stopping.signal };
     let result: ToolResult;
     try {
       result = await o.runTool({ name: r.tool, input: r.input }, ctx);

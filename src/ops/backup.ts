@@ -17,7 +17,7 @@ import {
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { loadConfig, unreadableSecrets, type UnreadableSecret } from '../config/index.js';
 import { parseConfigText } from '../config/parse.js';
-import { encryptClearSecrets } from '../config/write.js';
+import { clearSecrets, encryptClearSecrets } from '../config/write.js';
 import { ConfigError, PinclawError, errorMessage } from '../errors.js';
 import { ensureWritableDir, writeFileAtomic } from '../fsutil.js';
 import type { Paths } from '../paths.js';
@@ -676,9 +676,33 @@ async function restoreHoldingLock(paths: Paths, file: string, opts: RestoreOptio
   }
   rmSync(tmp, { recursive: true, force: true });
 
-  // 4. Whether the config's encrypted values can be read with the key this home has now: which
-  // keys cannot, and what that stops.
   const notes: string[] = [];
+  // 4. A backup from before every secret was encrypted holds some in clear: encrypted now with the
+  // key this home has. Without one none is made here: the owner may still copy the old home's key
+  // in for the values that are encrypted, and a new key would leave these unreadable then.
+  if (has('config.json') && existsSync(parts.config)) {
+    try {
+      const raw = parseConfigText(readFileSync(parts.config, 'utf8'), parts.config);
+      const clear = clearSecrets(raw);
+      const list = `${clear.length} secret${clear.length === 1 ? '' : 's'}`;
+      if (clear.length && existsSync(parts.secretKey)) {
+        encryptClearSecrets(raw, parts.secretKey);
+        writeFileAtomic(parts.config, JSON.stringify(raw, null, 2) + '\n', 0o600);
+        notes.push(`the backup held ${list} in clear (it is older than encrypted secrets): ${clear.join(', ')}; now encrypted with ${parts.secretKey}`);
+      } else if (clear.length) {
+        notes.push(
+          `the restored config holds ${list} in clear (the backup is older than encrypted secrets): ${clear.join(', ')}; this home has no ${parts.secretKey} to encrypt them with. ` +
+            `Copy the secret.key of the home the backup came from to ${parts.secretKey} (chmod 600) if its other values are encrypted, then run any config write (e.g. pinclaw config set gateway.port <its value>): it encrypts them, making a key if there is none`,
+        );
+      }
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      notes.push(`the restored config cannot be read (${err.message.split('\n')[0]}), so secrets it may hold in clear were not encrypted; fix it, then any config write encrypts them`);
+    }
+  }
+
+  // 5. Whether the config's encrypted values can be read with the key this home has now: which
+  // keys cannot, and what that stops.
   if (has('config.json') && existsSync(parts.config) && ENCRYPTED_VALUE.test(readFileSync(parts.config, 'utf8'))) {
     let lost: readonly UnreadableSecret[] = [];
     try {

@@ -43,6 +43,7 @@ const COUNTERS: [CounterName, string][] = [
   ['deliveries', 'replies and notices handed to a channel (sent) or refused by it (failed)'],
   ['triggers', 'messages the hardware, camera, scheduler or MQTT triggers queued'],
   ['fleet_refused', 'remote tool calls this node refused before any tool ran, by code (bad-signature, replay, ...); beyond 10 a minute they are counted here and summed up in one audit row'],
+  ['maixcam_refused', 'connections to the MaixCam listener closed on arrival (full: the connection cap reached by cameras) or to make room (evicted: the oldest one that had not said hello)'],
 ];
 
 export interface LiveFigures {

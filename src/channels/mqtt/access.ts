@@ -6,6 +6,7 @@
 // which the owner approves with `pinclaw pairing approve CODE`, as a stranger on Telegram does.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../../errors.js';
+import { MQTT_SESSION_NAME, MQTT_SESSION_RULE, reservedMqttSession } from '../../mqtt-session-name.js';
 import type { Db } from '../../store/db.js';
 import { claimPrompt, isPaired, pendingPairings, requestPairing, type Pairing } from '../../store/pairing.js';
 
@@ -21,6 +22,8 @@ export const MAX_PENDING_MQTT_PAIRINGS = 16;
 export interface AllowedSender {
   name?: string;
   token?: string;
+  /** the sessions this sender may talk in (absent: any session no entry lists and without rights of its own) */
+  sessions?: string[];
 }
 
 export type Admission =
@@ -40,6 +43,12 @@ export function checkAllowFrom(list: readonly AllowedSender[]): void {
     if (!e.token || e.token.length < MIN_TOKEN_CHARS) {
       throw new ConfigError(`${at}.token: required, at least ${MIN_TOKEN_CHARS} characters (make one with: openssl rand -hex 16)`);
     }
+    e.sessions?.forEach((name, j) => {
+      if (!MQTT_SESSION_NAME.test(name)) throw new ConfigError(`${at}.sessions[${j}]: ${JSON.stringify(name)} must be ${MQTT_SESSION_RULE}`);
+      const reserved = reservedMqttSession(name);
+      if (reserved) throw new ConfigError(`${at}.sessions[${j}]: ${reserved}`);
+    });
+    if (e.sessions && !e.sessions.length) throw new ConfigError(`${at}.sessions: empty, so ${e.name} could talk nowhere; list its sessions or remove the key to let it use any open session`);
   });
 }
 
@@ -83,4 +92,28 @@ export function admit(db: Db, allowFrom: readonly AllowedSender[], from: unknown
     pairing,
     error: `sender ${from} is not in mqtt.chat.allowFrom. To let it in, the owner runs on the gateway's machine: pinclaw pairing approve ${pairing.code} (the code is good for an hour; later messages must carry the same token)`,
   };
+}
+
+/**
+ * Whether an admitted sender may talk in this session, or why not. Any sender may name any session,
+ * so a session is tied to senders: one listed in an allowFrom entry's `sessions` belongs to the
+ * entries that list it, an entry with `sessions` talks only there, and a session with rights of its
+ * own (`withRights`: mqtt:NAME in tools.controlChats or a tools.overrides chat) needs such a listing:
+ * otherwise whoever was admitted for "kitchen" could write to "owner-room" and act with its rights.
+ */
+export function sessionRefusal(allowFrom: readonly AllowedSender[], sender: string, rule: 'mqtt.chat.allowFrom' | 'pairing', session: string, withRights: ReadonlySet<string>): string | undefined {
+  const index = rule === 'mqtt.chat.allowFrom' ? allowFrom.findIndex((e) => e.name === sender) : -1;
+  const own = index >= 0 ? allowFrom[index]?.sessions : undefined;
+  if (own) {
+    if (own.includes(session)) return undefined;
+    return `sender ${sender} may talk only in ${own.map((x) => JSON.stringify(x)).join(', ')} (mqtt.chat.allowFrom[${index}].sessions), not in ${JSON.stringify(session)}; the owner adds it there to allow it`;
+  }
+  const where = index >= 0 ? `mqtt.chat.allowFrom[${index}].sessions` : `a mqtt.chat.allowFrom entry's "sessions" (a paired sender has none: the owner lists ${sender} with a token in mqtt.chat.allowFrom)`;
+  if (allowFrom.some((e) => e.sessions?.includes(session))) {
+    return `the session ${JSON.stringify(session)} belongs to the senders whose mqtt.chat.allowFrom entry lists it; for ${sender} to talk there, the owner adds it to ${where}`;
+  }
+  if (withRights.has(session)) {
+    return `the session ${JSON.stringify(session)} has rights of its own (mqtt:${session} in tools.controlChats or a tools.overrides chat), so only a sender whose mqtt.chat.allowFrom entry lists it in "sessions" may talk there; for ${sender}, the owner adds it to ${where}`;
+  }
+  return undefined;
 }

@@ -11,7 +11,7 @@ import { MQTT_SESSION_NAME as SESSION, MQTT_SESSION_RULE, reservedMqttSession } 
 import type { Db } from '../../store/db.js';
 import { inboundById, type InboundRow, type NewInbound, type OutboundRow } from '../../store/queue.js';
 import { sql } from '../../store/statements.js';
-import { admit, checkAllowFrom } from './access.js';
+import { admit, checkAllowFrom, sessionRefusal } from './access.js';
 import type { MessageInfo, MqttLink, MqttSettings } from './connection.js';
 
 const MAX_ID_CHARS = 128;
@@ -163,9 +163,24 @@ export function checkChatSettings(chat: MqttSettings['chat']): void {
   checkAllowFrom(chat.allowFrom);
 }
 
-export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings }): MqttChat {
+/** What of tools.* gives a chat rights of its own. */
+export interface ChatRights {
+  controlChats: readonly string[];
+  overrides: readonly { channel?: string; chat?: string }[];
+}
+
+/** The MQTT sessions the tool settings give rights of their own: mqtt:NAME in tools.controlChats, a tools.overrides chat of channel mqtt. */
+export function mqttSessionsWithRights(tools: ChatRights): Set<string> {
+  const out = new Set<string>();
+  for (const c of tools.controlChats) if (c.startsWith('mqtt:')) out.add(c.slice('mqtt:'.length));
+  for (const x of tools.overrides) if (x.channel === 'mqtt' && x.chat !== undefined) out.add(x.chat);
+  return out;
+}
+
+export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings; tools: ChatRights }): MqttChat {
   const defaultSession = o.settings.chat.session;
   checkChatSettings(o.settings.chat);
+  const withRights = mqttSessionsWithRights(o.tools);
   const out = () => o.link().topic('chat/out');
 
   let minuteStart = 0;
@@ -198,6 +213,8 @@ export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: Mqtt
       if (who.pairing) log.info(`mqtt chat: sender ${who.pairing.label ?? '?'} asked to talk; pairing code ${who.pairing.code}`);
       return refuse(topic, { error: who.error, session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
     }
+    const notHere = sessionRefusal(o.settings.chat.allowFrom, who.sender, who.rule, p.session, withRights);
+    if (notHere) return refuse(topic, { error: notHere, session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });
     const sessionKey = `mqtt:${p.session}`;
     if (alreadyQueued(o.db, sessionKey, who.sender, p, info.dup)) {
       return log.info(`mqtt chat: a message to ${sessionKey}${p.id !== undefined ? ` with id ${JSON.stringify(p.id)}` : ''} arrived again; queued once`);

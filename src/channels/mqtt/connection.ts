@@ -22,6 +22,14 @@ export interface MessageInfo {
 
 export type MessageHandler = (topic: string, payload: Buffer, info: MessageInfo) => void;
 
+/** What a (re)connect tells its listeners: whether messages may have waited at the broker, and since when. */
+export interface ConnectInfo {
+  /** the broker resumed this node's session: QoS 1 messages that arrived while it was away come first */
+  sessionPresent: boolean;
+  /** how long this process was without the broker; undefined on its first connect (away for an unknown time) */
+  awayMs?: number;
+}
+
 export interface MqttLink {
   readonly nodeId: string;
   readonly baseTopic: string;
@@ -43,8 +51,8 @@ export interface MqttLink {
    * subscription, so messages sent while the gateway is down wait for it).
    */
   subscribe(filter: string, handler: MessageHandler): () => void;
-  /** Runs on every (re)connect, after the status and the subscriptions are in place. */
-  onConnect(listener: () => void): () => void;
+  /** Runs on every (re)connect, after the status and the subscriptions are in place, before any message of that connection is handled. */
+  onConnect(listener: (info: ConnectInfo) => void): () => void;
   /** 'up' on connect, 'down' with the reason when lost or refused. */
   onState(listener: (state: 'up' | 'down', detail: string) => void): () => void;
   /** Publishes the retained `offline` status and disconnects; idempotent. */
@@ -221,7 +229,9 @@ export function openMqttLink(o: OpenOptions): MqttLink {
   });
 
   const subs: { filter: string; handler: MessageHandler }[] = [];
-  const connectListeners = new Set<() => void>();
+  const connectListeners = new Set<(info: ConnectInfo) => void>();
+  /** when the link last lost the broker (this process) */
+  let downAt: number | undefined;
   const stateListeners = new Set<(state: 'up' | 'down', detail: string) => void>();
   let up = false;
   let closing = false;
@@ -270,9 +280,10 @@ export function openMqttLink(o: OpenOptions): MqttLink {
     // carry the retain flag, and every handler ignores those.
     subscribeAll([...new Set(subs.map((x) => x.filter))]);
     setState('up', `connected to ${url}`);
+    const info: ConnectInfo = { sessionPresent: connack.sessionPresent === true, ...(downAt !== undefined ? { awayMs: Date.now() - downAt } : {}) };
     for (const l of connectListeners) {
       try {
-        l();
+        l(info);
       } catch (err) {
         log.warn(`mqtt: a connect listener failed: ${errorMessage(err)}`);
       }
@@ -285,13 +296,14 @@ export function openMqttLink(o: OpenOptions): MqttLink {
       log.error(`mqtt: ${why}; trying again, waiting up to ${Math.round(s.reconnect.maxMs / 1000)} s between attempts`);
       lastProblem = why;
     }
-    if (up) setState('down', why);
-    else setState('down', why);
+    if (up) downAt = Date.now();
+    setState('down', why);
     up = false;
   };
   client.on('error', (err) => lost(`${url}: ${errorMessage(err)}`));
   client.on('close', () => {
     if (up) lost(`lost the connection to ${url}`);
+    if (up) downAt = Date.now();
     up = false;
     // The doubling wait: each attempt that does not end in a connect waits twice as long.
     client.options.reconnectPeriod = wait;

@@ -17,7 +17,7 @@ import { remoteTool, startFleetServer } from '../../fleet/remote.js';
 import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
 import { routeSession } from '../../hardware/triggers/runner.js';
 import { legacyChatNames } from '../../tools/policy.js';
-import { checkChatSettings, createMqttChat } from './chat.js';
+import { checkChatSettings, createMqttChat, mqttSessionsWithRights } from './chat.js';
 import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
 
 export interface MqttRuntime {
@@ -56,11 +56,18 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
   };
   // An old internal chat name in the tool settings keeps its meaning; the owner is told to rename it.
   for (const note of legacyChatNames(o.config.tools)) log.warn(`config: ${note}`);
-  const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings }) : undefined;
+  const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings, tools: o.config.tools }) : undefined;
   // The chat was on by default before it checked senders: an owner who relied on it learns here why
   // chat/in went quiet, and how to turn it back on safely.
   if (!chat) log.info('mqtt: the MQTT chat is off (it answers only named senders now and is off until turned on): pinclaw config set mqtt.chat.enabled true, and name each sender with a token in mqtt.chat.allowFrom or approve it with pinclaw pairing approve CODE (docs/mqtt.md)');
   else if (!settings.chat.allowFrom.length) log.info('mqtt: the MQTT chat is on with an empty mqtt.chat.allowFrom: each sender needs the owner\'s pinclaw pairing approve CODE first (docs/mqtt.md)');
+  if (chat) {
+    // A session with rights that no sender lists is closed to everyone: said once, with the way in.
+    const listed = new Set(settings.chat.allowFrom.flatMap((e) => e.sessions ?? []));
+    for (const name of mqttSessionsWithRights(o.config.tools)) {
+      if (!listed.has(name)) log.info(`mqtt: the session ${name} has rights of its own (tools.controlChats or tools.overrides) and no mqtt.chat.allowFrom entry lists it in "sessions", so no sender may talk there (docs/mqtt.md)`);
+    }
+  }
   const remote = remoteTool({ link: linkNow, nodeId, settings });
   const stops: (() => void)[] = [];
   return {
@@ -87,7 +94,7 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
       const redact = createRedactor(secretValues(o.config, process.env));
       stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx) }));
       if (settings.homeAssistant.enabled) {
-        stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, runTool: (call, ctx) => s.tools.run(call, ctx) }));
+        stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, physicalMaxAgeSeconds: o.config.tools.physicalMaxAgeSeconds, runTool: (call, ctx) => s.tools.run(call, ctx) }));
       }
     },
     async close() {

@@ -12,6 +12,7 @@ import type { Db } from '../../store/db.js';
 import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
 import { addressedText, isAllowed, type BotIdentity } from './access.js';
 import type { TelegramApi } from './api.js';
+import type { Commit } from './poller.js';
 
 export interface InboundOptions {
   api: TelegramApi;
@@ -35,10 +36,27 @@ export const sessionKeyFor = (chatId: number | string) => `telegram:${chatId}`;
 
 const nothing = () => {};
 
-export function createInbound(o: InboundOptions): (update: Update) => Promise<() => void> {
+/** Updates whose sender was told the disk is full, so a refetched update does not tell them again. */
+const MAX_TOLD = 256;
+
+export function createInbound(o: InboundOptions): (update: Update) => Promise<Commit> {
   const reply = (chatId: number, text: string, key: string) =>
     // Durable like every reply: recorded now, delivered (and retried) by the conductor.
     o.conductor.send({ channel: 'telegram', chatId: String(chatId), text, idempotencyKey: key });
+
+  const toldDiskFull = new Set<number>();
+  /**
+   * The message cannot be saved: the sender hears it at once, straight through the Bot API (a
+   * durable reply would need the same full disk). The update is not confirmed (the poller keeps the
+   * offset), so Telegram hands it over again and it is taken once there is space.
+   */
+  const tellDiskFull = (chatId: number, updateId: number) => {
+    if (toldDiskFull.has(updateId)) return;
+    if (toldDiskFull.size >= MAX_TOLD) toldDiskFull.clear();
+    toldDiskFull.add(updateId);
+    o.api.sendMessage({ chat_id: chatId, text: 'I could not take your message: the disk of the machine I run on is full. My owner sees it in my log. I will read your message as soon as there is space again (Telegram keeps it for a day); you need not send it again.' })
+      .catch((err: unknown) => log.warn(`telegram: could not tell chat ${chatId} that the disk is full: ${errorMessage(err)}`));
+  };
 
   const allowed = (user: { id: number; username?: string }) => isAllowed(o.allowFrom, user) || isPaired(o.db, 'telegram', String(user.id));
 
@@ -105,7 +123,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<()
       file = { refusal: `I could not fetch your file (${errorMessage(err)}). Please send it again.` };
     }
     const body = [text, file.note].filter(Boolean).join('\n\n');
-    return () => {
+    const commit = () => {
       if (file.refusal) reply(chatId, file.refusal, `refused:${chatId}:${m.message_id}`);
       if (!body) return;
       if (body === '/start') {
@@ -121,5 +139,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<()
         meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type },
       });
     };
+    // The submit, or the commit of its transaction, can find the disk full: the poller calls this then.
+    return Object.assign(commit, { diskFull: () => tellDiskFull(chatId, update.update_id) });
   };
 }

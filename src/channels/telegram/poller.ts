@@ -7,10 +7,14 @@ import type { Update } from '@grammyjs/types';
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Db } from '../../store/db.js';
+import { DiskFullError, isDiskFull } from '../../store/disk.js';
 import { getState, setState } from '../../store/state.js';
 import { TelegramError, type TelegramApi } from './api.js';
 
 export const OFFSET_KEY = 'telegram.offset';
+
+/** An update's commit; `diskFull` tells its sender when it cannot be saved (a full disk). */
+export type Commit = (() => void) & { diskFull?: () => void };
 
 export interface PollerOptions {
   api: TelegramApi;
@@ -20,12 +24,15 @@ export interface PollerOptions {
    * Prepares an update (downloads its files) and returns the commit: a synchronous function run in
    * the transaction that stores the new offset, so the update's message and the offset are one write.
    */
-  prepare(update: Update): Promise<() => void>;
+  prepare(update: Update): Promise<Commit>;
   onStatus(state: 'up' | 'down', detail: string): void;
   signal: AbortSignal;
   /** waits, or ends early when the signal aborts */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
+
+/** How long polling pauses when an update cannot be saved because the disk is full. */
+export const DISK_FULL_WAIT_MS = 15_000;
 
 export function storedOffset(db: Db): number {
   return Number(getState(db, OFFSET_KEY) ?? 0);
@@ -57,6 +64,8 @@ export async function runPoller(o: PollerOptions): Promise<string | undefined> {
   let failures = 0;
   let up = false;
   let webhookCleared = false;
+  /** the disk was full at the last commit: said once until a commit works again */
+  let diskFull = false;
   const down = (detail: string) => {
     if (up || failures === 1) o.onStatus('down', detail);
     up = false;
@@ -102,7 +111,7 @@ export async function runPoller(o: PollerOptions): Promise<string | undefined> {
       if (o.signal.aborted) break;
       const next = update.update_id + 1;
       if (next <= storedOffset(o.db)) continue;
-      let commit: () => void;
+      let commit: Commit;
       try {
         commit = await o.prepare(update);
       } catch (err) {
@@ -115,9 +124,25 @@ export async function runPoller(o: PollerOptions): Promise<string | undefined> {
           commit();
           setState(o.db, OFFSET_KEY, String(next));
         })();
+        if (diskFull) log.info(`telegram: the disk has space again; update ${update.update_id} is saved`);
+        diskFull = false;
       } catch (err) {
+        if (err instanceof DiskFullError || isDiskFull(err)) {
+          // Not skipped: the offset stays, Telegram hands the update over again, and it is taken
+          // once there is space. The sender was told (inbound.ts); polling pauses meanwhile.
+          commit.diskFull?.();
+          if (!diskFull) log.error(`telegram: update ${update.update_id} cannot be saved: ${errorMessage(err)}; it is kept at Telegram (for up to a day) and taken once there is space, polling again every ${DISK_FULL_WAIT_MS / 1000} s`);
+          diskFull = true;
+          await sleep(DISK_FULL_WAIT_MS, o.signal);
+          break;
+        }
         log.error(`telegram: update ${update.update_id} could not be stored and is skipped: ${errorMessage(err)}`);
-        setState(o.db, OFFSET_KEY, String(next));
+        try {
+          setState(o.db, OFFSET_KEY, String(next));
+        } catch (again) {
+          // The loop goes on: the update comes again and is judged again.
+          log.error(`telegram: the offset after update ${update.update_id} could not be stored either: ${errorMessage(again)}`);
+        }
       }
     }
   }

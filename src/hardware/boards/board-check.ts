@@ -29,7 +29,29 @@ export function boardCheck(paths: Pick<Paths, 'home' | 'config'>, config: Pincla
   const choice = chooseBoard(registry, config?.board.profile, detection);
   let state: BoardCheck['state'] = 'ok';
   const parts: string[] = [choice.detail];
-  if (choice.how === 'unknown') state = 'fail';
+  /** what the owner can do about each problem found, said after them */
+  const fixes = new Set<string>();
+  const detected = detection.sbc?.profile.profile;
+  const setProfile = (id: string) => `pinclaw config set board.profile ${id}`;
+  const WHICH = '`pinclaw board detect` says which board this is, `pinclaw board list` shows the profiles';
+  if (choice.how === 'unknown') {
+    state = 'fail';
+    const near = /did you mean '([^']+)'/.exec(choice.detail)?.[1];
+    fixes.add(detected
+      ? `${setProfile(detected.id)} (detection says this is a ${detected.name}), or delete board.profile from ${paths.config} to use detection`
+      : `${setProfile(near ?? 'ID')} with the profile of this machine (${WHICH}), or delete board.profile from ${paths.config}`);
+  }
+  /** The chosen profile's chips are not all there: the wrong profile, or a driver not loaded. */
+  const wrongChips = () => {
+    const name = choice.loaded?.profile.name ?? 'this board';
+    if (choice.how === 'configured') {
+      fixes.add(detected && detected.id !== choice.loaded?.profile.id
+        ? `${setProfile(detected.id)} (detection says this is a ${detected.name}), or delete board.profile from ${paths.config} to use detection`
+        : `if this is not a ${name}, ${setProfile('ID')} with this machine's profile (${WHICH}); if it is, its GPIO driver is not loaded (check the kernel and its device tree)`);
+    } else {
+      fixes.add(`the ${name}'s GPIO driver is not loaded (check the kernel and its device tree); if detection chose the wrong board, ${setProfile('ID')} (${WHICH})`);
+    }
+  };
 
   // The chip check applies to the chosen profile, detected or configured.
   for (const c of choice.loaded?.profile.gpio.chips ?? []) {
@@ -37,9 +59,11 @@ export function boardCheck(paths: Pick<Paths, 'home' | 'config'>, config: Pincla
     if (!found) {
       parts.push(`no gpiochip labelled ${c.label}: the GPIO tools cannot reach this board's lines`);
       state = state === 'fail' ? state : 'warn';
+      wrongChips();
     } else if (found.lines !== null && found.lines !== c.lines) {
       parts.push(`${found.name} ${c.label} has ${found.lines} lines, the profile says ${c.lines}`);
       state = state === 'fail' ? state : 'warn';
+      wrongChips();
     }
   }
   parts.push(chipsText(detection));
@@ -59,17 +83,21 @@ export function boardCheck(paths: Pick<Paths, 'home' | 'config'>, config: Pincla
   for (const s of registry.skipped) {
     parts.push(`skipped ${s.file}: ${s.errors.length} error${s.errors.length === 1 ? '' : 's'} (pinclaw board list shows them)`);
     state = state === 'fail' ? state : 'warn';
+    fixes.add(`correct or remove the skipped profile files (pinclaw board list names each error with its JSON path)`);
   }
   for (const p of registry.problems) {
     parts.push(p);
     state = state === 'fail' ? state : 'warn';
+    fixes.add(`correct the profiles named (pinclaw board list, pinclaw board show NAME)`);
   }
   if (config) {
     const issues = boardConfigIssues(config, registry, choice.loaded?.profile).filter((i) => !(choice.how === 'unknown' && i.path === 'board.profile'));
     if (issues.length) {
       parts.push(formatIssues(issues).split('\n').join('; '));
       state = 'fail';
+      fixes.add(`correct the keys named (pinclaw config set KEY VALUE; pinclaw config validate lists every problem)`);
     }
   }
+  if (fixes.size) parts.push(`fix: ${[...fixes].join('; ')}`);
   return { name: 'board', state, detail: parts.join('; ') };
 }

@@ -6,12 +6,21 @@
 // lines is disconnected; one camera's failure never touches another's.
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
+import { count } from '../../counters.js';
 import { log as defaultLog } from '../../log.js';
 
 export const MAX_LINE = 64 * 1024;
 const HELLO_TIMEOUT_MS = 5000;
 const MAX_BAD_LINES = 10;
 const MAX_CAMERAS = 16;
+/**
+ * Sockets held at once, said hello or not. Each is a descriptor and buffers, and anyone who can
+ * reach the port can open them (a connection without hello lives up to the hello timeout), so a
+ * flood could otherwise take the descriptors the gateway needs (src/channels/http/connections.ts).
+ */
+export const MAX_CONNECTIONS = 2 * MAX_CAMERAS;
+/** Refusals are logged at most this often (a flood must not flood the log too). */
+const LOG_EVERY_MS = 60_000;
 
 export interface Detection {
   camera: string;
@@ -40,6 +49,17 @@ export interface MaixcamServerOptions {
   now?: () => number;
   /** how long a connection may take to say hello; default 5 s */
   helloTimeoutMs?: number;
+  /** sockets held at once; default MAX_CONNECTIONS */
+  maxConnections?: number;
+}
+
+export interface MaixcamConnections {
+  open: number;
+  max: number;
+  /** closed on arrival since start: the cap reached by cameras that said hello */
+  refused: number;
+  /** connections that had not said hello, closed to let a newer one in, since start */
+  evicted: number;
 }
 
 export interface MaixcamServer {
@@ -47,6 +67,7 @@ export interface MaixcamServer {
   readonly port: number;
   /** names of the connected, authenticated cameras */
   cameras(): string[];
+  connections(): MaixcamConnections;
   /** Sends a command to a camera and waits for its result. */
   command(camera: string | undefined, command: string, args: unknown, timeoutMs: number): Promise<CommandResult>;
   close(): Promise<void>;
@@ -83,13 +104,59 @@ export function startMaixcamServer(o: MaixcamServerOptions): Promise<MaixcamServ
   const now = o.now ?? Date.now;
   const cameras = new Map<string, Camera>();
   let nextId = 1;
+  const max = o.maxConnections ?? MAX_CONNECTIONS;
+  /** every socket held, in the order they came; true once it said hello */
+  const open = new Map<Socket, boolean>();
+  const tally = { refused: 0, evicted: 0 };
+  let loggedAt = -Infinity;
+  let untold = 0;
+  /** The first refusal is logged, then at most one line a minute with how many. */
+  const noteRefused = (why: string) => {
+    untold++;
+    const t = now();
+    if (t - loggedAt < LOG_EVERY_MS) return;
+    log.warn(`maixcam: closed ${untold} new connection${untold === 1 ? '' : 's'}${loggedAt === -Infinity ? '' : ' in the last minute'}, the last because ${why}; /metrics counts them (pinclaw_maixcam_refused_total)`);
+    loggedAt = t;
+    untold = 0;
+  };
+
+  /**
+   * Room for one more socket, or why not. When full, the oldest socket that has not said hello goes
+   * (it holds a place a real camera needs, and lives for the hello timeout anyway); only cameras
+   * that said hello fill the listener for good.
+   */
+  const admit = (): string | undefined => {
+    if (open.size < max) return undefined;
+    for (const [s, hello] of open) {
+      if (hello) continue;
+      open.delete(s);
+      s.destroy();
+      tally.evicted++;
+      count('maixcam_refused', { reason: 'evicted' });
+      noteRefused(`${max} connections were open (hardware.maixcam): the oldest without a hello made room`);
+      return undefined;
+    }
+    tally.refused++;
+    count('maixcam_refused', { reason: 'full' });
+    const why = `${max} connections are open, all cameras that said hello`;
+    noteRefused(why);
+    return why;
+  };
 
   const server: Server = createServer((socket) => {
+    const full = admit();
+    if (full) {
+      socket.on('error', () => {});
+      send(socket, { type: 'error', error: `too many connections (${full})` });
+      socket.destroy();
+      return;
+    }
     if (cameras.size >= MAX_CAMERAS) {
       send(socket, { type: 'error', error: `too many cameras (${MAX_CAMERAS})` });
       socket.end();
       return;
     }
+    open.set(socket, false);
     socket.setNoDelay(true);
     let camera: Camera | undefined;
     let buffered = '';
@@ -130,6 +197,7 @@ export function startMaixcamServer(o: MaixcamServerOptions): Promise<MaixcamServ
         cameras.get(name)?.socket.destroy();
         camera = { name, socket, pending: new Map() };
         cameras.set(name, camera);
+        if (open.has(socket)) open.set(socket, true);
         log.info(`maixcam ${name} connected from ${peer}`);
         send(socket, { type: 'welcome' });
         return;
@@ -172,6 +240,7 @@ export function startMaixcamServer(o: MaixcamServerOptions): Promise<MaixcamServ
     socket.on('error', () => {});
     socket.on('close', () => {
       clearTimeout(helloTimer);
+      open.delete(socket);
       if (!camera) return;
       for (const done of camera.pending.values()) done({ ok: false, error: 'the camera disconnected' });
       if (cameras.get(camera.name) === camera) cameras.delete(camera.name);
@@ -188,6 +257,7 @@ export function startMaixcamServer(o: MaixcamServerOptions): Promise<MaixcamServ
       resolve({
         port,
         cameras: () => [...cameras.keys()],
+        connections: () => ({ open: open.size, max, ...tally }),
         command(name, command, args, timeoutMs) {
           const cam = name ? cameras.get(name) : cameras.size === 1 ? [...cameras.values()][0] : undefined;
           if (!cam) {
@@ -209,7 +279,7 @@ export function startMaixcamServer(o: MaixcamServerOptions): Promise<MaixcamServ
         },
         close: () =>
           new Promise<void>((done) => {
-            for (const c of cameras.values()) c.socket.destroy();
+            for (const s of open.keys()) s.destroy();
             server.close(() => done());
           }),
       });

@@ -8,7 +8,8 @@ import { errorMessage } from '../../errors.js';
 import { log as defaultLog } from '../../log.js';
 import type { BoardRegistry } from '../boards/registry.js';
 import type { BoardProfile } from '../boards/schema.js';
-import { openSerialDevice, type SerialDevice } from '../serial/index.js';
+import { existsSync } from 'node:fs';
+import { openSerialDevice, SerialError, type SerialDevice } from '../serial/index.js';
 import { createMcuClient, type McuClient } from './client.js';
 import type { HelloInfo, McuEvent } from './messages.js';
 import type { McuDeviceHandle } from './tools.js';
@@ -17,6 +18,7 @@ export type DeviceConfig = PinclawConfig['hardware']['devices'][number];
 
 export interface ManagedDevice extends McuDeviceHandle {
   kind: 'mcu' | 'raw';
+  away(): string | undefined;
   whenReady(ms: number): Promise<void>;
   serial(): SerialDevice | undefined;
   /** bytes received since the last serial_read (raw devices), capped */
@@ -59,6 +61,8 @@ export async function startMcuDevices(o: McuDevicesOptions): Promise<{ devices: 
     const receivedListeners = new Set<() => void>();
     const readyWaiters = new Set<() => void>();
     let generation = 0;
+    /** why the last open failed or the link ended, until it opens again */
+    let failure: Error | undefined;
     const ready = () => readyWaiters.forEach((w) => w());
 
     const greet = async (gen: number) => {
@@ -93,6 +97,8 @@ export async function startMcuDevices(o: McuDevicesOptions): Promise<{ devices: 
         onState: (c) => {
           generation++;
           hello = undefined;
+          if (c.state === 'open') failure = undefined;
+          else if (c.error) failure = c.error;
           if (c.state === 'open') {
             state = cfg.kind === 'raw' ? 'open' : 'open, waiting for hello';
             if (cfg.kind === 'raw') ready();
@@ -106,6 +112,21 @@ export async function startMcuDevices(o: McuDevicesOptions): Promise<{ devices: 
       state = `cannot open: ${errorMessage(err)}`;
       log.warn(`hardware.devices ${name}: ${state}`);
     }
+    /**
+     * Away: what no wait cures, as opposed to a board resetting or a socket:// server restarting
+     * (a call then waits for it). A device file that is missing now, access to it denied since the
+     * last attempt, or a port that will not be tried again. Looked at on each ask, so the tool is
+     * available again the moment the file is back.
+     */
+    const away = (): string | undefined => {
+      if (!serial) return state;
+      if (serial.state === 'open') return undefined;
+      if (serial.state === 'closed') return `${port}: ${failure?.message ?? 'closed'}`;
+      if (!(failure instanceof SerialError)) return undefined;
+      if (failure.kind === 'not-found' && serial.address.kind === 'device' && !existsSync(serial.address.path)) return failure.message;
+      if (failure.kind === 'permission') return failure.message;
+      return undefined;
+    };
     if (serial && cfg.kind === 'mcu') {
       client = createMcuClient(serial, { device: name, timeoutMs: cfg.timeoutMs, onEvent: (e) => o.onEvent?.(name, e) });
       if (serial.state === 'open') {
@@ -118,6 +139,7 @@ export async function startMcuDevices(o: McuDevicesOptions): Promise<{ devices: 
       port,
       kind: cfg.kind,
       state: () => state,
+      away,
       client: () => (hello ? client : undefined),
       hello: () => hello,
       profile: () => profile,

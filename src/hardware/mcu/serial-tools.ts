@@ -4,6 +4,7 @@
 import type { Tool, ToolResult } from '../../tools/types.js';
 import { describePorts, listSerialPorts } from '../serial/index.js';
 import type { ManagedDevice } from './devices.js';
+import { allAway } from './tools.js';
 
 const MAX_WRITE = 4096;
 
@@ -20,6 +21,12 @@ function shown(b: Buffer): string {
 export function serialTools(devices: () => ManagedDevice[]): Tool[] {
   const find = (name: string) => devices().find((d) => d.name === name);
   const unknown = (name: string) => err(`no device '${name}' (configured: ${devices().map((d) => d.name).join(', ') || 'none'}; hardware.devices)`);
+  // The raw devices: listed unavailable, with each one's reason, while all of them are away.
+  const rawAway = () => allAway(devices().filter((d) => d.kind === 'raw'));
+  const awayError = (tool: string, d: ManagedDevice) => {
+    const why = d.away();
+    return why === undefined ? undefined : err(`${tool}: ${d.name} is unavailable: ${why}`);
+  };
 
   const list: Tool = {
     name: 'serial_list',
@@ -48,11 +55,14 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
     },
     sequential: true,
     physical: true,
+    unavailable: rawAway,
     async execute(input) {
       const { device, data, encoding = 'utf8' } = input as { device: string; data: string; encoding?: 'utf8' | 'hex' | 'base64' };
       const d = find(device);
       if (!d) return unknown(device);
       if (d.kind !== 'raw') return err(`${device} speaks the MCU protocol: use mcu_call (serial_write is for raw devices)`);
+      const away = awayError('serial_write', d);
+      if (away) return away;
       const s = d.serial();
       if (!s) return err(`${device} (${d.port}): ${d.state()}`);
       let bytes: Buffer;
@@ -85,11 +95,14 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
       additionalProperties: false,
     },
     sequential: true,
+    unavailable: rawAway,
     async execute(input, ctx) {
       const { device, until, timeoutMs } = input as { device: string; until?: string; timeoutMs: number };
       const d = find(device);
       if (!d) return unknown(device);
       if (d.kind !== 'raw') return err(`${device} speaks the MCU protocol: use mcu_call (serial_read is for raw devices)`);
+      const away = awayError('serial_read', d);
+      if (away) return away;
       let got = Buffer.alloc(0);
       const marker = until === undefined ? undefined : Buffer.from(until, 'utf8');
       await new Promise<void>((resolve) => {

@@ -20,6 +20,26 @@ export interface McuDeviceHandle {
   profile(): BoardProfile | undefined;
   /** Waits up to ms for the link and the firmware's hello (a CLI call right after the port opened). */
   whenReady?(ms: number): Promise<void>;
+  /**
+   * Why the device cannot be used now and waiting will not help (its device file is missing, access
+   * is denied), with the fix; undefined while it is there or coming back (a call then waits).
+   */
+  away?(): string | undefined;
+}
+
+/**
+ * Why a tool of these devices cannot run at all now: every one of them is away. One device there is
+ * enough to keep the tool listed; a call on an away one answers its reason (deviceAway).
+ */
+export function allAway(devices: readonly McuDeviceHandle[]): string | undefined {
+  if (!devices.length) return undefined;
+  const reasons: string[] = [];
+  for (const d of devices) {
+    const why = d.away?.();
+    if (why === undefined) return undefined;
+    reasons.push(why);
+  }
+  return reasons.join('; ');
 }
 
 export interface McuToolDeps {
@@ -85,10 +105,14 @@ export function mcuTools(d: McuToolDeps): Tool[] {
     },
     sequential: true,
     physical: true,
+    unavailable: () => allAway(d.devices().filter((x) => x.kind !== 'raw')),
     async execute(input) {
       const { device, command, args = {} } = input as { device: string; command: Command; args?: Record<string, unknown> };
       const dev = find(d, device);
       if (typeof dev === 'string') return err(dev);
+      // Unavailable rather than "not connected": no wait would help, and the owner needs the fix.
+      const away = dev.away?.();
+      if (away !== undefined) return err(`mcu_call: ${dev.name} is unavailable: ${away}`);
       await dev.whenReady?.(READY_WAIT_MS);
       const client = dev.client();
       if (!client) return err(`${dev.name} (${dev.port}) is not connected: ${dev.state()}`);

@@ -86,7 +86,12 @@ t.test('idempotent: the same answers leave config.json byte-identical; others ch
 t.test('flags are checked first, each error naming its flag; nothing is written', async (t) => {
   const h = home();
   const cases: [string[], RegExp][] = [
-    [['--provider', 'antropic'], /--provider: unknown provider 'antropic'; known: anthropic, openai, openai-compatible/],
+    [['--provider', 'antropic'], /--provider: unknown provider 'antropic' \(did you mean 'anthropic'\?\); known: anthropic, openai, openai-compatible/],
+    [['--board', 'arduino-uno'], /--board: 'arduino-uno' is a mcu board, not one pinclaw runs on: it goes in hardware\.devices/],
+    [['--timezone', 'Europe/Berln'], /--timezone: unknown time zone 'Europe\/Berln' \(did you mean 'Europe\/Berlin'\?\)/],
+    [['--dashboard-lan', 'maybe'], /--dashboard-lan: expected yes or no, got 'maybe'/],
+    [['--owner-chat', '@alice'], /--owner-chat: expected your Telegram chat id \(digits, as telegram:12345 or 12345\), got '@alice'/],
+    [['--owner-chat', '42'], /--owner-chat: owner\.notify telegram:… needs the Telegram bot: give --telegram-token too/],
     [['--board', 'rpi4'], /--board: unknown board profile 'rpi4' \(did you mean 'rpi-4b'\?\); or auto/],
     [['--telegram-token', 'not-a-token'], /--telegram-token: not a bot token: expected the form 123456789:AAH…/],
     [['--telegram-allow', '42,bad name'], /--telegram-allow: not a Telegram user id or @username: 'bad name'/],
@@ -138,25 +143,26 @@ t.test('the questions with injected answers: defaults, answers asked again, the 
   const dir = tempDir();
   const paths = resolvePaths({ home: dir });
   const ctx = (raw: Record<string, unknown>): AskContext => ({ current: currentSetup(raw), env: {}, registry: () => loadBoardRegistry({}), flags: {}, serviceDefault: 'none', configFile: paths.config });
-  const p = scripted(['openai-compatible', 'localhost', '', '', 'llama 3', 'llama3.2', '', 'rpi4', 'rpi-4b', 'maybe', '']);
+  const p = scripted(['openai-compatible', 'localhost', '', '', 'llama 3', 'llama3.2', '', 'Europe/Berln', 'Europe/Berlin', 'maybe', '', 'rpi4', 'arduino-uno', 'rpi-4b', 'maybe', '']);
   const answers = await askAnswers(p, ctx({}));
-  t.same(answers, { provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', board: 'rpi-4b', service: 'none' });
-  t.match(p.asked, [/^Model provider \(anthropic, openai, openai-compatible\) \[anthropic\]: $/, /^Server URL.*: $/, /^Server URL.*\[http:\/\/127\.0\.0\.1:11434\/v1\]: $/, /^API key for openai-compatible, stored encrypted \(Enter: none/, /^Model \(as the server names it\): $/, /^Model/, /^Telegram bot token .*\(Enter: no Telegram\)/, /^Board profile .*\[auto\]: $/, /^Board profile/, /^Run pinclaw as a systemd service \(user, system, none\) \[none\]: $/, /^Run pinclaw/]);
-  t.match(p.said, [/^pinclaw onboard: sets up /, /expected an http\(s\) URL/, /a model name has no spaces/, /unknown board profile 'rpi4' \(did you mean 'rpi-4b'\?\)/, /expected one of user, system, none, got 'maybe'/]);
+  t.same(answers, { provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', board: 'rpi-4b', service: 'none', timezone: 'Europe/Berlin', dashboardLan: false });
+  t.match(p.asked, [/^Model provider \(anthropic, openai, openai-compatible\) \[anthropic\]: $/, /^Server URL.*: $/, /^Server URL.*\[http:\/\/127\.0\.0\.1:11434\/v1\]: $/, /^API key for openai-compatible, stored encrypted \(Enter: none/, /^Model \(as the server names it\): $/, /^Model/, /^Telegram bot token .*\(Enter: no Telegram\)/, /^Time zone .*\[[^\]]+\]: $/, /^Time zone/, /^Open the dashboard to your LAN.*\(yes, no\) \[no\]: $/, /^Open the dashboard/, /^Board profile .*\[auto\]: $/, /^Board profile/, /^Board profile/, /^Run pinclaw as a systemd service \(user, system, none\) \[none\]: $/, /^Run pinclaw/]);
+  t.match(p.said, [/^pinclaw onboard: sets up /, /^It asks, in order: the model provider.*the time zone; the dashboard on your LAN; the board; the service/, /expected an http\(s\) URL/, /a model name has no spaces/, /unknown time zone 'Europe\/Berln' \(did you mean 'Europe\/Berlin'\?\)/, /expected yes or no, got 'maybe'/, /unknown board profile 'rpi4' \(did you mean 'rpi-4b'\?\)/, /'arduino-uno' is a mcu board, not one pinclaw runs on: it goes in hardware\.devices .*this machine's board is one of [^;]*rpi-4b/, /expected one of user, system, none, got 'maybe'/]);
 
   const plan = planOnboard({}, answers, paths.secretKey, {});
-  t.same(plan.changes.map((c) => c.key), ['agent.model', 'providers.openai.baseUrl', 'board.profile']);
+  t.same(plan.changes.map((c) => c.key), ['agent.model', 'providers.openai.baseUrl', 'agent.timezone', 'board.profile']);
   t.equal(applyOnboard(paths, plan), true);
   const raw = JSON.parse(readFileSync(paths.config, 'utf8')) as Record<string, unknown>;
   t.same(planOnboard(raw, answers, paths.secretKey, {}).changes, [], 'the same answers again: nothing to change');
   t.equal(applyOnboard(paths, planOnboard(raw, answers, paths.secretKey, {})), false);
 
   // The next run offers what the file holds; an Anthropic key typed in is stored encrypted.
-  const next = scripted(['anthropic', 'sk-ant-typed', '', '', '', '']);
+  const next = scripted(['anthropic', 'sk-ant-typed', '', '', '', '', '', '']);
   const a2 = await askAnswers(next, ctx(raw));
   t.match(next.asked[0], /\[openai-compatible\]: $/);
+  t.match(next.asked.at(-4), /^Time zone.*\[Europe\/Berlin\]: $/);
   t.match(next.asked.at(-2), /\[rpi-4b\]: $/);
-  t.same(a2, { provider: 'anthropic', apiKey: 'sk-ant-typed', model: 'claude-sonnet-5-5', board: 'rpi-4b', service: 'none' });
+  t.same(a2, { provider: 'anthropic', apiKey: 'sk-ant-typed', model: 'claude-sonnet-5-5', board: 'rpi-4b', service: 'none', timezone: 'Europe/Berlin', dashboardLan: false });
   // Answers running out mid-way: the questions stop with OnboardInterrupted, and nothing was planned or written.
   await t.rejects(askAnswers(scripted(['anthropic']), ctx(raw)), /onboarding interrupted \(end of input\); nothing was written/);
   t.same(JSON.parse(readFileSync(paths.config, 'utf8')), raw);
@@ -217,6 +223,12 @@ t.test('interactive, on a terminal: answered to the end; secrets not echoed', { 
   term.send(`${TOKEN}\r`);
   await term.expect(/Telegram users who may talk to the bot.*: /);
   term.send('42, @alice\r');
+  await term.expect(/Your Telegram chat, where door alerts.*: /);
+  term.send('skip\r');
+  await term.expect(/Time zone .*\[[^\]]+\]: /);
+  term.send('Europe/Berlin\r');
+  await term.expect(/Open the dashboard to your LAN.*\[no\]: /);
+  term.send('yes\r');
   await term.expect(/Board profile .*\[auto\]: /);
   term.send('\r');
   await term.expect(/Run pinclaw as a systemd service \(user, system, none\) \[\w+\]: /);
@@ -226,13 +238,21 @@ t.test('interactive, on a terminal: answered to the end; secrets not echoed', { 
   t.equal(await term.exited, 0, term.output());
   const out = term.output();
   t.match(out, /providers\.anthropic\.apiKey: \(unset\) -> \(new, stored encrypted\)/);
-  t.match(out, /wrote .*config\.json \(4 changes\)/);
+  t.match(out, /wrote .*config\.json \(7 changes\)/);
+  t.match(out, /gateway\.token: \(unset\) -> \(new, stored encrypted\)/);
+  t.match(out, /next steps:\r?\n/);
+  const login = /dashboard: http:\/\/[^\s]+:7420\/.*\r?\n.*log in with the token ([A-Za-z0-9_-]{32}) \(shown this once/.exec(out);
+  t.ok(login, 'the LAN URL and the login token are printed');
   t.match(out, /doctor: (ok, with \d+ warnings?|all checks passed)/);
   t.notMatch(out, /sk-ant-typed-secret/, 'the key was not echoed');
   t.notMatch(out, /example-bot-token/, 'nor the token');
   const config = loadConfig(resolvePaths({ home: h.dir }), {});
   t.equal(config.providers.anthropic.apiKey, 'sk-ant-typed-secret');
   t.same(config.channels.telegram.allowFrom, ['42', '@alice']);
+  t.equal(config.gateway.host, '0.0.0.0');
+  t.equal(config.gateway.token, login?.[1], 'the token printed is the one stored');
+  t.notMatch(readFileSync(h.config, 'utf8'), new RegExp(login?.[1] ?? 'x'), 'stored encrypted');
+  t.equal(config.agent.timezone, 'Europe/Berlin');
 });
 
 t.test('interactive, stopped half way (end of input, Ctrl-C): the config is exactly as it was', { skip: hasScript ? false : 'util-linux script is not installed' }, async (t) => {
@@ -264,7 +284,7 @@ t.test('interactive, stopped half way (end of input, Ctrl-C): the config is exac
   t.same(files(), before, 'unchanged after Ctrl-C too');
 
   const no = onTerminal(t, h.env);
-  for (const [re, answer] of [[/Model provider/, 'openai-compatible'], [/Server URL/, ''], [/API key/, ''], [/Model/, 'qwen3'], [/Telegram bot token/, ''], [/Board profile/, ''], [/systemd service/, 'none'], [/Write these changes\? \[Y\/n\] /, 'n']] as const) {
+  for (const [re, answer] of [[/Model provider/, 'openai-compatible'], [/Server URL/, ''], [/API key/, ''], [/Model/, 'qwen3'], [/Telegram bot token/, ''], [/Time zone/, ''], [/dashboard to your LAN/, ''], [/Board profile/, ''], [/systemd service/, 'none'], [/Write these changes\? \[Y\/n\] /, 'n']] as const) {
     await no.expect(re);
     no.send(`${answer}\r`);
   }

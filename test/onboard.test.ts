@@ -11,7 +11,9 @@ import { loadConfig } from '../src/config/index.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { OnboardInterrupted, applyOnboard, askAnswers, currentSetup, planOnboard, type AskContext, type Prompter } from '../src/ops/onboard.js';
 import { resolvePaths } from '../src/paths.js';
+import { waitForOwnerChat } from '../src/channels/telegram/owner-chat.js';
 import { bundle, cleanEnv, runPinclaw, runPinclawAsync, tempDir } from './support/proc.js';
+import { startTelegramApi } from './support/telegram-api.js';
 
 const TOKEN = '123456789:AAHfx0_example-bot-token-0123456789';
 
@@ -300,4 +302,96 @@ t.test('pinclaw agent with no provider configured: exit 78 and the advice, namin
   t.match(r.stderr, /^pinclaw: No model provider is configured\. Set ANTHROPIC_API_KEY, or run `pinclaw config set providers\.anthropic\.apiKey …`/);
   t.match(r.stderr, /Or run `pinclaw onboard` to set up a provider and its key\./);
   t.equal(r.stdout, '');
+});
+
+t.test("the owner's chat: learned from a message sent while onboarding waits, the bot answers there; Enter skips", async (t) => {
+  const api = await startTelegramApi({ token: TOKEN });
+  t.teardown(() => api.close());
+  // A stranger's message from before the wait: it must not become the owner's chat.
+  api.userMessage({ from: { id: 666, username: 'stranger' }, text: 'hello?' });
+  const dir = tempDir();
+  const paths = resolvePaths({ home: dir });
+  const said: string[] = [];
+  const answers = ['anthropic', 'sk-ant-x', '', TOKEN, '42', '', 'Europe/Berlin', 'no', 'auto', 'none'];
+  let waitQuestion = false;
+  const p: Prompter = {
+    async ask(q, opts) {
+      if (q === '') {
+        // The line that would skip the wait: none is typed; the question is withdrawn when the message comes.
+        waitQuestion = true;
+        return new Promise<string>((resolve) => opts?.signal?.addEventListener('abort', () => resolve(''), { once: true }));
+      }
+      const a = answers.shift();
+      if (a === undefined) throw new OnboardInterrupted('end of input');
+      return a;
+    },
+    say(l) {
+      said.push(l);
+      // The owner writes to the bot once onboarding says so.
+      if (/Send any message to @pinclaw_test_bot/.test(l)) setTimeout(() => api.userMessage({ from: { id: 4242, username: 'owner' }, text: 'hi bot' }), 50);
+    },
+  };
+  const ctx: AskContext = {
+    current: currentSetup({}), env: {}, registry: () => loadBoardRegistry({}), flags: {}, serviceDefault: 'none', configFile: paths.config,
+    waitForOwner: (token, say, signal) => waitForOwnerChat({ apiBaseUrl: api.url, token: token!, say, signal, timeoutMs: 20_000, pollSeconds: 1 }),
+  };
+  const a = await askAnswers(p, ctx);
+  t.ok(waitQuestion, 'Enter could skip while it waited');
+  t.same(a.ownerChat, { chatId: '4242', userId: '4242' });
+  t.same(a.telegramAllow, ['42', '4242'], "the owner's account joins the allow list");
+  t.match(said, [/^pinclaw onboard/, /^It asks/, /Send any message to @pinclaw_test_bot from your own Telegram account now; waiting up to 20 s/, /got a message from @owner in chat 4242: owner\.notify will be telegram:4242/]);
+  t.match(api.sent, [{ chatId: 4242, text: /^pinclaw: this chat \(4242\) will get your notifications/ }], 'the bot answered in the owner\'s chat, and nowhere else');
+  const plan = planOnboard({}, a, paths.secretKey, {});
+  t.ok(plan.changes.some((c) => c.key === 'owner.notify' && c.to === 'telegram:4242'));
+  applyOnboard(paths, plan);
+  t.equal(loadConfig(paths, {}).owner.notify, 'telegram:4242');
+
+  // Enter while waiting: skipped, and the question comes again (skip ends it); nothing learned.
+  const again: string[] = ['', 'skip'];
+  const skipper: Prompter = {
+    ask: async (q) => (q === '' ? '' : again.shift() ?? ''),
+    say: () => undefined,
+  };
+  const sentBefore = api.sent.length;
+  const ctx2: AskContext = { ...ctx, current: currentSetup({ channels: { telegram: { token: 'enc:v1:x' } } }) };
+  const r = await (async () => {
+    const ans = ['anthropic', '', '', '', '', ...['Europe/Berlin', 'no', 'auto', 'none']];
+    const q: Prompter = {
+      async ask(question, opts) {
+        if (/^Your Telegram chat/.test(question) || question === '') return skipper.ask(question, opts);
+        return ans.shift() ?? '';
+      },
+      say: () => undefined,
+    };
+    return askAnswers(q, { ...ctx2, current: { ...ctx2.current, anthropicKey: true } });
+  })();
+  t.equal(r.ownerChat, undefined, 'skipped: no owner chat');
+  t.equal(api.sent.length, sentBefore, 'and nothing was sent');
+
+  // A refused token is said in words, not thrown.
+  t.match(await waitForOwnerChat({ apiBaseUrl: api.url, token: '999:wrong-token-wrong-token-wrong-token', say: () => undefined, timeoutMs: 2000 }), { failed: /Telegram refused the bot token \(401 Unauthorized\)/ });
+});
+
+t.test('non-interactive: --owner-chat, --timezone and --dashboard-lan; the gateway then listens on the LAN only with its token', async (t) => {
+  const h = home();
+  const r = await runPinclawAsync(['onboard', '--non-interactive', '--telegram-token', TOKEN, '--owner-chat', 'telegram:4242', '--timezone', 'Europe/Berlin', '--dashboard-lan', 'yes'], { env: h.env });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /owner\.notify: \(unset\) -> telegram:4242/);
+  t.match(r.stdout, /gateway\.token: \(unset\) -> \(new, stored encrypted\)/);
+  t.match(r.stdout, /gateway\.host: \(unset\) -> 0\.0\.0\.0/);
+  const token = /log in with the token ([A-Za-z0-9_-]{32}) \(shown this once/.exec(r.stdout)?.[1];
+  t.ok(token, 'the login token is printed once');
+  t.match(r.stdout, /notifications \(triggers, cron jobs, the heartbeat\) go to telegram:4242 \(owner\.notify\)/);
+  const config = loadConfig(resolvePaths({ home: h.dir }), {});
+  t.equal(config.gateway.token, token);
+  t.equal(config.agent.timezone, 'Europe/Berlin');
+  t.notMatch(readFileSync(h.config, 'utf8'), new RegExp(token ?? 'x'), 'the token is stored encrypted');
+  // Again: nothing changes, and no new token is made.
+  const again = await runPinclawAsync(['onboard', '--non-interactive', '--telegram-token', TOKEN, '--owner-chat', '4242', '--timezone', 'Europe/Berlin', '--dashboard-lan', 'yes'], { env: h.env });
+  t.match(again.stdout, /already holds these settings; nothing was written/);
+  t.match(again.stdout, /log in with your gateway\.token/);
+  // Back to loopback: the token stays (nothing the owner set is dropped).
+  const off = await runPinclawAsync(['onboard', '--non-interactive', '--dashboard-lan', 'no'], { env: h.env });
+  t.match(off.stdout, /gateway\.host: 0\.0\.0\.0 -> 127\.0\.0\.1/);
+  t.equal(loadConfig(resolvePaths({ home: h.dir }), {}).gateway.token, token);
 });

@@ -56,12 +56,13 @@ export function fakeGpioChip() {
     },
   };
   /** The outside world drives an input: an edge event as the kernel would send it. */
-  const drive = (offset: number, v: Level) => {
+  /** `atNs`: the kernel's timestamp of the edge; default 1 ms per edge driven so far. */
+  const drive = (offset: number, v: Level, atNs?: bigint) => {
     const l = lines[offset]!;
     if (l.value === v) return;
     l.value = v;
     seq++;
-    l.watcher?.(null, [{ offset, edge: v ? 'rising' : 'falling', timestampNs: BigInt(seq) * 1_000_000n, seqno: seq, lineSeqno: seq }]);
+    l.watcher?.(null, [{ offset, edge: v ? 'rising' : 'falling', timestampNs: atNs ?? BigInt(seq) * 1_000_000n, seqno: seq, lineSeqno: seq }]);
   };
   return { backend, lines, requests, drive };
 }

@@ -395,3 +395,32 @@ t.test('non-interactive: --owner-chat, --timezone and --dashboard-lan; the gatew
   t.match(off.stdout, /gateway\.host: 0\.0\.0\.0 -> 127\.0\.0\.1/);
   t.equal(loadConfig(resolvePaths({ home: h.dir }), {}).gateway.token, token);
 });
+
+t.test("interactive, on a terminal: Enter waits for the owner's message to the bot, which ends the wait", { skip: hasScript ? false : 'util-linux script is not installed' }, async (t) => {
+  const api = await startTelegramApi({ token: TOKEN });
+  t.teardown(() => api.close());
+  const h = home({ PINCLAW_ONBOARD_WAIT_SECONDS: '30' });
+  // A home with the bot already set up, talking to the stand-in.
+  t.equal((await runPinclawAsync(['onboard', '--non-interactive', '--telegram-token', TOKEN, '--telegram-allow', '42'], { env: h.env })).code, 0);
+  t.equal((await runPinclawAsync(['config', 'set', 'channels.telegram.apiBaseUrl', api.url], { env: h.env })).code, 0);
+  const term = onTerminal(t, h.env);
+  for (const [re, answer] of [[/Model provider/, 'openai-compatible'], [/Server URL/, ''], [/API key/, ''], [/Model/, 'qwen3'], [/Telegram bot token.*\(Enter: keep the stored token\)/, ''], [/Telegram users/, '']] as const) {
+    await term.expect(re);
+    term.send(`${answer}\r`);
+  }
+  await term.expect(/Your Telegram chat.*\(Enter: message the bot now/);
+  term.send('\r');
+  await term.expect(/Send any message to @pinclaw_test_bot from your own Telegram account now/);
+  api.userMessage({ from: { id: 4242, username: 'owner' }, text: 'hello' });
+  await term.expect(/got a message from @owner in chat 4242/);
+  for (const [re, answer] of [[/Time zone/, 'UTC'], [/dashboard to your LAN/, ''], [/Board profile/, ''], [/systemd service/, 'none'], [/Write these changes\? \[Y\/n\] /, '']] as const) {
+    await term.expect(re);
+    term.send(`${answer}\r`);
+  }
+  t.equal(await term.exited, 0, term.output());
+  t.match(term.output(), /owner\.notify: \(unset\) -> telegram:4242/);
+  t.match(term.output(), /channels\.telegram\.allowFrom: \["42"\] -> \["42","4242"\]/);
+  const config = loadConfig(resolvePaths({ home: h.dir }), {});
+  t.equal(config.owner.notify, 'telegram:4242');
+  t.match(api.sent, [{ chatId: 4242, text: /will get your notifications/ }]);
+});

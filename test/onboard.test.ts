@@ -390,6 +390,11 @@ t.test('non-interactive: --owner-chat, --timezone and --dashboard-lan; the gatew
   const again = await runPinclawAsync(['onboard', '--non-interactive', '--telegram-token', TOKEN, '--owner-chat', '4242', '--timezone', 'Europe/Berlin', '--dashboard-lan', 'yes'], { env: h.env });
   t.match(again.stdout, /already holds these settings; nothing was written/);
   t.match(again.stdout, /log in with your gateway\.token/);
+  // --json: the URLs, and a token made now, are in the output (once).
+  const json = await runPinclawAsync(['--json', 'onboard', '--non-interactive', '--dashboard-lan', 'yes'], { env: home().env });
+  t.equal(json.code, 0, json.stderr);
+  const out = JSON.parse(json.stdout) as { dashboard: { urls: string[]; token?: string } };
+  t.match(out.dashboard, { urls: Array, token: /^[A-Za-z0-9_-]{32}$/ });
   // Back to loopback: the token stays (nothing the owner set is dropped).
   const off = await runPinclawAsync(['onboard', '--non-interactive', '--dashboard-lan', 'no'], { env: h.env });
   t.match(off.stdout, /gateway\.host: 0\.0\.0\.0 -> 127\.0\.0\.1/);

@@ -166,6 +166,16 @@ function lanAddresses(): string[] {
   return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((a) => a.family === 'IPv4' && !a.internal).map((a) => a.address));
 }
 
+/** The dashboard's URLs: this machine's LAN addresses when the gateway listens beyond loopback, else loopback's; undefined for an unreadable config. */
+function dashboardUrls(ctx: CliContext): string[] | undefined {
+  try {
+    const { gateway } = loadConfig(ctx.paths, ctx.env);
+    return (isLoopback(gateway.host) ? ['127.0.0.1'] : lanAddresses()).map((ip) => `http://${ip}:${gateway.port}/`);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What to do now that the config is written: start, log in, talk, wire. */
 function nextSteps(ctx: CliContext, plan: OnboardPlan, answers: OnboardAnswers): string[] {
   let config;
@@ -253,7 +263,9 @@ export async function runOnboard(args: string[], ctx: CliContext): Promise<numbe
   const warnings = report.checks.filter((c) => c.state === 'warn');
   const failures = report.checks.filter((c) => c.state === 'fail');
   if (ctx.json) {
-    ctx.out(JSON.stringify({ config: ctx.paths.config, wrote, changes: plan.changes, notes: plan.notes, service: serviceResult, doctor: report }, null, 2));
+    // A token made now is in the output once, as on the terminal: the owner needs it to log in.
+    const dashboard = dashboardUrls(ctx);
+    ctx.out(JSON.stringify({ config: ctx.paths.config, wrote, changes: plan.changes, notes: plan.notes, service: serviceResult, ...(dashboard ? { dashboard: { urls: dashboard, ...(plan.newGatewayToken ? { token: plan.newGatewayToken } : {}) } } : {}), doctor: report }, null, 2));
   } else {
     ctx.out('');
     doctorLines(report).forEach((l) => ctx.out(l));

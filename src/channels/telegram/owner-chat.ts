@@ -4,8 +4,9 @@
 // `pinclaw onboard` loads it.
 //
 // Only messages sent while waiting count: updates already pending when the wait starts are passed
-// over (a stranger who found the bot earlier must not become the owner). Passing them over confirms
-// them to Telegram, which a gateway started later would have dropped anyway as stale.
+// over (a stranger who found the bot earlier must not become the owner). Waiting for new ones
+// confirms them to Telegram, so a gateway started later does not get them: the wait says how many
+// there were (onboarding normally runs before any gateway, when there are none).
 import type { Update } from '@grammyjs/types';
 import { telegramApi, TelegramError, type TelegramApi } from './api.js';
 import { errorMessage } from '../../errors.js';
@@ -59,8 +60,16 @@ export async function waitForOwnerChat(o: WaitOptions): Promise<WaitResult> {
   try {
     bot = (await api.getMe()).username;
     // The last pending update (offset -1) tells where the wait starts; earlier ones are passed over.
-    const pending = await api.getUpdates(-1, 0, o.signal);
-    offset = pending.length ? pending[pending.length - 1]!.update_id + 1 : 0;
+    // Telegram hands out at most 100 at a time: read on until none is left from before the wait.
+    offset = 0;
+    let passed = 0;
+    for (;;) {
+      const pending = await api.getUpdates(offset, 0, o.signal);
+      if (!pending.length) break;
+      passed += pending.length;
+      offset = pending[pending.length - 1]!.update_id + 1;
+    }
+    if (passed) o.say(`  (${passed} earlier update${passed === 1 ? '' : 's'} to the bot, from before this wait, ${passed === 1 ? 'is' : 'are'} passed over)`);
   } catch (err) {
     if (o.signal?.aborted) return { skipped: true };
     return { failed: failure(err) };

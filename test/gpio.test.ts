@@ -6,12 +6,12 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { createGpioService } from '../src/hardware/gpio/service.js';
-import { describeErrno, GpioError } from '../src/hardware/gpio/errors.js';
+import { describeErrno } from '../src/hardware/gpio/errors.js';
 import { gpioAddon, nativeBackend } from '../src/hardware/gpio/native.js';
 import { chooseGpioBackend } from '../src/hardware/gpio/backend.js';
 import { gpioTools } from '../src/hardware/gpio/tools.js';
 import { gpioUnavailable } from '../src/hardware/gpio/availability.js';
-import type { EdgeEvent, GpioBackend, LineConfig, LineInfo, Level } from '../src/hardware/gpio/types.js';
+import type { GpioBackend, Level } from '../src/hardware/gpio/types.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
@@ -23,68 +23,8 @@ import { validateConfig } from '../src/config/validate.js';
 const defaultConfig = () => validateConfig({}).config!;
 import type { Tool } from '../src/tools/types.js';
 import { tempDir } from './support/proc.js';
+import { fakeGpioChip as fakeBackend } from './support/fake-gpio-chip.js';
 
-interface FakeLine {
-  name: string;
-  value: Level;
-  config?: LineConfig;
-  consumer: string;
-  watcher?: (err: Error | null, events: EdgeEvent[]) => void;
-}
-
-/** One chip 'pinctrl-bcm2835' at /dev/gpiochip0 with 54 lines named as the raspi3b's kernel names them. */
-function fakeBackend() {
-  const lines: FakeLine[] = Array.from({ length: 54 }, (_, i) => ({ name: i === 14 ? 'TXD1' : `GPIO${i}`, value: 0, consumer: '' }));
-  const requests: string[] = [];
-  let seq = 0;
-  const backend: GpioBackend = {
-    name: 'native',
-    chips: () => ['/dev/gpiochip0'],
-    chipInfo: (path) => {
-      if (path !== '/dev/gpiochip0') throw new GpioError(`${path} does not exist`, { code: 'ENOENT', device: path });
-      return { name: 'gpiochip0', label: 'pinctrl-bcm2835', lines: 54 };
-    },
-    lineInfo: (_path, offset): LineInfo => {
-      const l = lines[offset]!;
-      return { offset, name: l.name, consumer: l.consumer, used: l.consumer !== '', direction: l.config?.direction === 'output' ? 'output' : 'input', activeLow: false, bias: 'as-is', drive: 'push-pull', edge: 'none', debounceUs: 0 };
-    },
-    request(_path, offset, config, consumer, label) {
-      const l = lines[offset]!;
-      if (l.consumer) throw new GpioError(`line ${label} is busy: held by '${l.consumer}'`, { code: 'EBUSY', device: label ?? '' });
-      l.consumer = consumer;
-      requests.push(`${offset}:${config.direction}${config.activeLow ? ':active-low' : ''}`);
-      const logical = (): Level => ((l.value ^ (l.config?.activeLow ? 1 : 0)) as Level);
-      const apply = (c: LineConfig) => {
-        l.config = c;
-        if (c.direction === 'output' && c.initial !== undefined) l.value = (c.initial ^ (c.activeLow ? 1 : 0)) as Level;
-      };
-      apply(config);
-      return {
-        read: logical,
-        write: (v) => {
-          l.value = (v ^ (l.config?.activeLow ? 1 : 0)) as Level;
-        },
-        reconfigure: apply,
-        watch: (cb) => {
-          l.watcher = cb;
-        },
-        release: () => {
-          l.consumer = '';
-          l.watcher = undefined;
-        },
-      };
-    },
-  };
-  /** The outside world drives an input: an edge event as the kernel would send it. */
-  const drive = (offset: number, v: Level) => {
-    const l = lines[offset]!;
-    if (l.value === v) return;
-    l.value = v;
-    seq++;
-    l.watcher?.(null, [{ offset, edge: v ? 'rising' : 'falling', timestampNs: BigInt(seq) * 1_000_000n, seqno: seq, lineSeqno: seq }]);
-  };
-  return { backend, lines, requests, drive };
-}
 
 const rpi3b = loadBoardRegistry().get('rpi-3b')!.profile;
 const hardware = (over: Partial<ReturnType<typeof defaultConfig>['hardware']> = {}) => ({ ...defaultConfig().hardware, ...over });

@@ -41,7 +41,7 @@ t.test('a full hardware section validates and gets its item defaults', async (t)
   });
   t.same(c.hardware.lines[1], { name: 'doorbell', line: 'GPIO27', activeLow: false, direction: 'input', bias: 'pull-up' });
   t.same(c.hardware.writeRateLimit, { perLine: 4, perSeconds: 60 });
-  t.same(c.hardware.triggers[0], { line: 'doorbell', edge: 'falling', debounceMs: 50, session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 } });
+  t.same(c.hardware.triggers[0], { line: 'doorbell', edge: 'falling', debounceMs: 50, action: 'turn', session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 } });
   t.same(c.hardware.sensorTriggers[0], { bus: 1, address: 72, register: 0, length: 2, intervalMs: 5000, above: 7680, hysteresis: 256, session: 'home', message: 'the shed is warm' });
   t.same(boardConfigIssues(c, registry, pi4), [], 'and it fits the Pi 4');
 });
@@ -137,14 +137,37 @@ t.test('confirm and triggers refer to hardware.lines; sensor triggers need a thr
     'hardware.confirm[1]: expected a hardware.lines name: garage_relay, doorbell, found string "fan"',
     'hardware.triggers[0].line: expected an input line, found string "garage_relay", an output',
     "hardware.triggers[1].line: expected a hardware.lines name: garage_relay, doorbell, found string \"doorbel\" (did you mean 'doorbell'?)",
-    'hardware.triggers[1].session: expected a non-empty string (required), found nothing',
+    'hardware.triggers[1].session: expected a non-empty string (required unless owner.notify is set), found nothing',
     'hardware.triggers[1].message: expected a non-empty string (required), found nothing',
     'hardware.sensorTriggers[0]: expected above, below or both, found neither',
     'hardware.sensorTriggers[1].bus: expected an integer (required), found nothing',
     'hardware.sensorTriggers[1].below: expected a number not above "above" (1), found number 2',
-    'hardware.sensorTriggers[1].session: expected a non-empty string (required), found nothing',
+    'hardware.sensorTriggers[1].session: expected a non-empty string (required unless owner.notify is set), found nothing',
     'hardware.sensorTriggers[1].message: expected a non-empty string (required), found nothing',
   ]);
+});
+
+t.test('notify triggers need a text and somebody to tell; owner.notify stands in for a session', async (t) => {
+  const lines = [{ name: 'door', line: 'GPIO27', direction: 'input', bias: 'pull-up' }];
+  const without = config({
+    hardware: {
+      lines,
+      triggers: [{ line: 'door', action: 'notify' }, { line: 'door', action: 'notify', text: 'door {value}', session: 'home' }, { line: 'door', message: 'the door moved' }],
+    },
+  });
+  t.same(formatIssues(boardConfigIssues(without, registry, pi4)).split('\n'), [
+    'hardware.triggers[0].text: expected the text to send (required with action notify), found nothing',
+    'hardware.triggers[0].session: expected a chat to send to: a CHANNEL:CHAT session such as telegram:12345, or owner.notify set (pinclaw onboard learns it), found nothing',
+    'hardware.triggers[1].session: expected a chat to send to: a CHANNEL:CHAT session such as telegram:12345, or owner.notify set (pinclaw onboard learns it), found string "home"',
+    'hardware.triggers[2].session: expected a non-empty string (required unless owner.notify is set), found nothing',
+  ]);
+  const withOwner = config({
+    owner: { notify: 'telegram:42' },
+    hardware: { lines, triggers: [{ line: 'door', action: 'notify', text: 'door {value}' }, { line: 'door', message: 'the door moved' }, { line: 'door', action: 'notify', text: 'x', session: 'telegram:7' }] },
+  });
+  t.same(boardConfigIssues(withOwner, registry, pi4), [], 'with owner.notify, neither needs a session');
+  t.same(boardConfigIssues(config({ hardware: { lines, triggers: [{ line: 'door', action: 'notify', text: 'x', session: 'telegram:7' }] } }), registry, pi4), [], 'a chat session is somebody to tell');
+  t.match(validateConfig({ hardware: { triggers: [{ line: 'door', action: 'shout' }] } }).errors, [{ path: 'hardware.triggers[0].action' }], 'the action is one of turn, notify');
 });
 
 t.test('checkBoardConfig: the ids include the user\'s own, errors name the config file', async (t) => {

@@ -32,7 +32,7 @@ async function until(what: string, cond: () => boolean, ms = 3000): Promise<void
 }
 
 function gpioTrigger(over: Partial<GpioTriggerConfig> = {}): GpioTriggerConfig {
-  return { line: 'doorbell', edge: 'both', debounceMs: 50, session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 }, ...over };
+  return { line: 'doorbell', edge: 'both', debounceMs: 50, action: 'turn', session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 }, ...over };
 }
 
 function sensorTrigger(over: Partial<SensorTriggerConfig> = {}): SensorTriggerConfig {
@@ -209,13 +209,13 @@ t.test('a watch that fails to open does not stop the other triggers', async (t) 
   t.same(h.logs.at('error'), [
     "error: trigger on line 'broken' could not start: line GPIO5 is busy (EBUSY)",
     "error: trigger on line 'reports' could not start: edge detection not supported by this chip",
-    "error: trigger on line '?' not started: line, session and message are required",
+    "error: trigger on line '?' not started: line is required",
   ]);
   t.match(h.runner.status(), [
     { name: 'broken', state: 'failed', lastError: 'line GPIO5 is busy (EBUSY)', submitted: 0 },
     { name: 'reports', state: 'failed', lastError: 'edge detection not supported by this chip' },
     { name: 'doorbell', state: 'watching', submitted: 1 },
-    { name: '', state: 'failed', lastError: 'line, session and message are required' },
+    { name: '', state: 'failed', lastError: 'line is required' },
   ]);
   // A working watch that later reports errors: logged once, not per report, and healed by the next edge.
   const d = gpio.get('doorbell');
@@ -489,4 +489,54 @@ t.test('integration: a floating input is two rows at most, and a chat session an
   t.ok(f.provider.requests.length >= 1 && f.provider.requests.length <= 2, `at most two turns for 10 000 edges (${f.provider.requests.length})`);
   t.ok(f.chat.length >= 1 && f.chat.every((o) => o.chat_id === 'anna' && o.text === 'Line noted.'), 'the replies went to the chat');
   t.equal(f.logLines.filter((l) => l.includes('hardware trigger turn')).length, 0, 'nothing went through the hardware channel');
+});
+
+t.test('owner.notify: a trigger without a session runs in the owner\'s chat; a notify trigger with nowhere to send does not start', async (t) => {
+  const h = harness(t, {
+    triggers: [gpioTrigger({ session: undefined }), gpioTrigger({ line: 'gate', action: 'notify', session: undefined, message: undefined, text: 'gate {edge}' }), gpioTrigger({ line: 'shed', session: undefined })],
+    owner: { channel: 'telegram', chatId: '42' },
+    knownChannels: ['telegram'],
+    notify: () => undefined,
+  });
+  h.gpio.get('doorbell').fire('falling', 1);
+  t.match(h.submitted, [{ sessionKey: 'telegram:42', channel: 'telegram', chatId: '42', text: /^the doorbell rang\n/ }], 'the turn is answered in the owner\'s chat');
+  const none = harness(t, { triggers: [gpioTrigger({ session: undefined }), gpioTrigger({ line: 'gate', action: 'notify', session: 'home', text: 'gate' }), gpioTrigger({ line: 'lid', action: 'notify', session: 'telegram:7' })] });
+  t.same(none.logs.at('error'), [
+    "error: trigger on line 'doorbell' not started: session is required (or set owner.notify)",
+    "error: trigger on line 'gate' not started: action notify needs a chat: a CHANNEL:CHAT session such as telegram:12345, or owner.notify",
+    "error: trigger on line 'lid' not started: text is required with action notify",
+  ]);
+  t.equal(none.gpio.watches.length, 0, 'no line was watched for them');
+});
+
+t.test('integration: action notify sends its text to the owner with no model call, also for a storm', async (t) => {
+  const f = conductorFixture(t, 'never said');
+  const gpio = fakeGpio();
+  const runner = startTriggers({
+    triggers: [gpioTrigger({ line: 'door', edge: 'rising', action: 'notify', session: undefined, message: undefined, text: 'Door {line}: {edge} to {value} at {time} {unknown}' })],
+    sensorTriggers: [],
+    watchEdges: gpio.watchEdges,
+    readSensor: async () => 0,
+    submit: f.submit,
+    knownChannels: ['test'],
+    owner: { channel: 'test', chatId: 'owner' },
+    notify: (m) => f.conductor.send(m),
+    timezone: 'UTC',
+  });
+  t.teardown(() => runner.stop());
+  const w = gpio.get('door');
+  w.fire('rising', 1000);
+  w.fire('falling', 1500);
+  await until('the text is delivered', () => f.chat.length === 1);
+  t.match(f.chat[0], { channel: 'test', chat_id: 'owner', session_key: 'test:owner', kind: 'reply' });
+  t.match(f.chat[0]!.text, /^Door door: rising to 1 at \d\d:\d\d \{unknown\}$/, 'placeholders filled, unknown braces kept');
+  // A storm on a notify trigger: one notice, sent the same way.
+  for (let i = 0; i < 200; i++) w.fire(i % 2 ? 'falling' : 'rising', 5000 + i * 100);
+  const notice = (o: OutboundRow) => o.text.startsWith('Hardware notice: line door is producing edges');
+  await until('the storm notice is delivered', () => f.chat.some(notice));
+  await sleep(50);
+  t.equal(f.chat.filter(notice).length, 1, 'one storm notice');
+  t.equal(f.chat.filter((o) => o.text.startsWith('Door door: rising')).length, 6, 'the rate limit (6 a minute) holds for texts too');
+  t.equal(f.rows.length, 0, 'nothing entered the inbound queue');
+  t.equal(f.provider.requests.length, 0, 'the provider was never called');
 });

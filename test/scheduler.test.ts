@@ -174,6 +174,37 @@ t.test('bad heartbeat.* settings are configuration errors naming the key, found 
   t.same(ok.channels.map((c) => c.name), ['cron', 'heartbeat'], 'mqtt:kitchen is taken');
 });
 
+t.test('heartbeat.deliver unset: the replies go to owner.notify; log keeps them in the log; a bad owner.notify names its key', async (t) => {
+  const workspace = tempDir();
+  const withOwner = (deliver: string | undefined, notify = 'telegram:42') => {
+    const config = defaults();
+    config.channels.telegram.token = '123:abc';
+    config.owner.notify = notify;
+    config.heartbeat = { ...config.heartbeat, deliver };
+    return prepareScheduling({ config, workspace });
+  };
+  /** What the heartbeat channel hands on for a reply worth reading, once its conductor runs. */
+  async function forwarded(sched: ReturnType<typeof prepareScheduling>): Promise<unknown[]> {
+    const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+    const sent: unknown[] = [];
+    const stop = sched.start({ db, conductor: { submit: () => ({ id: 0 }), send: (m) => void sent.push(m) }, channels: ['telegram'] });
+    try {
+      await sched.channels.find((c) => c.name === 'heartbeat')!.send({ id: 9, kind: 'reply', text: 'The shed door is open.', session_key: 'heartbeat' } as OutboundRow, undefined as never);
+    } finally {
+      stop();
+      db.close();
+    }
+    return sent;
+  }
+  t.match(await forwarded(withOwner(undefined)), [{ channel: 'telegram', chatId: '42', text: 'The shed door is open.' }], 'unset: to the owner');
+  t.same(await forwarded(withOwner('log')), [], 'log: not sent');
+  t.match(await forwarded(withOwner('telegram:7')), [{ channel: 'telegram', chatId: '7' }], 'its own deliver wins');
+  const config = defaults();
+  config.owner.notify = 'telegram:42';
+  const { configProblems } = await import('../src/cli/config-checks.js');
+  t.match(await configProblems(config, { paths: resolvePaths({ home: tempDir() }), env: {} }), [/^owner\.notify: channel telegram is not set up \(channels\.telegram\.token is unset\)/]);
+});
+
 /** The conductor's submit as far as the scheduler sees it: the inbound row, committed. */
 function submitter(db: Db) {
   const submitted: NewInbound[] = [];
@@ -584,6 +615,19 @@ t.test('pinclaw cron: bad input exits 2 naming the flag and stores nothing; add,
   t.match(runPinclaw(['cron', 'list', '--every', '1h'], { env }), { code: 2, stderr: /--every is only for 'cron add'/ });
   t.match(runPinclaw(['cron', 'frobnicate'], { env }), { code: 2, stderr: /unknown subcommand 'frobnicate'/ });
   t.same(cronJson<JobView[]>(env, 'list').map((j) => j.id), [2]);
+});
+
+t.test('pinclaw cron add without --deliver: to owner.notify when set; --deliver log keeps the log', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { telegram: { token: '123:abc' } }, owner: { notify: 'telegram:42' } }));
+  t.match(cronJson<JobView>(env, 'add', '--every', '1h', '-m', 'water the plants'), { deliver: 'telegram:42', session: 'telegram:42' });
+  t.match(cronJson<JobView>(env, 'add', '--every', '1h', '-m', 'quiet', '--deliver', 'log'), { deliver: null, session: 'cron:2' });
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ owner: { notify: 'telegram:42' } }));
+  const r = runPinclaw(['cron', 'add', '--every', '1h', '-m', 'x'], { env });
+  t.equal(r.code, 78);
+  t.match(r.stderr, /^pinclaw: owner\.notify: channel telegram is not set up \(channels\.telegram\.token is unset\).*; or give --deliver CHANNEL:CHAT, or --deliver log$/m);
+  t.same(cronJson<JobView[]>(env, 'list').map((j) => j.id), [1, 2], 'nothing stored by the refused add');
 });
 
 t.test('pinclaw cron run: one turn now in the job\'s session, the reply printed, the run logged as manual', async (t) => {

@@ -142,6 +142,15 @@ t.test('Home Assistant\'s commands are a chat of their own: no MQTT chat session
   t.same(legacyChatNames(own), []);
 });
 
+t.test("a trigger's turn in the owner's control chat asks before a physical action; the owner's own message does not", async (t) => {
+  const relay = tool('relay', { physical: true });
+  const p = createPolicy(settings({ controlChats: ['cli:local', 'telegram:42'] }));
+  t.equal(p.confirmation(relay, { ...at('telegram', '42'), caller: 'hardware' }), 'physical action in a turn a hardware trigger started');
+  t.equal(p.confirmation(relay, { ...at('telegram', '42'), caller: '42' }), undefined, "the owner's message: no question");
+  const hw = createPolicy(settings({ controlChats: ['cli:local', 'hardware:home'] }));
+  t.equal(hw.confirmation(relay, { ...at('hardware', 'home'), caller: 'hardware' }), undefined, 'the hardware channel as a declared control chat: as before');
+});
+
 t.test('confirmation: yes runs, no refuses, no way to ask refuses, a failing ask refuses', async (t) => {
   const asked: ConfirmRequest[] = [];
   const careful = tool('careful', { requiresConfirmation: true });

@@ -47,6 +47,9 @@ export const onboardOptions = {
   'telegram-allow': { type: 'string' },
   board: { type: 'string' },
   service: { type: 'string' },
+  timezone: { type: 'string' },
+  'dashboard-lan': { type: 'string' },
+  'owner-chat': { type: 'string' },
 } as const satisfies CommandOptions;
 export const backupOptions = { 'include-secrets': { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
@@ -113,8 +116,9 @@ export const commands: readonly Command[] = [
     options: onboardOptions,
     usage:
       'pinclaw onboard [--non-interactive] [--provider anthropic|openai|openai-compatible] [--api-key KEY | --api-key-env VAR] [--model M] [--base-url URL]\n' +
-      '                [--telegram-token T] [--telegram-allow ID,...] [--board NAME|auto] [--service user|system|none]',
-    summary: 'first-run setup: provider and key, Telegram, the board, the service',
+      '                [--telegram-token T] [--telegram-allow ID,...] [--owner-chat CHAT_ID] [--timezone ZONE] [--dashboard-lan yes|no]\n' +
+      '                [--board NAME|auto] [--service user|system|none]',
+    summary: 'first-run setup: provider and key, Telegram and your chat, time zone, the dashboard on the LAN, the board, the service',
     run: async (args, ctx) => (await import('./onboard-command.js')).runOnboard(args, ctx),
   },
   {

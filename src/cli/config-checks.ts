@@ -13,6 +13,7 @@ import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import { checkSensorConfig } from '../hardware/sensors/config-check.js';
 import type { Paths } from '../paths.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
+import { ownerNotifyProblem } from '../scheduler/targets.js';
 
 /** `host`: the address the gateway binds, when `--host` replaces gateway.host. */
 type Where = { paths: Paths; env: NodeJS.ProcessEnv; host?: string };
@@ -53,6 +54,10 @@ async function checkedProblems(config: PinclawConfig, { paths, env, host }: Wher
   collect(problems, 'models', () => modelRefs(config));
   // The base URLs of the providers (agent exits 78 on a bad one, the gateway at its first turn).
   collect(problems, 'providers', () => void resolveModels(config, env));
+  collect(problems, 'owner', () => {
+    const owner = ownerNotifyProblem(config);
+    if (owner) throw new ConfigError(owner);
+  });
   collect(problems, 'scheduling', () => void prepareScheduling({ config, workspace: paths.workspace }));
   collect(problems, 'bind', () => {
     const bind = bindProblem(host ?? config.gateway.host, config.gateway.token);

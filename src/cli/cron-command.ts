@@ -24,6 +24,7 @@ import { CRON_CHANNEL, getJob } from '../scheduler/jobs.js';
 import { insertJob, lastRun, listJobs, recordRun, removeJob, runById, runsOf } from '../scheduler/runs.js';
 import { runText } from '../scheduler/fire.js';
 import { jobJson, jobLine, runJson, runLine } from '../scheduler/view.js';
+import { LOG_TARGET, ownerNotifyProblem } from '../scheduler/targets.js';
 import { parseCommandArgs } from './args.js';
 import { cronOptions } from './commands.js';
 import { cliConfirm } from './confirm.js';
@@ -31,7 +32,7 @@ import { startHardware } from './hardware-runtime.js';
 import type { CliContext } from './context.js';
 
 const USAGE: Record<string, string> = {
-  add: 'pinclaw cron add (--cron EXPR | --every DURATION | --at TIME) --message TEXT [--session KEY] [--deliver CHANNEL:CHAT] [--tz ZONE] [--json]',
+  add: 'pinclaw cron add (--cron EXPR | --every DURATION | --at TIME) --message TEXT [--session KEY] [--deliver CHANNEL:CHAT|log] [--tz ZONE] [--json]',
   list: 'pinclaw cron list [--json]',
   remove: 'pinclaw cron remove ID',
   run: 'pinclaw cron run ID [--json]',
@@ -114,15 +115,30 @@ export async function runCron(sub: string, rawArgs: string[], ctx: CliContext): 
   }
 }
 
+/**
+ * Where a new job's replies go: --deliver as given; `--deliver log` the log; none given, the owner
+ * (owner.notify) when set, else the log. A broken owner.notify is named rather than blamed on --deliver.
+ */
+function deliverOrOwner(given: string | undefined, config: PinclawConfig): string | undefined {
+  if (given === LOG_TARGET) return undefined;
+  if (given !== undefined) return given;
+  const owner = config.owner.notify;
+  if (owner === undefined || owner === '') return undefined;
+  const problem = ownerNotifyProblem(config);
+  if (problem) throw new ConfigError(`${problem}; or give --deliver CHANNEL:CHAT, or --deliver log`);
+  return owner;
+}
+
 async function add(values: Values, usage: string, ctx: CliContext): Promise<number> {
   if (values.message === undefined) throw new UsageError(`--message is required: what the agent is told at each run\nusage: ${usage}`);
   const config = loadConfig(ctx.paths, ctx.env);
   const now = Date.now();
+  const deliver = deliverOrOwner(values.deliver, config);
   let job;
   try {
     // Everything is checked before the store is opened: bad input leaves no trace.
     job = await prepareJob(
-      { cron: values.cron, every: values.every, at: values.at, message: values.message, session: values.session, deliver: values.deliver, tz: values.tz },
+      { cron: values.cron, every: values.every, at: values.at, message: values.message, session: values.session, deliver, tz: values.tz },
       { config, now, createdBy: 'cli', name: (f: JobField) => `--${f}` },
     );
   } catch (err) {

@@ -24,6 +24,7 @@ import { hardwarePresence, NO_HARDWARE } from '../hardware/presence.js';
 import { boardInfoTool } from '../hardware/gpio/tools.js';
 import { hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import { startTriggers } from '../hardware/triggers/runner.js';
+import { ownerTarget } from '../scheduler/targets.js';
 import { busNumbers } from '../hardware/i2c/buses.js';
 import { readDeviceTreeModel } from '../hardware/boards/detect.js';
 import { HOST_ROOTS } from '../hardware/boards/host-roots.js';
@@ -207,6 +208,9 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
         sensorTriggers: config.hardware.sensorTriggers,
         submit: (m) => conductor.submit(m),
         knownChannels,
+        owner: ownerTarget(config),
+        notify: (m) => conductor.send(m),
+        timezone: config.agent.timezone,
         watchEdges: (line, onEdge, onError) => {
           const onMcu = mcuLine(line);
           // adc is always there (its intervalMs has a default); a band makes it an analog trigger.

@@ -179,13 +179,20 @@ const sections = {
       releaseAfterIdleSeconds: { kind: 'integer', min: 0, max: 86400, default: 60, description: 'seconds without a turn after which the gateway frees what only turns use (the tokenizer\'s and the embedder\'s tables, SQLite\'s cache), loaded again by the next turn; 0 keeps them (docs/operations.md#memory-when-idle)' },
     },
   },
+  owner: {
+    kind: 'object',
+    description: 'the owner: where pinclaw tells them things nobody asked for in a chat',
+    fields: {
+      notify: { kind: 'string', description: "CHANNEL:CHAT that gets what names no target of its own: hardware triggers without a session, cron jobs added without --deliver, the heartbeat without heartbeat.deliver; e.g. telegram:12345 (pinclaw onboard learns it when you message the bot). Unset: those go to the log" },
+    },
+  },
   heartbeat: {
     kind: 'object',
     description: 'the heartbeat: a periodic turn with the tasks in HEARTBEAT.md (docs/operations.md#heartbeat)',
     fields: {
       every: { kind: 'string', default: '30m', description: 'how often the gateway reads HEARTBEAT.md, a duration such as 30m or 2h; 0 turns the heartbeat off. While the file holds no task (only headings, comments, blank lines) no model is called' },
       session: { kind: 'string', default: 'heartbeat', description: 'the session the heartbeat turns run in' },
-      deliver: { kind: 'string', description: 'CHANNEL:CHAT that gets the replies other than HEARTBEAT_OK, e.g. telegram:12345 or mqtt:kitchen; unset: they are logged' },
+      deliver: { kind: 'string', description: 'CHANNEL:CHAT that gets the replies other than HEARTBEAT_OK, e.g. telegram:12345 or mqtt:kitchen; log: they are logged; unset: owner.notify, else logged' },
     },
   },
   channels: {
@@ -329,8 +336,10 @@ const sections = {
             line: { kind: 'string', description: 'a hardware.lines name (required)' },
             edge: { kind: 'enum', values: ['rising', 'falling', 'both'], default: 'both', description: 'which edges start a turn (after activeLow)' },
             debounceMs: { kind: 'integer', min: 0, max: 60000, default: 50, description: 'edges closer than this to the previous one are ignored' },
-            session: { kind: 'string', description: 'the session that gets the message (required)' },
-            message: { kind: 'string', description: 'the system message the agent receives (required)' },
+            action: { kind: 'enum', values: ['turn', 'notify'], default: 'turn', description: 'turn: the agent gets message and answers (a model call); notify: text is sent as it is, no model call' },
+            session: { kind: 'string', description: 'the session that gets the message; a CHANNEL:CHAT session (telegram:12345) is answered in that chat. Unset: owner.notify (required without it)' },
+            message: { kind: 'string', description: 'the system message the agent receives (required with action turn)' },
+            text: { kind: 'string', description: 'what action notify sends to the session\'s chat (a CHANNEL:CHAT session) or else owner.notify; {line}, {edge}, {value} (on/off), {time} are filled in (required with action notify)' },
             rateLimit: triggerRateLimit,
             adc: {
               kind: 'object',
@@ -344,7 +353,7 @@ const sections = {
           },
         },
         default: [],
-        description: 'GPIO edges that start an agent turn ({"line":"doorbell","edge":"falling","debounceMs":50,"session":"home","message":"the doorbell rang"})',
+        description: 'GPIO edges that start an agent turn or send a fixed text ({"line":"doorbell","edge":"falling","debounceMs":50,"message":"the doorbell rang"}, {"line":"door","action":"notify","text":"door {value} at {time}"})',
       },
       sensorTriggers: {
         kind: 'array',

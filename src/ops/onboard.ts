@@ -10,7 +10,12 @@ import { defaults, formatIssues, validateConfig } from '../config/index.js';
 import { decryptSecret, isEncrypted, secretKey } from '../config/secrets.js';
 import { writeConfigFile } from '../config/write.js';
 import { envVarFor } from '../config/env.js';
+import { randomBytes } from 'node:crypto';
+import { isLoopback } from '../channels/http/guard.js';
 import { ConfigError, PinclawError, UsageError } from '../errors.js';
+import { knownZone, systemZone } from '../local-time.js';
+import { closest } from '../suggest.js';
+import type { WaitResult } from '../channels/telegram/owner-chat.js';
 import type { BoardRegistry } from '../hardware/boards/registry.js';
 import { unknownProfileMessage } from '../hardware/boards/registry.js';
 import type { Paths } from '../paths.js';
@@ -38,6 +43,12 @@ export interface OnboardAnswers {
   /** a board profile id, or 'auto' (detection: board.profile removed) */
   board?: string;
   service: ServiceChoice;
+  /** agent.timezone, an IANA zone */
+  timezone?: string;
+  /** true: the gateway listens on the LAN (0.0.0.0) with a token; false: loopback only */
+  dashboardLan?: boolean;
+  /** the owner's Telegram chat, for owner.notify; userId (when learned from a message) joins allowFrom */
+  ownerChat?: { chatId: string; userId?: string };
 }
 
 /** Raised by a prompter when input ends or the user presses Ctrl-C. */
@@ -50,14 +61,34 @@ export class OnboardInterrupted extends PinclawError {
 
 export interface Prompter {
   /** Shows `question` and returns the line typed (without the newline); `secret`: not echoed. */
-  ask(question: string, opts?: { secret?: boolean }): Promise<string>;
+  ask(question: string, opts?: { secret?: boolean; signal?: AbortSignal }): Promise<string>;
   say(line: string): void;
 }
 
 // ---- checks, each returning what is wrong (for a flag's error or a question asked again) ----
 
 export function checkProvider(v: string): string | undefined {
-  return (PROVIDER_CHOICES as readonly string[]).includes(v) ? undefined : `unknown provider '${v}'; known: ${PROVIDER_CHOICES.join(', ')}`;
+  if ((PROVIDER_CHOICES as readonly string[]).includes(v)) return undefined;
+  const near = closest(v, PROVIDER_CHOICES);
+  return `unknown provider '${v}'${near ? ` (did you mean '${near}'?)` : ''}; known: ${PROVIDER_CHOICES.join(', ')}`;
+}
+
+/** An IANA zone Intl knows, with the nearest name for a typo. */
+export function checkTimezone(v: string): string | undefined {
+  if (v !== '' && knownZone(v)) return undefined;
+  const near = closest(v, Intl.supportedValuesOf('timeZone'));
+  return `unknown time zone '${v}'${near ? ` (did you mean '${near}'?)` : ''}; use an IANA name such as Europe/Berlin`;
+}
+
+export function parseYesNo(v: string): boolean | undefined {
+  const l = v.trim().toLowerCase();
+  return ['y', 'yes'].includes(l) ? true : ['n', 'no'].includes(l) ? false : undefined;
+}
+
+/** A Telegram chat id (digits; a group's is negative), with or without "telegram:". */
+export function parseOwnerChat(v: string): string | undefined {
+  const m = /^(?:telegram:)?(-?\d{1,20})$/.exec(v.trim());
+  return m?.[1];
 }
 
 export function checkService(v: string): string | undefined {
@@ -96,7 +127,16 @@ export function parseAllowList(v: string): { list: string[] } | { error: string 
 export function checkBoard(v: string, registry: () => BoardRegistry): string | undefined {
   if (v === 'auto') return undefined;
   const r = registry();
-  return r.get(v) ? undefined : `${unknownProfileMessage(v, r)}; or auto to detect the board at start`;
+  const p = r.get(v);
+  if (!p) return `${unknownProfileMessage(v, r)}; or auto to detect the board at start`;
+  // Only a board pinclaw runs on is this machine's profile; a microcontroller is a device on a port.
+  if (p.profile.kind !== 'sbc') return `'${v}' is a ${p.profile.kind} board, not one pinclaw runs on: it goes in hardware.devices (docs/hardware.md); this machine's board is one of ${hostBoards(r).join(', ')}, or auto`;
+  return undefined;
+}
+
+/** The profiles of boards pinclaw itself runs on (kind sbc). */
+export function hostBoards(r: BoardRegistry): string[] {
+  return r.profiles.filter((p) => p.profile.kind === 'sbc').map((p) => p.profile.id);
 }
 
 // ---- what the config holds now ----
@@ -122,6 +162,12 @@ export interface CurrentSetup {
   telegramToken: boolean;
   telegramAllow: string[];
   board?: string;
+  timezone?: string;
+  /** gateway.host is beyond loopback */
+  lan: boolean;
+  gatewayToken: boolean;
+  port: number;
+  ownerNotify?: string;
 }
 
 /** The choices the file holds, for defaults and for deciding what a flag leaves alone. */
@@ -147,6 +193,11 @@ export function currentSetup(raw: Raw): CurrentSetup {
     telegramToken: nonEmpty(getAt(raw, 'channels.telegram.token')),
     telegramAllow: Array.isArray(allow) ? allow.filter((a): a is string => typeof a === 'string') : [],
     board: typeof board === 'string' ? board : undefined,
+    timezone: nonEmpty(getAt(raw, 'agent.timezone')) ? (getAt(raw, 'agent.timezone') as string) : undefined,
+    lan: !isLoopback(typeof getAt(raw, 'gateway.host') === 'string' ? (getAt(raw, 'gateway.host') as string) : defaults().gateway.host),
+    gatewayToken: nonEmpty(getAt(raw, 'gateway.token')),
+    port: typeof getAt(raw, 'gateway.port') === 'number' ? (getAt(raw, 'gateway.port') as number) : defaults().gateway.port,
+    ownerNotify: nonEmpty(getAt(raw, 'owner.notify')) ? (getAt(raw, 'owner.notify') as string) : undefined,
   };
 }
 
@@ -174,6 +225,9 @@ export interface OnboardFlags {
   telegramAllow?: string;
   board?: string;
   service?: string;
+  timezone?: string;
+  dashboardLan?: string;
+  ownerChat?: string;
 }
 
 /** Checks every flag given, naming the flag in the error (exit 2), before anything else happens. */
@@ -194,6 +248,9 @@ export function checkFlags(f: OnboardFlags, env: NodeJS.ProcessEnv, registry: ()
   }
   if (f.board !== undefined) flag('--board', checkBoard(f.board, registry));
   if (f.service !== undefined) flag('--service', checkService(f.service));
+  if (f.timezone !== undefined) flag('--timezone', checkTimezone(f.timezone));
+  if (f.dashboardLan !== undefined) flag('--dashboard-lan', parseYesNo(f.dashboardLan) === undefined ? `expected yes or no, got '${f.dashboardLan}'` : undefined);
+  if (f.ownerChat !== undefined) flag('--owner-chat', parseOwnerChat(f.ownerChat) === undefined ? `expected your Telegram chat id (digits, as telegram:12345 or 12345), got '${f.ownerChat}'; without it, run pinclaw onboard on a terminal and message the bot to have it learned` : undefined);
 }
 
 /** --non-interactive: the flags are the answers; what no flag mentions stays as it is. */
@@ -217,6 +274,12 @@ export function answersFromFlags(f: OnboardFlags, env: NodeJS.ProcessEnv, curren
   if (f.telegramToken !== undefined) a.telegramToken = f.telegramToken;
   if (f.telegramAllow !== undefined) a.telegramAllow = (parseAllowList(f.telegramAllow) as { list: string[] }).list;
   if (f.board !== undefined) a.board = f.board;
+  if (f.timezone !== undefined) a.timezone = f.timezone;
+  if (f.dashboardLan !== undefined) a.dashboardLan = parseYesNo(f.dashboardLan);
+  if (f.ownerChat !== undefined) {
+    if (f.telegramToken === undefined && !current.telegramToken) throw new UsageError('--owner-chat: owner.notify telegram:… needs the Telegram bot: give --telegram-token too');
+    a.ownerChat = { chatId: parseOwnerChat(f.ownerChat)! };
+  }
   return a;
 }
 
@@ -233,6 +296,11 @@ export interface AskContext {
   /** the default of the service question (what this machine can run) */
   serviceDefault: ServiceChoice;
   configFile: string;
+  /**
+   * Waits for the owner's message to the bot (src/ops/owner-chat.ts); `token`: the bot token just
+   * typed, else the stored one is used. Absent: the chat id can only be typed.
+   */
+  waitForOwner?: (token: string | undefined, say: (line: string) => void, signal: AbortSignal) => Promise<WaitResult>;
 }
 
 /** Asks until `check` accepts the answer; an empty answer takes `def` when there is one. */
@@ -250,6 +318,7 @@ async function askValid(p: Prompter, question: string, def: string | undefined, 
 export async function askAnswers(p: Prompter, c: AskContext): Promise<OnboardAnswers> {
   const { current, env, flags } = c;
   p.say(`pinclaw onboard: sets up ${c.configFile}. Enter takes the value in [brackets]; Ctrl-C or Ctrl-D stops without writing anything.`);
+  p.say('It asks, in order: the model provider, its key and model; the Telegram bot and who may use it; your own chat (you message the bot, it learns where to tell you things); the time zone; the dashboard on your LAN; the board; the service. Nothing is written until you say yes at the end.');
   const provider = (await askValid(p, `Model provider (${PROVIDER_CHOICES.join(', ')})`, flags.provider ?? current.provider ?? 'anthropic', checkProvider)) as ProviderChoice;
 
   let baseUrl: string | undefined;
@@ -302,6 +371,16 @@ export async function askAnswers(p: Prompter, c: AskContext): Promise<OnboardAns
     telegramAllow = list;
   }
 
+  let ownerChat: OnboardAnswers['ownerChat'];
+  if (telegramToken !== undefined || current.telegramToken) {
+    ownerChat = await askOwnerChat(p, c, telegramToken);
+    // The owner's own account may talk to the bot without a pairing code.
+    if (ownerChat?.userId && telegramAllow && !telegramAllow.includes(ownerChat.userId)) telegramAllow = [...telegramAllow, ownerChat.userId];
+  }
+  const timezone = await askValid(p, 'Time zone (for the clock in the prompt, cron jobs and {time} in notify texts)', flags.timezone ?? current.timezone ?? systemZone(), checkTimezone);
+  const lanDef = flags.dashboardLan ?? (current.lan ? 'yes' : 'no');
+  const lan = await askValid(p, `Open the dashboard to your LAN, e.g. from your phone? It gets a login token${current.gatewayToken ? ' (the stored one)' : ', made now and stored encrypted'} (yes, no)`, lanDef, (v) => (parseYesNo(v) === undefined ? `expected yes or no, got '${v}'` : undefined));
+
   if (c.detectedBoard) p.say(`This machine looks like the board ${c.detectedBoard}.`);
   const board = await askValid(p, 'Board profile (see pinclaw board list; auto: detect at every start)', flags.board ?? current.board ?? 'auto', (v) => checkBoard(v, c.registry));
   const service = (await askValid(p, `Run pinclaw as a systemd service (${SERVICE_CHOICES.join(', ')})`, flags.service ?? c.serviceDefault, checkService)) as ServiceChoice;
@@ -315,7 +394,46 @@ export async function askAnswers(p: Prompter, c: AskContext): Promise<OnboardAns
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(telegramToken !== undefined ? { telegramToken } : {}),
     ...(telegramAllow !== undefined ? { telegramAllow } : {}),
+    ...(ownerChat !== undefined ? { ownerChat } : {}),
+    timezone,
+    dashboardLan: parseYesNo(lan),
   };
+}
+
+/**
+ * The owner's chat: learned from a message to the bot (Enter, or "wait"), typed as an id, kept, or
+ * skipped. A wait that fails or times out says why and asks again, so the owner can type the id.
+ */
+async function askOwnerChat(p: Prompter, c: AskContext, token: string | undefined): Promise<OnboardAnswers['ownerChat']> {
+  const given = c.flags.ownerChat !== undefined ? parseOwnerChat(c.flags.ownerChat) : undefined;
+  if (given) return { chatId: given };
+  const keep = c.current.ownerNotify;
+  for (;;) {
+    const typed = (await p.ask(`Your Telegram chat, where door alerts, cron jobs and the heartbeat tell you things (Enter: ${keep ? `keep ${keep}; wait: message the bot to learn it again` : 'message the bot now to have it learned'}; or a chat id; skip): `)).trim().toLowerCase();
+    if (typed === 'skip' || (typed === '' && keep)) return undefined;
+    if (typed !== '' && typed !== 'wait') {
+      const id = parseOwnerChat(typed);
+      if (id) return { chatId: id };
+      p.say(`  expected Enter, wait, skip or a chat id (digits), got '${typed}'`);
+      continue;
+    }
+    if (!c.waitForOwner) {
+      p.say('  the bot cannot be asked from here; type the chat id, or skip');
+      continue;
+    }
+    // The wait and a line typed race: Enter skips the wait, a message ends the question.
+    const skip = new AbortController();
+    const answered = new AbortController();
+    const typing = p.ask('', { signal: answered.signal }).then(() => skip.abort());
+    const result = await c.waitForOwner(token, (l) => p.say(l), skip.signal);
+    answered.abort();
+    await typing.catch(() => undefined);
+    if ('found' in result) {
+      p.say(`  got a message from ${result.found.name} in chat ${result.found.chatId}: owner.notify will be telegram:${result.found.chatId} (the bot answered there)`);
+      return { chatId: result.found.chatId, userId: result.found.userId };
+    }
+    p.say('skipped' in result ? '  skipped the wait' : `  ${result.failed}`);
+  }
 }
 
 // ---- the plan and the write ----
@@ -335,6 +453,8 @@ export interface OnboardPlan {
   changes: Change[];
   /** things to say (an environment variable that overrides a key, a key left to the environment) */
   notes: string[];
+  /** a gateway token made for the LAN dashboard: shown once after the write, for the login */
+  newGatewayToken?: string;
 }
 
 const show = (v: unknown) => (v === undefined ? '(unset)' : typeof v === 'string' ? v : JSON.stringify(v));
@@ -351,6 +471,11 @@ function setAt(raw: Raw, key: string, value: unknown): void {
   const last = segs.at(-1)!;
   if (value === undefined) delete cur[last];
   else cur[last] = value;
+}
+
+function nonEmptyAt(raw: Raw, key: string): boolean {
+  const v = getAt(raw, key);
+  return typeof v === 'string' && v !== '';
 }
 
 /** What the answers change in the file's content `raw`; `keyFile` decrypts what it holds for comparison. */
@@ -391,6 +516,18 @@ export function planOnboard(raw: Raw, answers: OnboardAnswers, keyFile: string, 
   }
   if (answers.telegramToken !== undefined) setSecret('channels.telegram.token', answers.telegramToken);
   if (answers.telegramAllow !== undefined) set('channels.telegram.allowFrom', answers.telegramAllow);
+  if (answers.ownerChat) set('owner.notify', `telegram:${answers.ownerChat.chatId}`);
+  if (answers.timezone !== undefined) set('agent.timezone', answers.timezone);
+  if (answers.dashboardLan === true) {
+    // The gateway refuses an address beyond loopback without a token: one is made if none is stored.
+    if (!nonEmptyAt(raw, 'gateway.token')) {
+      plan.newGatewayToken = randomBytes(24).toString('base64url');
+      setSecret('gateway.token', plan.newGatewayToken);
+    }
+    if (isLoopback(String(getAt(raw, 'gateway.host') ?? defaults().gateway.host))) set('gateway.host', '0.0.0.0');
+  } else if (answers.dashboardLan === false && !isLoopback(String(getAt(raw, 'gateway.host') ?? defaults().gateway.host))) {
+    set('gateway.host', '127.0.0.1');
+  }
   if (answers.board !== undefined) set('board.profile', answers.board === 'auto' ? undefined : answers.board);
 
   for (const c of plan.changes) {

@@ -12,7 +12,7 @@ import { cronChannel } from './cron-channel.js';
 import { DURATION_FORMS, formatDuration, parseDuration } from './duration.js';
 import { createHeartbeat, heartbeatChannel, type Forward } from './heartbeat.js';
 import { activeJobCount } from './jobs.js';
-import { chatProblem, deliverableChannels, splitTarget, undeliverable } from './targets.js';
+import { chatProblem, deliverableChannels, LOG_TARGET, ownerTarget, splitTarget, undeliverable } from './targets.js';
 import { createScheduler } from './scheduler.js';
 
 /** What the scheduler needs of the conductor. */
@@ -33,9 +33,11 @@ function heartbeatSettings(config: PinclawConfig): { everyMs: number; deliver?: 
   if (everyMs === undefined) throw new ConfigError(`heartbeat.every: expected a duration (${DURATION_FORMS}) or 0 to turn it off, got '${every}'`);
   if (everyMs > 0 && everyMs < 60_000) throw new ConfigError(`heartbeat.every: '${every}' is shorter than a minute; every heartbeat with a task is a model call`);
   if (config.heartbeat.session.trim() === '') throw new ConfigError('heartbeat.session: expected a session key, got an empty string');
-  if (deliver === undefined || deliver === '') return { everyMs };
+  if (deliver === LOG_TARGET) return { everyMs };
+  // Unset: the owner hears what the heartbeat finds (owner.notify), else it is logged.
+  if (deliver === undefined || deliver === '') return { everyMs, deliver: ownerTarget(config) };
   const target = splitTarget(deliver);
-  if (!target) throw new ConfigError(`heartbeat.deliver: expected CHANNEL:CHAT such as telegram:12345, got '${deliver}'`);
+  if (!target) throw new ConfigError(`heartbeat.deliver: expected CHANNEL:CHAT such as telegram:12345, got '${deliver}', or log`);
   if (!deliverableChannels(config).includes(target.channel)) throw new ConfigError(`heartbeat.deliver: ${undeliverable(target.channel, config)}`);
   const problem = chatProblem(target);
   if (problem) throw new ConfigError(`heartbeat.deliver: ${problem}`);

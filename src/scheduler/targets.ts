@@ -35,3 +35,27 @@ export function chatProblem(target: { channel: string; chatId: string }): string
   if (target.channel === 'mqtt') return reservedMqttSession(target.chatId);
   return undefined;
 }
+
+/** The word that sends a job's or the heartbeat's replies to the log even when owner.notify is set. */
+export const LOG_TARGET = 'log';
+
+/**
+ * owner.notify as a chat: what a trigger, a job or the heartbeat that names no target reports to.
+ * Undefined when unset or unusable (ownerNotifyProblem says why; the start checks refuse it).
+ */
+export function ownerTarget(config: PinclawConfig): { channel: string; chatId: string } | undefined {
+  const text = config.owner.notify;
+  if (text === undefined || text === '' || ownerNotifyProblem(config)) return undefined;
+  return splitTarget(text);
+}
+
+/** What is wrong with owner.notify, naming the key and the way out; undefined when unset or good. */
+export function ownerNotifyProblem(config: PinclawConfig): string | undefined {
+  const text = config.owner.notify;
+  if (text === undefined || text === '') return undefined;
+  const target = splitTarget(text);
+  if (!target) return `owner.notify: expected CHANNEL:CHAT such as telegram:12345, got '${text}' (pinclaw onboard learns your chat when you message the bot)`;
+  if (!deliverableChannels(config).includes(target.channel)) return `owner.notify: ${undeliverable(target.channel, config)}`;
+  const problem = chatProblem(target);
+  return problem ? `owner.notify: ${problem}` : undefined;
+}

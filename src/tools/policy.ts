@@ -206,6 +206,11 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
       if (late) return late.rule;
       if (s.confirm.includes(tool.name)) return 'tools.confirm';
       if (tool.requiresConfirmation) return `${tool.name}.requiresConfirmation`;
+      // A turn a hardware trigger started runs in the owner's chat when its session is that chat (by
+      // default, owner.notify): the chat is the owner's, the request is not. An edge on a wire must
+      // not switch anything unasked; the owner is asked in the chat (the hardware channel cannot ask,
+      // so there it is refused unless that chat is a control chat, as before).
+      if (tool.physical && ctx?.caller === 'hardware' && ctx.channel !== 'hardware') return 'physical action in a turn a hardware trigger started';
       // The CLI is the owner at the device; a control chat is one the owner declared theirs.
       if (tool.physical && ctx && ctx.channel !== 'cli' && !control.has(`${ctx.channel}:${ctx.chatId}`)) return 'physical action outside the owner\'s chats (tools.controlChats)';
       return undefined;

@@ -117,8 +117,17 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     if (l?.direction === 'output') issues.push({ path: `${at}.line`, expected: 'an input line', found: `${str(tr.line)}, an output` });
     const target = l?.line ? index?.get(l.line) : undefined;
     if (target && !target.capabilities.includes('edge')) issues.push({ path: `${at}.line`, expected: 'a line that can report edges', found: `${str(tr.line)} (${board!.id} ${target.name}: ${target.capabilities.join(', ')})` });
-    required(issues, `${at}.session`, tr.session);
-    required(issues, `${at}.message`, tr.message);
+    const owner = config.owner.notify !== undefined && config.owner.notify !== '';
+    if (tr.action === 'notify') {
+      required(issues, `${at}.text`, tr.text, 'the text to send (required with action notify)');
+      // A notify trigger sends to its session's chat or the owner's: with neither it has nobody to tell.
+      if (!owner && !/^[a-z]+:.+/.test(tr.session ?? '')) {
+        issues.push({ path: `${at}.session`, expected: 'a chat to send to: a CHANNEL:CHAT session such as telegram:12345, or owner.notify set (pinclaw onboard learns it)', found: str(tr.session) });
+      }
+    } else {
+      if (!owner) required(issues, `${at}.session`, tr.session, 'a non-empty string (required unless owner.notify is set)');
+      required(issues, `${at}.message`, tr.message);
+    }
   });
   hw.sensorTriggers.forEach((s, i) => {
     const at = `hardware.sensorTriggers[${i}]`;
@@ -127,7 +136,7 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     }
     if (s.above === undefined && s.below === undefined) issues.push({ path: at, expected: 'above, below or both', found: 'neither' });
     if (s.above !== undefined && s.below !== undefined && s.below > s.above) issues.push({ path: `${at}.below`, expected: `a number not above "above" (${s.above})`, found: `number ${s.below}` });
-    required(issues, `${at}.session`, s.session);
+    if (!config.owner.notify) required(issues, `${at}.session`, s.session, 'a non-empty string (required unless owner.notify is set)');
     required(issues, `${at}.message`, s.message);
   });
   issues.push(...sensorConfigIssues(hw));

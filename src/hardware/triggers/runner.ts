@@ -9,6 +9,7 @@
 import { count } from '../../counters.js';
 import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
+import { clockTime } from '../../local-time.js';
 import { log as defaultLog } from '../../log.js';
 import type { NewInbound } from '../../store/queue.js';
 import { EdgeFilter, type Edge } from './edge-filter.js';
@@ -59,6 +60,12 @@ export interface TriggerDeps {
   channelFor?(session: string): { channel: string; chatId: string };
   /** channels a `channel:chatId` session key may address (the default routing) */
   knownChannels?: readonly string[];
+  /** owner.notify: the session of a trigger that names none, and where action notify sends by default */
+  owner?: { channel: string; chatId: string };
+  /** Sends a fixed text to a chat without a model call (the conductor's send), for action notify. */
+  notify?(m: { channel: string; chatId: string; text: string; sessionKey: string }): unknown;
+  /** agent.timezone, for {time} in a notify text; undefined: the host's */
+  timezone?: string;
   /** how often a storm is checked for its end; default 1000 ms */
   settleIntervalMs?: number;
   /** at least this long between two notices (storm, failing sensor) of one trigger; default 1 hour */
@@ -109,6 +116,11 @@ interface Context {
   watchEdges: WatchEdges;
   /** true when the message was handed to the queue */
   submit(session: string, text: string, meta: Record<string, unknown>, what: string): boolean;
+  route(session: string): { channel: string; chatId: string };
+  owner?: { channel: string; chatId: string };
+  /** true when the text was handed to the conductor to send */
+  notify(to: { channel: string; chatId: string }, text: string, what: string): boolean;
+  timezone?: string;
 }
 
 interface Handle {
@@ -125,6 +137,24 @@ function makeContext(deps: TriggerDeps): Context {
   const route = deps.channelFor ?? ((s: string) => routeSession(s, deps.knownChannels));
   return {
     log,
+    route,
+    owner: deps.owner,
+    timezone: deps.timezone,
+    notify(to, text, what) {
+      if (!deps.notify) {
+        log.error(`${what}: no channel can send its text in this process`);
+        return false;
+      }
+      try {
+        const result = deps.notify({ ...to, text, sessionKey: `${to.channel}:${to.chatId}` });
+        count('triggers', { source: 'hardware' });
+        if (result instanceof Promise) result.catch((err: unknown) => log.error(`${what}: the text could not be sent: ${errorMessage(err)}`));
+        return true;
+      } catch (err) {
+        log.error(`${what}: the text could not be sent: ${errorMessage(err)}`);
+        return false;
+      }
+    },
     now: deps.now ?? Date.now,
     noticeCooldownMs: deps.noticeCooldownMs ?? 60 * 60_000,
     maxBackoffMs: deps.maxBackoffMs ?? 5 * 60_000,
@@ -179,16 +209,42 @@ function failedHandle(base: Omit<TriggerStatus, 'state' | 'submitted' | 'suppres
 /** ms in the kernel's clock, keeping microseconds (a plain Number() of the ns would round them away on a realtime clock). */
 const kernelMs = (ns: bigint) => Number(ns / 1000n) / 1000;
 
+/** The session of a trigger: its own, else the owner's chat (owner.notify), else none. */
+function sessionOf(ctx: Context, session: string | undefined): string {
+  return session ?? (ctx.owner ? `${ctx.owner.channel}:${ctx.owner.chatId}` : '');
+}
+
+/** A notify text with {line}, {edge}, {value} and {time} filled in; other braces stay as written. */
+export function fillNotifyText(text: string, f: { line: string; edge: string; value: 0 | 1; time: string }): string {
+  return text.replace(/\{(line|edge|value|time)\}/g, (_, k: 'line' | 'edge' | 'value' | 'time') => String(f[k]));
+}
+
 function startEdgeTrigger(ctx: Context, tr: GpioTriggerConfig): Handle {
   const line = tr.line ?? '';
-  const session = tr.session ?? '';
+  const session = sessionOf(ctx, tr.session);
   const what = `trigger on line '${line || '?'}'`;
-  if (!line || !session || !tr.message) {
-    const reason = 'line, session and message are required';
+  const notify = tr.action === 'notify';
+  // Where a notify trigger sends: its session's chat when that is one, else the owner's.
+  const routed = session ? ctx.route(session) : undefined;
+  const notifyTo = routed && routed.channel !== 'hardware' ? routed : ctx.owner;
+  const reason = !line
+    ? 'line is required'
+    : notify
+      ? !tr.text
+        ? 'text is required with action notify'
+        : !notifyTo
+          ? 'action notify needs a chat: a CHANNEL:CHAT session such as telegram:12345, or owner.notify'
+          : undefined
+      : !session
+        ? 'session is required (or set owner.notify)'
+        : !tr.message
+          ? 'message is required'
+          : undefined;
+  if (reason) {
     ctx.log.error(`${what} not started: ${reason}`);
     return failedHandle({ kind: 'gpio', name: line, session, lastError: reason });
   }
-  const message = tr.message;
+  const message = tr.message ?? tr.text ?? '';
   const filter = new EdgeFilter({ edge: tr.edge, debounceMs: tr.debounceMs, maxPerWindow: tr.rateLimit.max, windowMs: tr.rateLimit.perSeconds * 1000 });
   let submitted = 0;
   let suppressed = 0;
@@ -224,6 +280,11 @@ function startEdgeTrigger(ctx: Context, tr: GpioTriggerConfig): Handle {
     lastNoticeAt = now;
     const text = `Hardware notice: line ${line} is producing edges much faster than its trigger allows, so they are being ignored until it has been quiet for ${tr.rateLimit.perSeconds} s. `
       + `A floating input (no pull resistor) or a loose wire does this. (The trigger's message is: "${message}")`;
+    // A notify trigger tells the owner directly, like its edges: no model call for a notice either.
+    if (notify) {
+      if (ctx.notify(notifyTo!, text, what)) submitted++;
+      return;
+    }
     if (ctx.submit(session, text, { trigger: { kind: 'gpio', line, storm: true, edge: e.edge, value: e.value, timestampNs: e.timestampNs.toString() } }, what)) submitted++;
   }
 
@@ -233,6 +294,11 @@ function startEdgeTrigger(ctx: Context, tr: GpioTriggerConfig): Handle {
   }
 
   function submitEdge(e: TriggerEdge): void {
+    if (notify) {
+      const time = clockTime(new Date(ctx.now()), ctx.timezone);
+      if (ctx.notify(notifyTo!, fillNotifyText(tr.text!, { line, edge: e.edge, value: e.value, time }), what)) submitted++;
+      return;
+    }
     const at = new Date(ctx.now()).toISOString();
     const text = `${message}\n(hardware trigger: line ${line}, ${e.edge} edge, value ${e.value}, at ${at})`;
     const meta = { trigger: { kind: 'gpio', line, edge: e.edge, value: e.value, timestampNs: e.timestampNs.toString(), seqno: e.seqno } };
@@ -304,10 +370,10 @@ function describeCrossing(c: Crossing): string {
 
 function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
   const name = sensorName(s);
-  const session = s.session ?? '';
+  const session = sessionOf(ctx, s.session);
   const what = `sensor trigger ${name}`;
   if (s.bus === undefined || s.address === undefined || s.register === undefined || !session || !s.message) {
-    const reason = 'bus, address, register, session and message are required';
+    const reason = `bus, address, register, session${ctx.owner ? '' : ' (or owner.notify)'} and message are required`;
     ctx.log.error(`${what} not started: ${reason}`);
     return failedHandle({ kind: 'i2c', name, session, lastError: reason });
   }

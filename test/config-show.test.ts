@@ -44,6 +44,17 @@ t.test('set writes the one key; show prints what was set, secrets masked; unset 
   t.equal(again.stdout, `gateway.port is not set in ${h.file}; nothing changed\n`);
 });
 
+t.test("a list is stored as the owner wrote it: its items' defaults stay out of the file", async (t) => {
+  const h = home();
+  const lines = [{ name: 'relay', line: 'GPIO17', direction: 'output' }];
+  const r = runPinclaw(['config', 'set', 'hardware.lines', JSON.stringify(lines)], { env: h.env });
+  t.equal(r.code, 0, r.stderr);
+  t.same(JSON.parse(readFileSync(h.file, 'utf8')), { hardware: { lines } }, 'no activeLow: false added');
+  const bad = runPinclaw(['config', 'set', 'hardware.lines', '[{"name":"relay","line":"GPIO17","direction":"sideways"}]'], { env: h.env });
+  t.not(bad.code, 0, 'a bad item is still refused');
+  t.same(JSON.parse(readFileSync(h.file, 'utf8')), { hardware: { lines } }, 'and nothing written');
+});
+
 t.test('a file full of defaults (written by an older version) is left as it is; a set changes one key', async (t) => {
   const h = home();
   const full = { gateway: { ...defaults().gateway }, log: { ...defaults().log } };

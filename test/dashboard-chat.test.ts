@@ -367,6 +367,7 @@ t.test('in Chromium: a failed turn is shown in the chat and leaves the badge liv
   await page.fill('#chat-text', 'fail please');
   await page.press('#chat-text', 'Enter');
   await page.locator('#chat-log .msg.error', { hasText: 'the model refused this request' }).waitFor();
+  await page.click('[data-tab="events"]');
   await page.locator('#event-list .ev-turn_error').waitFor();
   await page.locator('#event-list .ev-turn_end').waitFor();
   t.same(seen, [], 'the badge did not change');

@@ -159,8 +159,9 @@ t.test('login by pairing: request, approve on the machine, collect once', async 
   const { url, home } = await gateway(t);
   const req = await fetch(`${url}/auth/pair`, { method: 'POST', headers: { 'user-agent': `TestBrowser/1.0 ${'x'.repeat(300)}` } });
   t.equal(req.status, 200);
-  const { request, code } = (await req.json()) as { request: string; code: string };
+  const { request, code, command } = (await req.json()) as { request: string; code: string; command: string };
   t.match(code, /^[A-HJ-NP-Z2-9]{8}$/);
+  t.equal(command, `pinclaw --home ${home} pairing approve ${code}`, 'the command to run names this home (not the default one)');
   t.match(request, /^[\w-]{32}$/);
   const poll = () => fetch(`${url}/auth/pair/${request}`);
   const pending = await poll();
@@ -330,7 +331,8 @@ t.test('in Chromium: log in, chat, confirm, events, sessions, audit, memory, hea
   await mobile.locator('#login').waitFor();
   t.ok((await scrollWidth()) <= 390, 'login: no horizontal scroll');
   await mobile.click('#pair');
-  const command = (await mobile.locator('#pair-command', { hasText: /^pinclaw pairing approve [A-Z0-9]{8}$/ }).textContent())!;
+  const command = (await mobile.locator('#pair-command', { hasText: /^pinclaw --home \S+ pairing approve [A-Z0-9]{8}$/ }).textContent())!;
+  t.ok(command.startsWith(`pinclaw --home ${g.home} `), 'the page shows the command for this home');
   const db = openDatabase(join(g.home, 'pinclaw.db'));
   t.match(approvePairing(db, command.split(' ').pop()!), { ok: true });
   db.close();

@@ -112,6 +112,7 @@ t.test('access: listed senders by constant-time token, strangers by pairing boun
   const first = admit(db, allow, 'tab', 'tab-token-0123456789abcdef', 1000);
   t.match(first, { ok: false, pairing: { channel: 'mqtt', label: 'tab', subject: pairingSubject('tab', 'tab-token-0123456789abcdef') } });
   t.notOk(JSON.stringify(listPairings(db)).includes('tab-token-0123456789abcdef'), 'the token itself is not stored');
+  t.match(admit(db, allow, 'tab2', 'tab2-token-0123456789abcdef', 1000, '/srv/pinclaw-home'), { ok: false, error: /runs on the gateway's machine: pinclaw --home \/srv\/pinclaw-home pairing approve [A-HJ-NP-Z2-9]{8} / }, 'the approval command names a home that is not the default');
   t.match(admit(db, allow, 'tab', 'tab-token-0123456789abcdef', 2000), { ok: false, error: /waits for the owner/ }, 'asked again: told once an hour');
   t.ok(approvePairing(db, (first as { pairing: { code: string } }).pairing.code, 3000).ok);
   t.match(admit(db, allow, 'tab', 'tab-token-0123456789abcdef', 4000), { ok: true, sender: 'tab', rule: 'pairing' });

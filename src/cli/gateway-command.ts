@@ -121,7 +121,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
       ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace, home: ctx.paths.home })
       : undefined;
     // MQTT runs when it has a broker; its code and the mqtt package are loaded only then.
-    const mqtt = config.mqtt.url ? (await import('../channels/mqtt/start.js')).prepareMqtt({ config, db, bus }) : undefined;
+    const mqtt = config.mqtt.url ? (await import('../channels/mqtt/start.js')).prepareMqtt({ config, db, bus, home: ctx.paths.home }) : undefined;
     const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...(mqtt?.channels ?? []), ...scheduling.channels];
     if (mqtt?.needsHardwareChannel && !channels.some((c) => c.name === HARDWARE_CHANNEL)) channels.push(hardwareChannel());
     const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(mqtt?.channels ?? [])]);
@@ -158,6 +158,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
       // The dashboard: its login sessions and pairing requests live in the store.
       web: {
         db,
+        home: ctx.paths.home,
         dashboard: {
           startedAt,
           channels: () => channelStatus.list(),

@@ -33,6 +33,8 @@ export interface HttpServerOptions {
 export interface WebOptions {
   /** holds the login sessions (web_sessions) and the pairing requests */
   db: Db;
+  /** the gateway's home: the pairing command shown in the page names it when it is not the default */
+  home?: string;
   /** told of every wrong token given to POST /auth/login (a lockout guard plugs in here) */
   onBadCredential?(req: IncomingMessage): void;
   /** asked before a token given to POST /auth/login is compared (the guard's pause on token attempts) */

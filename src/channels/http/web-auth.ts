@@ -11,6 +11,7 @@ import { createWebSession, deleteWebSession, pruneWebSessions, useWebSession, WE
 import { clientKey, type GuardDecision } from './guard.js';
 import { PairingLimits } from './pairing-limits.js';
 import { HttpError, readJson, sendJson, sendRefusal } from './server.js';
+import { approveCommand } from '../pairing-hint.js';
 
 export const SESSION_COOKIE = 'pinclaw_session';
 export const PAIRING_CHANNEL = 'dashboard';
@@ -18,6 +19,8 @@ const REQUEST_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export interface WebAuthOptions {
   db: Db;
+  /** the gateway's home: the pairing command names it when it is not the default (pairing-hint.ts) */
+  home?: string;
   /** the gateway token; without one, login by token is closed and pairing is the only way in */
   token?: string;
   /** told of every wrong token given to POST /auth/login (a lockout guard plugs in here) */
@@ -129,7 +132,7 @@ function requestPair(req: IncomingMessage, res: ServerResponse, o: WebAuthOption
   const id = randomBytes(24).toString('base64url');
   const p = requestPairing(o.db, PAIRING_CHANNEL, id, label(req), now);
   limits.asked(client, id);
-  sendJson(res, 200, { request: id, code: p.code });
+  sendJson(res, 200, { request: id, code: p.code, command: approveCommand(p.code, o.home) });
 }
 
 // Only the browser that holds the request id can collect the cookie, and only once.

@@ -9,6 +9,7 @@ import { ConfigError } from '../../errors.js';
 import { MQTT_SESSION_NAME, MQTT_SESSION_RULE, reservedMqttSession } from '../../mqtt-session-name.js';
 import type { Db } from '../../store/db.js';
 import { claimPrompt, isPaired, pendingPairings, requestPairing, type Pairing } from '../../store/pairing.js';
+import { approveCommand } from '../pairing-hint.js';
 
 /** A sender's name: kept short and plain, it lands in the session's sender column and in log lines. */
 export const SENDER_NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -65,7 +66,7 @@ export function pairingSubject(from: string, token: string): string {
 }
 
 /** Whether this message's sender may talk, or why not (with a pairing request for a stranger). */
-export function admit(db: Db, allowFrom: readonly AllowedSender[], from: unknown, token: unknown, now = Date.now()): Admission {
+export function admit(db: Db, allowFrom: readonly AllowedSender[], from: unknown, token: unknown, now = Date.now(), home?: string): Admission {
   if (from === undefined || token === undefined) return { ok: false, error: `the MQTT chat answers only senders that say who they are: ${HOW}` };
   if (typeof from !== 'string' || !SENDER_NAME.test(from)) return { ok: false, error: `"from" must be ${SENDER_NAME_RULE}` };
   if (typeof token !== 'string' || token.length < MIN_TOKEN_CHARS || token.length > MAX_TOKEN_CHARS) {
@@ -90,7 +91,7 @@ export function admit(db: Db, allowFrom: readonly AllowedSender[], from: unknown
   return {
     ok: false,
     pairing,
-    error: `sender ${from} is not in mqtt.chat.allowFrom. To let it in, the owner runs on the gateway's machine: pinclaw pairing approve ${pairing.code} (the code is good for an hour; later messages must carry the same token)`,
+    error: `sender ${from} is not in mqtt.chat.allowFrom. To let it in, the owner runs on the gateway's machine: ${approveCommand(pairing.code, home)} (the code is good for an hour; later messages must carry the same token)`,
   };
 }
 

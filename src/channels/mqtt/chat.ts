@@ -177,7 +177,7 @@ export function mqttSessionsWithRights(tools: ChatRights): Set<string> {
   return out;
 }
 
-export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings; tools: ChatRights }): MqttChat {
+export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: MqttSettings; tools: ChatRights; home?: string }): MqttChat {
   const defaultSession = o.settings.chat.session;
   checkChatSettings(o.settings.chat);
   const withRights = mqttSessionsWithRights(o.tools);
@@ -208,7 +208,7 @@ export function createMqttChat(o: { link: () => MqttLink; db: Db; settings: Mqtt
     if (info.retain) return log.debug(`mqtt chat: ignored a retained message on ${topic}`);
     const p = parseChatPayload(payload, defaultSession);
     if (isRefusal(p)) return refuse(topic, p);
-    const who = admit(o.db, o.settings.chat.allowFrom, p.from, p.token);
+    const who = admit(o.db, o.settings.chat.allowFrom, p.from, p.token, Date.now(), o.home);
     if (!who.ok) {
       if (who.pairing) log.info(`mqtt chat: sender ${who.pairing.label ?? '?'} asked to talk; pairing code ${who.pairing.code}`);
       return refuse(topic, { error: who.error, session: p.session, ...(p.id !== undefined ? { id: p.id } : {}) });

@@ -45,7 +45,7 @@ export function checkMqttConfig(config: PinclawConfig): void {
 }
 
 /** Checks the settings (a ConfigError exits 78 before anything starts) and builds the parts. */
-export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): MqttRuntime {
+export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus; home?: string }): MqttRuntime {
   const settings = o.config.mqtt;
   checkMqttConfig(o.config);
   const nodeId = nodeIdOf(settings);
@@ -56,7 +56,7 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus }): Mqt
   };
   // An old internal chat name in the tool settings keeps its meaning; the owner is told to rename it.
   for (const note of legacyChatNames(o.config.tools)) log.warn(`config: ${note}`);
-  const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings, tools: o.config.tools }) : undefined;
+  const chat = settings.chat.enabled ? createMqttChat({ link: linkNow, db: o.db, settings, tools: o.config.tools, ...(o.home ? { home: o.home } : {}) }) : undefined;
   // The chat was on by default before it checked senders: an owner who relied on it learns here why
   // chat/in went quiet, and how to turn it back on safely.
   if (!chat) log.info('mqtt: the MQTT chat is off (it answers only named senders now and is off until turned on): pinclaw config set mqtt.chat.enabled true, and name each sender with a token in mqtt.chat.allowFrom or approve it with pinclaw pairing approve CODE (docs/mqtt.md)');

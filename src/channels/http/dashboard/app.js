@@ -141,9 +141,9 @@ $('login-form').addEventListener('submit', async (e) => {
 $('pair').addEventListener('click', async () => {
   clearTimeout(pairTimer);
   try {
-    const { request, code } = await api('/auth/pair', { method: 'POST' });
+    const { request, code, command } = await api('/auth/pair', { method: 'POST' });
     $('pair-box').hidden = false;
-    $('pair-command').textContent = `pinclaw pairing approve ${code}`;
+    $('pair-command').textContent = typeof command === 'string' ? command : `pinclaw pairing approve ${code}`;
     $('pair-state').textContent = 'Waiting for your approval…';
     const poll = async () => {
       try {

@@ -42,7 +42,7 @@ t.test('a full hardware section validates and gets its item defaults', async (t)
   t.same(c.hardware.lines[1], { name: 'doorbell', line: 'GPIO27', activeLow: false, direction: 'input', bias: 'pull-up' });
   t.same(c.hardware.writeRateLimit, { perLine: 4, perSeconds: 60 });
   t.same(c.hardware.triggers[0], { line: 'doorbell', edge: 'falling', debounceMs: 50, action: 'turn', session: 'home', message: 'the doorbell rang', rateLimit: { max: 6, perSeconds: 60 }, adc: { intervalMs: 100 } });
-  t.same(c.hardware.sensorTriggers[0], { bus: 1, address: 72, register: 0, length: 2, intervalMs: 5000, above: 7680, hysteresis: 256, session: 'home', message: 'the shed is warm' });
+  t.same(c.hardware.sensorTriggers[0], { bus: 1, address: 72, register: 0, length: 2, intervalMs: 5000, above: 7680, hysteresis: 256, action: 'turn', session: 'home', message: 'the shed is warm' });
   t.same(boardConfigIssues(c, registry, pi4), [], 'and it fits the Pi 4');
 });
 
@@ -168,6 +168,14 @@ t.test('notify triggers need a text and somebody to tell; owner.notify stands in
   t.same(boardConfigIssues(withOwner, registry, pi4), [], 'with owner.notify, neither needs a session');
   t.same(boardConfigIssues(config({ hardware: { lines, triggers: [{ line: 'door', action: 'notify', text: 'x', session: 'telegram:7' }] } }), registry, pi4), [], 'a chat session is somebody to tell');
   t.match(validateConfig({ hardware: { triggers: [{ line: 'door', action: 'shout' }] } }).errors, [{ path: 'hardware.triggers[0].action' }], 'the action is one of turn, notify');
+  // The same for an I2C threshold.
+  const i2c = { bus: 1, address: 0x48, register: 0, above: 30 };
+  t.same(formatIssues(boardConfigIssues(config({ hardware: { sensorTriggers: [{ ...i2c, action: 'notify' }, { ...i2c, action: 'notify', text: 'hot', session: 'home' }] } }), registry, pi4)).split('\n'), [
+    'hardware.sensorTriggers[0].text: expected the text to send (required with action notify), found nothing',
+    'hardware.sensorTriggers[0].session: expected a chat to send to: a CHANNEL:CHAT session such as telegram:12345, or owner.notify set (pinclaw onboard learns it), found nothing',
+    'hardware.sensorTriggers[1].session: expected a chat to send to: a CHANNEL:CHAT session such as telegram:12345, or owner.notify set (pinclaw onboard learns it), found string "home"',
+  ]);
+  t.same(boardConfigIssues(config({ owner: { notify: 'telegram:42' }, hardware: { sensorTriggers: [{ ...i2c, action: 'notify', text: '{value}' }] } }), registry, pi4), [], 'owner.notify is somebody to tell');
 });
 
 t.test('checkBoardConfig: the ids include the user\'s own, errors name the config file', async (t) => {

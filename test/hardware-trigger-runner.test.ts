@@ -36,7 +36,7 @@ function gpioTrigger(over: Partial<GpioTriggerConfig> = {}): GpioTriggerConfig {
 }
 
 function sensorTrigger(over: Partial<SensorTriggerConfig> = {}): SensorTriggerConfig {
-  return { bus: 1, address: 0x48, register: 0, length: 2, intervalMs: 1, hysteresis: 2, above: 30, session: 'home', message: 'the greenhouse is too warm', ...over };
+  return { bus: 1, address: 0x48, register: 0, length: 2, intervalMs: 1, hysteresis: 2, above: 30, action: 'turn', session: 'home', message: 'the greenhouse is too warm', ...over };
 }
 
 interface FakeWatch {
@@ -539,4 +539,33 @@ t.test('integration: action notify sends its text to the owner with no model cal
   t.equal(f.chat.filter((o) => o.text.startsWith('Door door: rising')).length, 6, 'the rate limit (6 a minute) holds for texts too');
   t.equal(f.rows.length, 0, 'nothing entered the inbound queue');
   t.equal(f.provider.requests.length, 0, 'the provider was never called');
+});
+
+t.test('integration: an I2C threshold with action notify sends its text to the owner with no model call', async (t) => {
+  const f = conductorFixture(t, 'never said');
+  const values = [20, 35, 36];
+  const runner = startTriggers({
+    triggers: [],
+    sensorTriggers: [sensorTrigger({ action: 'notify', session: undefined, message: undefined, text: 'Greenhouse {direction} {threshold}: {value} at {time} {other}' })],
+    watchEdges: fakeGpio().watchEdges,
+    readSensor: async () => values.shift() ?? 36,
+    submit: f.submit,
+    knownChannels: ['test'],
+    owner: { channel: 'test', chatId: 'owner' },
+    notify: (m) => f.conductor.send(m),
+    timezone: 'UTC',
+  });
+  t.teardown(() => runner.stop());
+  await until('the text is delivered', () => f.chat.length === 1);
+  await sleep(50);
+  t.match(f.chat[0], { channel: 'test', chat_id: 'owner', session_key: 'test:owner' });
+  t.match(f.chat[0]!.text, /^Greenhouse above 30: 35 at \d\d:\d\d \{other\}$/, 'placeholders filled, unknown braces kept');
+  t.equal(f.chat.length, 1, 'one crossing, one text (36 is still above)');
+  t.equal(f.rows.length, 0, 'nothing entered the inbound queue');
+  t.equal(f.provider.requests.length, 0, 'the provider was never called');
+  const bad = harness(t, { sensorTriggers: [sensorTrigger({ action: 'notify', session: 'home', message: undefined, text: 'hot' }), sensorTrigger({ action: 'notify', session: 'telegram:7', message: undefined })], knownChannels: ['telegram'] });
+  t.same(bad.logs.at('error'), [
+    'error: sensor trigger i2c-1 0x48 reg 0x00 not started: action notify needs a chat: a CHANNEL:CHAT session such as telegram:12345, or owner.notify',
+    'error: sensor trigger i2c-1 0x48 reg 0x00 not started: text is required with action notify',
+  ]);
 });

@@ -90,7 +90,7 @@ function plan(over: Partial<PlanInput> & Pick<PlanInput, 'mode'>): { plan: Servi
 t.test('a system unit on a Raspberry Pi 4 with GPIO, I2C, a USB board and the groups', { skip: noAnalyze }, async (t) => {
   const config = configWith((c) => {
     c.hardware.devices = [{ name: 'bench', kind: 'mcu', port: '/dev/serial/by-id/usb-Arduino_0043-if00', baud: 115200, timeoutMs: 250 }];
-    c.hardware.sensorTriggers = [{ bus: 3, address: 0x48, register: 0, length: 1, intervalMs: 1000, hysteresis: 0, above: 30, session: 's', message: 'hot' }];
+    c.hardware.sensorTriggers = [{ bus: 3, address: 0x48, register: 0, length: 1, intervalMs: 1000, hysteresis: 0, above: 30, action: 'turn', session: 's', message: 'hot' }];
   });
   const p = plan({ mode: 'system', config, roots: pi4Roots(), groupFile: groupFile(['gpio', 'i2c', 'dialout', 'audio']) });
   const u = p.unit;

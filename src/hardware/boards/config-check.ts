@@ -136,8 +136,15 @@ export function boardConfigIssues(config: PinclawConfig, registry: BoardRegistry
     }
     if (s.above === undefined && s.below === undefined) issues.push({ path: at, expected: 'above, below or both', found: 'neither' });
     if (s.above !== undefined && s.below !== undefined && s.below > s.above) issues.push({ path: `${at}.below`, expected: `a number not above "above" (${s.above})`, found: `number ${s.below}` });
-    if (!config.owner.notify) required(issues, `${at}.session`, s.session, 'a non-empty string (required unless owner.notify is set)');
-    required(issues, `${at}.message`, s.message);
+    if (s.action === 'notify') {
+      required(issues, `${at}.text`, s.text, 'the text to send (required with action notify)');
+      if (!config.owner.notify && !/^[a-z]+:.+/.test(s.session ?? '')) {
+        issues.push({ path: `${at}.session`, expected: 'a chat to send to: a CHANNEL:CHAT session such as telegram:12345, or owner.notify set (pinclaw onboard learns it)', found: str(s.session) });
+      }
+    } else {
+      if (!config.owner.notify) required(issues, `${at}.session`, s.session, 'a non-empty string (required unless owner.notify is set)');
+      required(issues, `${at}.message`, s.message);
+    }
   });
   issues.push(...sensorConfigIssues(hw));
   return issues;

@@ -368,12 +368,32 @@ function describeCrossing(c: Crossing): string {
   return c.direction === 'above' ? `above the threshold ${c.threshold}` : `below the threshold ${c.threshold}`;
 }
 
+/** A threshold notify text with {value}, {direction}, {threshold} and {time} filled in; other braces stay. */
+export function fillThresholdText(text: string, f: { value: number; direction: 'above' | 'below'; threshold: number; time: string }): string {
+  return text.replace(/\{(value|direction|threshold|time)\}/g, (_, k: 'value' | 'direction' | 'threshold' | 'time') => String(f[k]));
+}
+
 function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
   const name = sensorName(s);
   const session = sessionOf(ctx, s.session);
   const what = `sensor trigger ${name}`;
-  if (s.bus === undefined || s.address === undefined || s.register === undefined || !session || !s.message) {
-    const reason = `bus, address, register, session${ctx.owner ? '' : ' (or owner.notify)'} and message are required`;
+  const notify = s.action === 'notify';
+  // As for an edge: a notify trigger sends to its session's chat when that is one, else the owner's.
+  const routed = session ? ctx.route(session) : undefined;
+  const notifyTo = routed && routed.channel !== 'hardware' ? routed : ctx.owner;
+  const missing = s.bus === undefined || s.address === undefined || s.register === undefined;
+  const reason = missing
+    ? 'bus, address and register are required'
+    : notify
+      ? !s.text
+        ? 'text is required with action notify'
+        : !notifyTo
+          ? 'action notify needs a chat: a CHANNEL:CHAT session such as telegram:12345, or owner.notify'
+          : undefined
+      : !session || !s.message
+        ? `session${ctx.owner ? '' : ' (or owner.notify)'} and message are required`
+        : undefined;
+  if (reason || s.bus === undefined || s.address === undefined || s.register === undefined) {
     ctx.log.error(`${what} not started: ${reason}`);
     return failedHandle({ kind: 'i2c', name, session, lastError: reason });
   }
@@ -385,7 +405,7 @@ function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
     return failedHandle({ kind: 'i2c', name, session, lastError: errorMessage(err) });
   }
   const reg: SensorRegister = { bus: s.bus, address: s.address, register: s.register, length: s.length };
-  const message = s.message;
+  const message = (notify ? s.text : s.message) ?? '';
   const intervalMs = Math.max(1, s.intervalMs);
   let submitted = 0;
   let failures = 0;
@@ -423,7 +443,8 @@ function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
     const text = `Hardware notice: the sensor on I2C bus ${reg.bus}, address ${hex(reg.address)}, register ${hex(reg.register)} cannot be read (${lastError}); `
       + `its threshold is not watched until a read succeeds again. (The trigger's message is: "${message}")`;
     const meta = { trigger: { kind: 'i2c', bus: reg.bus, address: reg.address, register: reg.register, error: lastError } };
-    if (ctx.submit(session, text, meta, what)) submitted++;
+    // A notify trigger tells the owner directly: no model call for a notice either.
+    if (notify ? ctx.notify(notifyTo!, text, what) : ctx.submit(session, text, meta, what)) submitted++;
   }
 
   function readOk(value: number): void {
@@ -434,6 +455,11 @@ function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
     const c = watch.offer(value);
     if (!c) return;
     const at = new Date(ctx.now()).toISOString();
+    if (notify) {
+      const time = clockTime(new Date(ctx.now()), ctx.timezone);
+      if (ctx.notify(notifyTo!, fillThresholdText(message, { value, direction: c.direction, threshold: c.threshold, time }), what)) submitted++;
+      return;
+    }
     const text = `${message}\n(hardware trigger: I2C bus ${reg.bus}, address ${hex(reg.address)}, register ${hex(reg.register)}: value ${value}, ${describeCrossing(c)}, at ${at})`;
     const meta = { trigger: { kind: 'i2c', bus: reg.bus, address: reg.address, register: reg.register, value, threshold: c.threshold, direction: c.direction } };
     if (ctx.submit(session, text, meta, what)) submitted++;

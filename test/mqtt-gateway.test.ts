@@ -181,7 +181,7 @@ t.test('with the chat on, only listed senders and paired ones get a turn; a stra
   const mine = 'stranger-token-abcdef0123456789';
   await p.c.publishAsync(IN, JSON.stringify({ from: 'tablet', token: mine, session: 'hall', text: 'hello?', id: 'h3' }), { qos: 1 });
   const asked = (await reply('h3')).json!;
-  const code = /pinclaw pairing approve ([A-Z0-9]{8})/.exec(String(asked.error))?.[1];
+  const code = /pairing approve ([A-Z0-9]{8})/.exec(String(asked.error))?.[1];
   t.ok(code, `a pairing code in ${String(asked.error)}`);
   // The same name with another token is not the one that asked: it cannot ride on the approval.
   const approved = await runPinclawAsync(['pairing', 'approve', code!], { env: f.env });

@@ -55,12 +55,8 @@ export function exposedTools(d: ExposedDeps): ExposedTools {
 
     async call(name, input, signal) {
       const listed = known(name);
-      if (!listed) return undefined;
-      if (!isExposed(listed.tool)) {
-        const why = d.names === undefined
-          ? `${name} is not read-only, and mcp.serve.tools is unset (only read-only tools are served); add it: pinclaw config set mcp.serve.tools '["${name}"]' (with the others you want)`
-          : `${name} is not in mcp.serve.tools; add it there to serve it`;
-        const text = `${name} refused: ${why}`;
+      /** The row of a call stopped here, before the registry: as the registry writes its refusals. */
+      const record = (outcome: 'denied' | 'error', detail: string, rule?: string) => {
         try {
           let shown: string;
           try {
@@ -68,10 +64,21 @@ export function exposedTools(d: ExposedDeps): ExposedTools {
           } catch {
             shown = '(not JSON)';
           }
-          d.audit({ at: now(), sessionKey: MCP_SESSION, channel: MCP_CHANNEL, chatId: MCP_CHAT, caller: MCP_CALLER, tool: name, input: shown, outcome: 'denied', rule: SERVE_TOOLS_RULE, detail: text, durationMs: 0, outputBytes: 0 });
+          d.audit({ at: now(), sessionKey: MCP_SESSION, channel: MCP_CHANNEL, chatId: MCP_CHAT, caller: MCP_CALLER, tool: name, input: shown, outcome, rule, detail, durationMs: 0, outputBytes: 0 });
         } catch (err) {
           log.warn(`audit: cannot record the refused MCP call of ${name}: ${errorMessage(err)}`);
         }
+      };
+      if (!listed) {
+        record('error', `unknown tool '${name}'`);
+        return undefined;
+      }
+      if (!isExposed(listed.tool)) {
+        const why = d.names === undefined
+          ? `${name} is not read-only, and mcp.serve.tools is unset (only read-only tools are served); add it: pinclaw config set mcp.serve.tools '["${name}"]' (with the others you want)`
+          : `${name} is not in mcp.serve.tools; add it there to serve it`;
+        const text = `${name} refused: ${why}`;
+        record('denied', text, SERVE_TOOLS_RULE);
         return { text, isError: true };
       }
       const run = () => d.registry.call({ name, input }, { ...baseContext, signal });

@@ -16,7 +16,7 @@ import { loadConfig } from '../src/config/index.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createGpioService } from '../src/hardware/gpio/service.js';
 import { gpioTools } from '../src/hardware/gpio/tools.js';
-import { exposedTools } from '../src/mcp/server/exposed.js';
+import { exposedTools, servedByDefault } from '../src/mcp/server/exposed.js';
 import { createMcpServer } from '../src/mcp/server/server.js';
 import { serveStdio } from '../src/mcp/server/stdio.js';
 import { resolvePaths } from '../src/paths.js';
@@ -251,4 +251,11 @@ t.test('a physical action over MCP is refused unless mcp:stdio is a control chat
   const rows = queryAudit(on.db, { tool: 'gpio_write' });
   t.same(rows.map((r) => [r.channel, r.outcome]), [['mcp', 'ok']]);
   t.match(rows[0]?.physical, /relay|GPIO17/, 'the audit row says what changed');
+});
+
+t.test('served by default: the read-only tools, but not remote_tool (a call of any tool on another board)', async (t) => {
+  const tool = (name: string, readOnly: boolean) => ({ name, description: name, inputSchema: { type: 'object' as const }, readOnly, execute: async () => ({ content: '' }) });
+  t.equal(servedByDefault(tool('current_time', true)), true);
+  t.equal(servedByDefault(tool('write_file', false)), false);
+  t.equal(servedByDefault(tool('remote_tool', true)), false);
 });

@@ -41,9 +41,18 @@ export interface ExposedDeps {
 
 const baseContext: ToolContext = { sessionKey: MCP_SESSION, channel: MCP_CHANNEL, chatId: MCP_CHAT, caller: MCP_CALLER };
 
+/**
+ * Read-only to the audit, not to the world: remote_tool runs a call on another board of the fleet
+ * (that board audits it), which may be any tool there. Served only when mcp.serve.tools names it.
+ */
+const NOT_SERVED_BY_DEFAULT = new Set(['remote_tool']);
+
+/** What mcp.serve.tools unset serves: the tools that change nothing. */
+export const servedByDefault = (t: Tool) => t.readOnly === true && !NOT_SERVED_BY_DEFAULT.has(t.name);
+
 export function exposedTools(d: ExposedDeps): ExposedTools {
   const now = d.now ?? Date.now;
-  const isExposed = (t: Tool) => (d.names === undefined ? t.readOnly === true : d.names.includes(t.name) || d.names.includes('*'));
+  const isExposed = (t: Tool) => (d.names === undefined ? servedByDefault(t) : d.names.includes(t.name) || d.names.includes('*'));
   const known = (name: string) => d.registry.list(baseContext).find((l) => l.tool.name === name);
   // Tools that touch shared state (hardware, files) run one at a time, as in a turn.
   let sequential: Promise<unknown> = Promise.resolve();
@@ -75,7 +84,7 @@ export function exposedTools(d: ExposedDeps): ExposedTools {
       }
       if (!isExposed(listed.tool)) {
         const why = d.names === undefined
-          ? `${name} is not read-only, and mcp.serve.tools is unset (only read-only tools are served); add it: pinclaw config set mcp.serve.tools '["${name}"]' (with the others you want)`
+          ? `${name} is not served by default (mcp.serve.tools is unset: only the read-only tools are served); add it: pinclaw config set mcp.serve.tools '["${name}"]' (with the others you want)`
           : `${name} is not in mcp.serve.tools; add it there to serve it`;
         const text = `${name} refused: ${why}`;
         record('denied', text, SERVE_TOOLS_RULE);

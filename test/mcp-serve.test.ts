@@ -259,3 +259,16 @@ t.test('served by default: the read-only tools, but not remote_tool (a call of a
   t.equal(servedByDefault(tool('write_file', false)), false);
   t.equal(servedByDefault(tool('remote_tool', true)), false);
 });
+
+t.test('SIGTERM ends the session like the end of stdin: exit 0, the audit rows written', async (t) => {
+  const dir = home({});
+  const s = raw(dir);
+  s.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"current_time","arguments":{}}}\n');
+  const answers = await s.waitFor(1);
+  t.equal((answers[0] as { result?: { isError: boolean } }).result?.isError, false, `the call ran: ${s.stdout()} ${s.stderr()}`);
+  s.child.kill('SIGTERM');
+  t.same(await s.exited, { code: 0, signal: null }, `a clean exit: ${s.stderr()}`);
+  const db = openDatabase(join(dir, 'pinclaw.db'), { readonly: true });
+  t.teardown(() => db.close());
+  t.same(queryAudit(db, { tool: 'current_time' }).map((r) => [r.channel, r.outcome]), [['mcp', 'ok']]);
+});

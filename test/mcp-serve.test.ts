@@ -272,3 +272,23 @@ t.test('SIGTERM ends the session like the end of stdin: exit 0, the audit rows w
   t.teardown(() => db.close());
   t.same(queryAudit(db, { tool: 'current_time' }).map((r) => [r.channel, r.outcome]), [['mcp', 'ok']]);
 });
+
+t.test('notifications/cancelled stops a call in flight, which then gets no answer', async (t) => {
+  const dir = home({ mcp: { serve: { tools: ['exec'] } }, tools: { allow: ['exec'] } });
+  const s = raw(dir);
+  s.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 60"}}}\n');
+  await new Promise((r) => setTimeout(r, 500));
+  s.child.stdin.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"the user pressed stop"}}\n');
+  s.child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+  const answers = await s.waitFor(1);
+  t.same(answers, [{ jsonrpc: '2.0', id: 2, result: {} }], `only the ping is answered: ${s.stderr()}`);
+  s.child.stdin.end();
+  // The sleep was stopped: the process would otherwise wait 60 s for it (the test's timeout says so).
+  t.same(await s.exited, { code: 0, signal: null });
+  t.equal(s.stdout().trim().split('\n').length, 1, 'and the cancelled call got no answer later either');
+  const db = openDatabase(join(dir, 'pinclaw.db'), { readonly: true });
+  t.teardown(() => db.close());
+  const rows = queryAudit(db, { tool: 'exec' });
+  t.equal(rows.length, 1);
+  t.equal(rows[0]?.outcome, 'error', `the call ended as stopped: ${rows[0]?.detail ?? ''}`);
+});

@@ -24,6 +24,9 @@ export interface McpServer {
   shutdown(): Promise<void>;
 }
 
+/** Thrown by a method whose request gets no answer. */
+class Unanswered extends Error {}
+
 const rpcError = (id: RequestId | null, code: number, message: string): RpcResponse => ({ jsonrpc: '2.0', id, error: { code, message } });
 
 const isId = (v: unknown): v is RequestId => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
@@ -68,6 +71,9 @@ export function createMcpServer(tools: ExposedTools, info: ServerInfo): McpServe
         inFlight.set(id, { abort, done: running.catch(() => undefined) });
         try {
           const outcome = await running;
+          // Spec (utilities, cancellation): no answer to a request the client cancelled; nor to
+          // one aborted because the client went away.
+          if (abort.signal.aborted) throw new Unanswered();
           if (!outcome) throw new RpcFailure(RPC.invalidParams, `Unknown tool: ${params.name}`);
           return { content: [{ type: 'text', text: outcome.text }], isError: outcome.isError };
         } finally {
@@ -105,6 +111,7 @@ export function createMcpServer(tools: ExposedTools, info: ServerInfo): McpServe
     try {
       return { jsonrpc: '2.0', id, result: await method(msg.method, params, id) };
     } catch (err) {
+      if (err instanceof Unanswered) return undefined;
       if (err instanceof RpcFailure) return rpcError(id, err.code, err.message);
       log.error(`mcp serve: ${msg.method} failed: ${errorMessage(err)}`);
       return rpcError(id, RPC.internalError, `Internal error: ${errorMessage(err)}`);

@@ -83,5 +83,7 @@ export function serveStdio(server: McpServer, io: StdioStreams): Promise<void> {
     io.input.on('end', finish);
     io.input.on('close', finish);
     io.output.on('error', onOutputError);
+    // Closed before we listened (a signal during start): its 'close' was emitted already.
+    if (io.input.destroyed || io.input.readableEnded) void finish();
   });
 }

@@ -89,6 +89,8 @@ export const lazyChunks = [
   // backup uses the rest. It keeps no state, so the chunk holds its own copy. Onboarding asks
   // guard.ts's isLoopback (is the dashboard on the LAN?), a pure function: a copy as well.
   { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
+  // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
+  { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
 ];
 
 /** The name of an entry in its chunk's exports and in the import that stands for it. */

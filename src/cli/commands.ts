@@ -166,6 +166,14 @@ export const commands: readonly Command[] = [
     run: async (args, ctx) => (await import('./pairing-command.js')).runPairing(args[0] as 'list' | 'approve' | 'revoke', args.slice(1), ctx),
   },
   {
+    // `serve` is the MCP server (src/mcp/server/); the MCP client's subcommands join it here.
+    name: 'mcp',
+    usage: 'pinclaw mcp serve',
+    summary: "the Model Context Protocol: serve this board's tools to an MCP client over stdio",
+    subcommands: ['serve'],
+    run: async (args, ctx) => (await import('./mcp-serve-command.js')).runMcpServe(args.slice(1), ctx),
+  },
+  {
     name: 'audit',
     options: auditOptions,
     usage: 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]',

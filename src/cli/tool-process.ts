@@ -17,6 +17,8 @@ export interface ToolProcess {
   db: Db;
   hardware: HardwareRuntime;
   registry: Registry;
+  /** scrubs every secret the config holds from a text (what the registry applies to its audit rows) */
+  redact: (text: string) => string;
   /** Releases the hardware and closes the store. */
   close(): void;
 }
@@ -40,6 +42,7 @@ export async function openToolProcess(ctx: CliContext): Promise<ToolProcess> {
     db,
     hardware,
     registry,
+    redact,
     close() {
       hardware.close();
       db.close();

@@ -575,6 +575,19 @@ const sections = {
       transcripts: { kind: 'boolean', default: false, description: 'also index session transcripts' },
     },
   },
+  mcp: {
+    kind: 'object',
+    description: 'the Model Context Protocol (docs/mcp-serve.md)',
+    fields: {
+      serve: {
+        kind: 'object',
+        description: '`pinclaw mcp serve`: this board\'s tools for an MCP client over stdio (ssh pi@host pinclaw mcp serve)',
+        fields: {
+          tools: { kind: 'array', items: { kind: 'string', description: 'tool name, or * for every tool' }, description: 'the tools an MCP client sees and may call; each call also passes the tool policy as channel mcp, chat stdio (a physical action needs "mcp:stdio" in tools.controlChats); unset: the read-only tools' },
+        },
+      },
+    },
+  },
   service: {
     kind: 'object',
     description: 'the systemd unit pinclaw service install writes (docs/operations.md#under-systemd)',

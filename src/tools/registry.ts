@@ -1,6 +1,6 @@
 // The tool registry: every call, from the model or `pinclaw tool run`, takes one path:
-//   known tool → policy (by name) → available here → input schema → policy (by input) → confirmation → run within the
-//   time limit → redact → cap → audit.
+//   known tool → policy (by name) → available here → input schema → policy (by input) → PreToolUse hooks →
+//   confirmation → run within the time limit → redact → cap → PostToolUse hooks → audit.
 // Each step that stops a call answers with an error result naming the rule, and every call,
 // stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
 import { count } from '../counters.js';

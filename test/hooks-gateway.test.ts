@@ -3,7 +3,7 @@
 // The veto of a physical action survives the conductor's retry of a failed turn; MessageReceived,
 // SessionStart, MessageSending and TurnEnd do what docs/hooks.md says.
 import t, { type Test } from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { heuristicCount } from '../src/agent/tokens.js';
 import { ensureWorkspace } from '../src/agent/workspace.js';
@@ -21,7 +21,7 @@ import { createRegistry } from '../src/tools/registry.js';
 import { dbAudit } from '../src/tools/setup.js';
 import type { Tool } from '../src/tools/types.js';
 import { reply, scriptedProvider, type Step } from './support/scripted-provider.js';
-import { tempDir } from './support/proc.js';
+import { bundle, cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 
 const auto = chooseBackend('auto', await detectSandbox());
 const backend = 'error' in auto ? 'none' : auto.backend;
@@ -108,4 +108,17 @@ t.test('MessageReceived drops a message with a notice; SessionStart, MessageSend
   const ends = lines(file).map((l) => JSON.parse(l) as { hook_event_name: string; session_id: string });
   t.equal(ends.length, 3);
   t.ok(ends.every((e) => e.hook_event_name === 'TurnEnd' && e.session_id === 'test:room'));
+});
+
+t.test('the built bundle loads the hooks chunk: `pinclaw tool run` under a PreToolUse hook', { skip: existsSync(bundle) ? false : 'no bundle: run node scripts/build.mjs' }, async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    sandbox: { backend },
+    hooks: { PreToolUse: [{ matcher: 'current_time', command: 'echo "the clock is private" >&2; exit 2' }] },
+  }));
+  const r = await runPinclawAsync(['tool', 'run', 'current_time', '{}'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.not(r.code, 0);
+  t.match(r.stdout + r.stderr, /current_time refused by the owner's hook hooks\.PreToolUse\[0\]: the clock is private/);
+  const audit = await runPinclawAsync(['audit', '--json'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.match(audit.stdout, /hooks\.PreToolUse\[0\]/);
 });

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hookIssues, matcherFor } from '../src/config/hooks.js';
+import { createRedactor } from '../src/config/redact.js';
 import { defaults, validateConfig } from '../src/config/index.js';
 import type { PinclawConfig } from '../src/config/schema.js';
 import { loadHooks } from '../src/hooks/index.js';
@@ -42,7 +43,7 @@ function configWith(hooks: Record<string, HookIn[]>): PinclawConfig {
   return config;
 }
 
-function setup(t: Test, hooks: Record<string, HookIn[]>, answer = true): Setup {
+function setup(t: Test, hooks: Record<string, HookIn[]>, redact?: (s: string) => string): Setup {
   const ws = tempDir('pinclaw-hooks-ws-');
   const db = openDatabase(join(tempDir(), 'pinclaw.db'));
   t.teardown(() => db.close());
@@ -66,7 +67,7 @@ function setup(t: Test, hooks: Record<string, HookIn[]>, answer = true): Setup {
     },
   };
   const audit = dbAudit(db);
-  const h = loadHooks({ config, workspace: ws, audit, db });
+  const h = loadHooks({ config, workspace: ws, audit, db, ...(redact ? { redact } : {}) });
   const registry = createRegistry([relay, note], {
     policy: createPolicy({ ...defaults().tools, profile: 'full' }),
     audit,
@@ -231,7 +232,7 @@ t.test('the hook sees the event on stdin and no secret in its environment', asyn
     delete process.env.ANTHROPIC_API_KEY;
     delete process.env.PINCLAW_TELEGRAM_TOKEN;
   });
-  const s = setup(t, { PreToolUse: [{ command: 'env > hook-env.txt; cat > hook-in.json' }] });
+  const s = setup(t, { PreToolUse: [{ command: 'env > hook-env.txt; cat > hook-in.json' }] }, createRedactor(['sk-model-typed-this']));
   const big = 'x'.repeat(100_000); // past the here-document: the input goes through a file
   await s.registry.call({ name: 'note', input: { text: 'hello' } }, ctxOf(s));
   const env = readFileSync(join(s.ws, 'hook-env.txt'), 'utf8');
@@ -239,6 +240,10 @@ t.test('the hook sees the event on stdin and no secret in its environment', asyn
   t.match(env, /^PATH=/m);
   const input = JSON.parse(readFileSync(join(s.ws, 'hook-in.json'), 'utf8')) as Record<string, unknown>;
   t.match(input, { hook_event_name: 'PreToolUse', session_id: 'telegram:5', channel: 'cli', chat_id: 'local', tool_name: 'note', tool_input: { text: 'hello' } });
+  // A secret the model put in a tool's input is redacted before the hook sees it.
+  await s.registry.call({ name: 'note', input: { text: 'key sk-model-typed-this' } }, ctxOf(s));
+  t.notMatch(readFileSync(join(s.ws, 'hook-in.json'), 'utf8'), /sk-model-typed-this/);
+  t.match(readFileSync(join(s.ws, 'hook-in.json'), 'utf8'), /key \[redacted/);
   const r = await s.registry.call({ name: 'note', input: { text: big } }, ctxOf(s));
   t.equal(r.outcome, 'ok');
   t.equal((JSON.parse(readFileSync(join(s.ws, 'hook-in.json'), 'utf8')) as { tool_input: { text: string } }).tool_input.text, big);

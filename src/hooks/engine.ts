@@ -68,11 +68,13 @@ export function createHooks(deps: HooksDeps): Hooks {
       const spec = list[i]!;
       if (!matches(spec, tool)) continue;
       const rule = `hooks.${event}[${i}]`;
-      const stdin = {
+      const full = {
         hook_event_name: event, session_id: place.sessionKey, channel: place.channel, chat_id: place.chatId, cwd: deps.workspace,
         ...(tool !== undefined ? { tool_name: tool, tool_input: current } : {}),
         ...payload,
       };
+      // A hook sees no secret of pinclaw's, not even one the model put in a tool's input.
+      const stdin = JSON.parse(redact(JSON.stringify(full))) as Record<string, unknown>;
       const started = performance.now();
       const answer: HookAnswer = await runHook({ sandbox, command: spec.command ?? '', timeoutMs: spec.timeoutMs, input: stdin, plainIsContext: event === 'SessionStart', ...(signal ? { signal } : {}) });
       const took = performance.now() - started;

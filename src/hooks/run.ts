@@ -105,7 +105,8 @@ export async function runHook(o: RunHookOptions): Promise<HookAnswer> {
   }, o.timeoutMs);
   try {
     const r = await o.sandbox.run({ command, timeoutSeconds: Math.ceil(o.timeoutMs / 1000) + 1, signal: ac.signal });
-    if (timedOut || r.timedOut) return { failure: `it timed out after ${o.timeoutMs} ms and was killed with its process group` };
+    if (timedOut) return { failure: `it timed out after ${o.timeoutMs} ms and was killed with its process group` };
+    if (r.timedOut) return { failure: `it ran past sandbox.timeoutSeconds and was killed with its process group` };
     if (r.cancelled) return { failure: 'the turn was stopped while it ran' };
     if (r.exitCode === 2) return { decision: 'block', reason: cut(r.stderr) || 'blocked (exit 2, nothing on stderr)' };
     if (r.exitCode !== 0) {

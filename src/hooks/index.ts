@@ -24,9 +24,12 @@ export function loadHooks(deps: HooksDeps): Hooks | undefined {
     const mode = failureMode(event, { matcher: '', timeoutMs: 0 });
     return mode === 'block' ? { block: { reason: `the hooks could not be loaded: ${errorMessage(err)}`, rule: 'hooks' } } : {};
   };
+  const has = (event: HookEvent) => (hooks[event] ?? []).length > 0;
+  // An event without hooks answers at once: the chunk is loaded by the first hook that has to run.
   return {
-    has: (event) => (hooks[event] ?? []).length > 0,
+    has,
     async before(tool, input, ctx) {
+      if (!has('PreToolUse')) return {};
       try {
         return await (await get()).before(tool, input, ctx);
       } catch (err) {
@@ -34,6 +37,7 @@ export function loadHooks(deps: HooksDeps): Hooks | undefined {
       }
     },
     async after(tool, input, result, ctx) {
+      if (!has('PostToolUse')) return {};
       try {
         return await (await get()).after(tool, input, result, ctx);
       } catch (err) {
@@ -41,6 +45,7 @@ export function loadHooks(deps: HooksDeps): Hooks | undefined {
       }
     },
     async fire(event, place, payload, signal) {
+      if (!has(event)) return {};
       try {
         return await (await get()).fire(event, place, payload, signal);
       } catch (err) {

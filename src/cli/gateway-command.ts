@@ -139,7 +139,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // The broker connection, the MQTT chat, triggers, Home Assistant and the fleet; a broker that is
     // down or refuses is logged and retried, the rest of the gateway goes on.
     if (mqtt) {
-      mqtt.start({ conductor, tools, knownChannels: channels.map((c) => c.name), hardware: hardware.haSources(), startedAt });
+      mqtt.start({ conductor, tools, knownChannels: channels.map((c) => c.name), hardware: hardware.haSources(), startedAt, ...(hooks ? { hooks } : {}) });
       // On the way out after a failed start; the drain below closes it first (close is idempotent).
       stops.push(() => void mqtt.close());
     }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -34,6 +34,9 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/cli/status-command.ts', 'none recorded yet (no gateway has run in this home)', 'cli-info'],
     ['src/ops/probe.ts', 'answered a one-token request in', 'cli-info'],
     ['src/cli/logs-command.ts', 'whose log is in the journal, but journalctl is not on PATH', 'ops-cli'],
+    // Command hooks: their engine and runner, evaluated only with hooks.* configured.
+    ['src/hooks/run.ts', 'so its answer cannot be read', 'hooks'],
+    ['src/hooks/engine.ts', 'vetoed earlier in this turn', 'hooks'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],
@@ -42,7 +45,7 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
   ];
   for (const [module, text, file] of where) t.same(holders(text), [file], `${module} is in ${file} only`);
   // What they take instead: the bundle's instance, by a require that src/lazy-chunk.ts answers.
-  for (const [chunk, modules] of Object.entries({ telegram: ['log', 'errors', 'lazy-chunk', 'store/queue'], memory: ['log', 'errors', 'store/statements', 'native/loader'], 'memory-cli': ['errors', 'store/db', 'memory/holder', 'lazy-chunk'] })) {
+  for (const [chunk, modules] of Object.entries({ telegram: ['log', 'errors', 'lazy-chunk', 'store/queue'], memory: ['log', 'errors', 'store/statements', 'native/loader'], 'memory-cli': ['errors', 'store/db', 'memory/holder', 'lazy-chunk'], hooks: ['sandbox/index', 'store/state', 'config/hooks'] })) {
     for (const m of modules) t.ok(files[chunk]!.includes(`require("pinclaw-host:src/${m}.ts")`), `${chunk} takes src/${m}.ts from the bundle`);
   }
   t.notOk(files.bundle!.includes('require("pinclaw-host:'), 'the bundle itself requires nothing from a host');

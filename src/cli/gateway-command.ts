@@ -127,7 +127,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(mqtt?.channels ?? [])]);
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: connecting.has(c) })));
     stops.push(channelStatus.stop);
-    const { conductor, memory, tools } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
+    const { conductor, memory, tools, hooks } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
     // The memory opens on first use; then its files are watched, and its index saved at the end.
     stops.push(() => memory.close(), memory.watchFiles());
     conductor.start();
@@ -135,11 +135,11 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     stops.push(scheduling.start({ db, conductor, channels: channels.map((c) => c.name) }));
     // A failing trigger, sensor or board makes the hardware channel degraded, naming it, until it recovers.
     stops.push(await hardware.start(conductor, channels.map((c) => c.name), (problems) =>
-      bus.emit({ type: 'channel_status', channel: HARDWARE_CHANNEL, state: problems.length ? 'degraded' : 'up', detail: problems.length ? problemsText(problems) : 'ready' })));
+      bus.emit({ type: 'channel_status', channel: HARDWARE_CHANNEL, state: problems.length ? 'degraded' : 'up', detail: problems.length ? problemsText(problems) : 'ready' }), hooks));
     // The broker connection, the MQTT chat, triggers, Home Assistant and the fleet; a broker that is
     // down or refuses is logged and retried, the rest of the gateway goes on.
     if (mqtt) {
-      mqtt.start({ conductor, tools, knownChannels: channels.map((c) => c.name), hardware: hardware.haSources(), startedAt });
+      mqtt.start({ conductor, tools, knownChannels: channels.map((c) => c.name), hardware: hardware.haSources(), startedAt, ...(hooks ? { hooks } : {}) });
       // On the way out after a failed start; the drain below closes it first (close is idempotent).
       stops.push(() => void mqtt.close());
     }

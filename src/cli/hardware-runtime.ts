@@ -3,6 +3,8 @@
 // started once the conductor runs. On a machine without hardware this is board_info and nothing else.
 import type { PinclawConfig } from '../config/schema.js';
 import type { ChannelAdapter, Conductor } from '../conductor/conductor.js';
+import type { Hooks } from '../hooks/index.js';
+import { gatedSubmit } from '../hooks/trigger-gate.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
 import type { GpioService } from '../hardware/gpio/service.js';
 import { setupHardware } from '../hardware/setup.js';
@@ -47,7 +49,7 @@ export interface HardwareRuntime {
    * The gateway's start: claims the declared outputs at their initial values and starts the
    * configured triggers; returns their stop. onHealth hears every change of health() from then on.
    */
-  start(conductor: Conductor, knownChannels: readonly string[], onHealth?: (problems: HardwareProblem[]) => void): Promise<() => void>;
+  start(conductor: Conductor, knownChannels: readonly string[], onHealth?: (problems: HardwareProblem[]) => void, hooks?: Hooks): Promise<() => void>;
   /** What is failing now (triggers, sensors, devices); empty when healthy. */
   health(): HardwareProblem[];
   close(): void;
@@ -167,13 +169,15 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
     gpio: hw.gpio,
     promptText: hw.promptText,
     channels: triggersWanted ? [hardwareChannel()] : [],
-    async start(conductor, knownChannels, onHealth) {
+    async start(conductor, knownChannels, onHealth, hooks) {
+      // Every trigger's message passes the HardwareTrigger hooks first (when there are any).
+      const submit = gatedSubmit((m) => conductor.submit(m), hooks);
       // A board whose GPIO cannot be used is worth a line in the journal (doctor and tool list say it too).
       if (hw.board && hw.gpioUnavailable !== undefined) log.warn(`GPIO tools unavailable: ${hw.gpioUnavailable}`);
       for (const p of hw.gpio?.claimOutputs() ?? []) log.warn(p);
       const stops: (() => unknown)[] = [];
       if (cam.port !== undefined) {
-        const onDetection = detectionTriggers({ triggers: cam.triggers, submit: (m) => conductor.submit(m), knownChannels });
+        const onDetection = detectionTriggers({ triggers: cam.triggers, submit, knownChannels });
         camServer = await startMaixcamServer({ host: cam.host, port: cam.port, token: cam.token!, onDetection });
         log.info(`maixcam: listening on ${cam.host}:${camServer.port}`);
         const s = camServer;
@@ -206,7 +210,7 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
       runner = startTriggers({
         triggers: config.hardware.triggers,
         sensorTriggers: config.hardware.sensorTriggers,
-        submit: (m) => conductor.submit(m),
+        submit,
         knownChannels,
         owner: ownerTarget(config),
         notify: (m) => conductor.send(m),

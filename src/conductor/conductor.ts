@@ -217,6 +217,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
       bus.emit({ type: 'turn_end', sessionKey: key, inboundIds: ids, ok: false, iterations: 0, ...where });
     } finally {
       aborts.delete(key);
+      // TurnEnd observes only: it runs after the turn and holds nothing up.
+      if (opts.hooks?.has('TurnEnd')) void opts.hooks.fire('TurnEnd', { sessionKey: key, ...where }, { message_ids: ids });
     }
     deliver(last.channel);
   }

@@ -17,12 +17,15 @@ import { createConductor, type ChannelAdapter, type Conductor } from './conducto
 import { createSubAgents } from './subagent.js';
 import { promptMemories } from '../memory/prompt-memories.js';
 import type { MemoryHolder } from '../memory/holder.js';
+import type { Hooks } from '../hooks/index.js';
 
 export interface Runtime {
   bus: Bus;
   conductor: Conductor;
   tools: Registry;
   memory: MemoryHolder;
+  /** command hooks, when the config has any (HardwareTrigger is asked by the trigger runner's caller) */
+  hooks?: Hooks;
 }
 
 export interface RuntimeOptions {
@@ -88,7 +91,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   };
   const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
-  const { registry, redact, memory } = configuredRegistry({
+  const { registry, redact, memory, hooks } = configuredRegistry({
     config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools, execSandbox: o.execSandbox,
     send: (m) => late(conductorRef, 'conductor').send(m),
     subAgents,
@@ -113,10 +116,11 @@ export function createRuntime(o: RuntimeOptions): Runtime {
       ? async (_key, text) => promptMemories(await memory.get(), text, o.config.memory.promptTokens, countTokens)
       : undefined,
     board: o.board,
+    ...(hooks ? { hooks } : {}),
     bus,
     channels: o.channels,
     sessions: o.sessions,
   });
   conductorRef = conductor;
-  return { bus, conductor, tools: registry, memory };
+  return { bus, conductor, tools: registry, memory, ...(hooks ? { hooks } : {}) };
 }

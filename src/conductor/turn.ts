@@ -13,6 +13,7 @@ import { unfinishedCount, type InboundRow } from '../store/queue.js';
 import { loadSession, resetSession, type Session } from '../store/sessions.js';
 import type { ToolContext, ToolSet } from '../tools/types.js';
 import { pinclawVersion } from '../version.js';
+import type { Hooks } from '../hooks/index.js';
 
 export interface TurnDeps {
   db: Db;
@@ -31,6 +32,8 @@ export interface TurnDeps {
   memories?: (sessionKey: string, text: string) => Promise<string[]>;
   board?: string;
   now?: () => Date;
+  /** command hooks (MessageReceived, SessionStart, MessageSending), when the config has any */
+  hooks?: Hooks;
 }
 
 export type TurnOutcome =
@@ -70,6 +73,12 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
   const key = first.session_key;
   const text = rows.map((r) => r.text).join('\n\n');
   const command = text.trim();
+  const place = { sessionKey: key, channel: first.channel, chatId: first.chat_id };
+  if (deps.hooks?.has('MessageReceived')) {
+    const v = await deps.hooks.fire('MessageReceived', place, { text, sender: first.sender }, signal);
+    // Dropped: the sender hears why, the session does not change.
+    if (v.block) return { kind: 'reply', text: `Your message was not handled: the owner's hook ${v.block.rule} refused it (${v.block.reason}).`, iterations: 0 };
+  }
   if (command === '/reset') {
     resetSession(deps.db, key);
     return { kind: 'reset', text: 'Session reset: the conversation starts fresh.' };
@@ -83,7 +92,11 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
   const note = session.recovered ? `(The stored conversation could not be read (${session.recovered}); it was set aside and this session starts fresh.)\n\n` : '';
   const cfg = deps.config.agent;
   const now = deps.now?.() ?? new Date();
-  const system = buildSystemPrompt({
+  // SessionStart: before the first turn of a session; what its hooks say goes into this turn's prompt.
+  const started = session.messages.length === 0 && deps.hooks?.has('SessionStart')
+    ? await deps.hooks.fire('SessionStart', place, { text }, signal)
+    : undefined;
+  const base = buildSystemPrompt({
     workspace: deps.workspace,
     now,
     timezone: cfg.timezone,
@@ -91,6 +104,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
     board: deps.board,
     memories: await relevantMemories(deps, key, text),
   });
+  const system = started?.context ? `${base}\n\n## From the owner's SessionStart hooks\n${started.context}` : base;
   const summarize = async (messages: Message[]) => {
     const result = await compact(messages, cfg.keepRecent, provider, cfg.model, cfg.maxTokens, signal);
     if (result) {
@@ -127,6 +141,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
       sessionKey: key, channel: first.channel, chatId: first.chat_id, caller: first.sender, board: deps.board, signal, confirm: deps.confirmFor?.(first.channel, first.chat_id),
       // When the oldest message of the burst came in: a retry or a restart does not make it younger.
       receivedAt: Math.min(...rows.map((r) => r.created_at)),
+      turnId: String(first.id),
     },
     maxIterations: cfg.maxIterations,
     maxTokens: cfg.maxTokens,
@@ -148,5 +163,11 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
   session.messages = result.conversation;
   session.meta.lastInputTokens = contextTokens(result.lastUsage);
   session.meta.lastInputMessages = result.lastInputMessages;
-  return { kind: 'reply', text: note + (result.reply || '(no answer)'), session, iterations: result.iterations };
+  let reply = note + (result.reply || '(no answer)');
+  if (deps.hooks?.has('MessageSending')) {
+    const v = await deps.hooks.fire('MessageSending', place, { text: reply }, signal);
+    if (v.block) reply = `(The reply was withheld by the owner's hook ${v.block.rule}: ${v.block.reason})`;
+    else if (v.text !== undefined) reply = v.text;
+  }
+  return { kind: 'reply', text: reply, session, iterations: result.iterations };
 }

@@ -30,6 +30,23 @@ const triggerRateLimit = {
   },
 } as const satisfies Field;
 
+/** One command hook (docs/hooks.md): the contract of Claude Code's hooks, run in the sandbox. */
+const hookList = (what: string) => ({
+  kind: 'array',
+  items: {
+    kind: 'object',
+    description: 'one command hook',
+    fields: {
+      matcher: { kind: 'string', default: '', description: 'tool names it applies to (tool events only): empty or * for all, an exact name, names separated by |, or else a regular expression tested against the name (as Claude Code does)' },
+      command: { kind: 'string', description: 'the shell command (/bin/sh -c, in the sandbox, from the workspace); the event as JSON on its stdin (required)' },
+      timeoutMs: { kind: 'integer', min: 100, max: 600000, default: 10000, description: 'killed with its process group after this long; then onFailure applies' },
+      onFailure: { kind: 'enum', values: ['block', 'continue'], description: 'what a crash (an exit other than 0 and 2), a timeout or unreadable output means; unset: block for PreToolUse and HardwareTrigger (fail closed), continue for the others' },
+    },
+  },
+  default: [],
+  description: what,
+}) as const satisfies Field;
+
 const sections = {
   gateway: {
     kind: 'object',
@@ -586,6 +603,19 @@ const sections = {
           tools: { kind: 'array', items: { kind: 'string', description: 'tool name, or * for every tool' }, description: 'the tools an MCP client sees and may call; each call also passes the tool policy as channel mcp, chat stdio (a physical action needs "mcp:stdio" in tools.controlChats); unset: the read-only tools' },
         },
       },
+    },
+  },
+  hooks: {
+    kind: 'object',
+    description: 'command hooks: owner-written commands that see, veto or rewrite what the agent does (docs/hooks.md)',
+    fields: {
+      PreToolUse: hookList('before a tool call runs (after policy, before confirmation): may block it, ask the owner, or rewrite its input'),
+      PostToolUse: hookList('after a tool call ran: may add context to its result, or withhold the result (block)'),
+      MessageReceived: hookList("before a turn answers a message: block drops the message with a notice"),
+      MessageSending: hookList('before a reply is saved and delivered: block withholds it (a notice instead), updatedInput.text rewrites it'),
+      TurnEnd: hookList('after a turn ended (observes only)'),
+      SessionStart: hookList("before the first turn of a session: additionalContext goes into that turn's system prompt"),
+      HardwareTrigger: hookList('before a hardware trigger queues a turn: block means no turn'),
     },
   },
   service: {

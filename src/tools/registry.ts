@@ -1,6 +1,6 @@
 // The tool registry: every call, from the model or `pinclaw tool run`, takes one path:
-//   known tool → policy (by name) → available here → input schema → policy (by input) → confirmation → run within the
-//   time limit → redact → cap → audit.
+//   known tool → policy (by name) → available here → input schema → policy (by input) → PreToolUse hooks →
+//   confirmation → run within the time limit → redact → cap → PostToolUse hooks → audit.
 // Each step that stops a call answers with an error result naming the rule, and every call,
 // stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
 import { count } from '../counters.js';
@@ -8,6 +8,7 @@ import type { ToolSpec } from '../agent/types.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { AuditFinish, NewAudit } from '../store/audit.js';
+import type { ToolHooks } from './hooks.js';
 import { capOutput, DEFAULT_LIMITS, executeWithin, limitsFor, ToolTimeout, type LimitSettings } from './limits.js';
 import { openPolicy, type Decision, type Expired, type Policy } from './policy.js';
 import type { Tool, ToolCall, ToolContext, ToolResult, ToolSet } from './types.js';
@@ -31,6 +32,8 @@ export interface RegistryDeps {
   limits?: LimitSettings;
   /** the audit clock, ms since the epoch */
   now?: () => number;
+  /** command hooks (hooks.PreToolUse, hooks.PostToolUse), when the config has any */
+  hooks?: ToolHooks;
 }
 
 export type CallOutcome = 'denied' | 'error' | 'ok';
@@ -135,7 +138,7 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
 
   async function judgeAndRun(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
     const started = performance.now();
-    const input = redactedInput(c.input, redact);
+    let input = redactedInput(c.input, redact);
     const base: NewAudit = { at: now(), sessionKey: ctx.sessionKey, channel: ctx.channel, chatId: ctx.chatId, caller: ctx.caller, tool: c.name, input: input.text, outcome: 'error' };
     const elapsed = () => performance.now() - started;
 
@@ -163,9 +166,31 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     const byInput = policy.checkInput(tool, c.input, ctx);
     if (!byInput.allowed) return stopped('denied', `${tool.name} refused: ${byInput.reason}`, byInput.rule);
 
+    // PreToolUse hooks, after policy (a hook cannot grant what policy refuses) and before the owner
+    // is asked. Their "allow" never skips a confirmation: only "ask" adds one (docs/hooks.md).
+    let args = c.input;
+    let hookAsk: string | undefined;
+    let hookContext: string | undefined;
+    if (deps.hooks) {
+      const v = await deps.hooks.before(tool, c.input, ctx);
+      if ('block' in v) return stopped('denied', `${tool.name} refused by the owner's hook ${v.rule}: ${redact(v.block)}`, v.rule);
+      hookAsk = v.ask;
+      hookContext = v.context;
+      if (v.input !== undefined) {
+        // A rewritten input is judged like the model's: the schema, then policy by input.
+        const bad = validateInput(tool.inputSchema, v.input);
+        if (bad.length) return stopped('error', `${tool.name} not run: a PreToolUse hook's updatedInput is invalid: ${bad.join('; ')}`, 'hooks.PreToolUse');
+        const again = policy.checkInput(tool, v.input, ctx);
+        if (!again.allowed) return stopped('denied', `${tool.name} refused (input rewritten by a PreToolUse hook): ${again.reason}`, again.rule);
+        args = v.input;
+        input = redactedInput(args, redact);
+        base.input = input.text;
+      }
+    }
+
     // A message too old for a physical action: the owner hears why they are asked (or why it did not run).
     const late = policy.expired(tool, ctx);
-    const confirmRule = late?.rule ?? policy.confirmation(tool, ctx);
+    const confirmRule = late?.rule ?? policy.confirmation(tool, ctx) ?? hookAsk;
     if (confirmRule) {
       if (!ctx.confirm) {
         if (late) return stopped('denied', lateRefusal(tool.name, late, ctx.channel), confirmRule);
@@ -201,12 +226,23 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
       // Streamed output passes the same redaction as the result does.
       const onOutput = ctx.onOutput;
       const runCtx = onOutput ? { ...ctx, onOutput: (stream: 'stdout' | 'stderr', text: string) => onOutput(stream, redact(text)) } : ctx;
-      result = await executeWithin(tool, c.input, runCtx, lim.timeoutMs);
+      result = await executeWithin(tool, args, runCtx, lim.timeoutMs);
     } catch (err) {
       if (err instanceof ToolTimeout) rule = err.limit.source;
       result = { content: err instanceof ToolTimeout ? err.message : `${tool.name} failed: ${errorMessage(err)}`, isError: true };
     }
     const capped = capOutput(redact(result.content), lim.maxOutputBytes);
+    if (deps.hooks) {
+      // PostToolUse sees what the model would; it may withhold it or add to it. The audit row
+      // below still tells what the tool itself did.
+      const after = await deps.hooks.after(tool, args, { ...result, content: capped.text }, ctx);
+      const notes = [hookContext, after.context].filter((x): x is string => x !== undefined).map((x) => redact(x));
+      if (after.block) {
+        result = { ...result, isError: true };
+        capped.text = `${tool.name} ran, but its result is withheld by the owner's hook ${after.block.rule}: ${redact(after.block.reason)}`;
+      }
+      if (notes.length) capped.text += notes.map((n) => `\n[hook context] ${n}`).join('');
+    }
     const durationMs = elapsed();
     const outcome: CallOutcome = result.isError ? 'error' : 'ok';
     const detail = outcome === 'error' ? capped.text.slice(0, 500) : undefined;

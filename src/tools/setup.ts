@@ -13,6 +13,7 @@ import type { Tool } from './types.js';
 import { memoryHolder, type MemoryHolder } from '../memory/holder.js';
 import { memoryTools } from './memory.js';
 import { cronTools } from './cron.js';
+import { loadHooks, type Hooks } from '../hooks/index.js';
 
 export function dbAudit(db: Db): AuditSink {
   return {
@@ -38,14 +39,18 @@ export function configuredMemory(d: ConfiguredDeps): MemoryHolder {
 }
 
 /** Throws a ConfigError (exit 78) when tools.* holds what the schema cannot check. */
-export function configuredRegistry(d: ConfiguredDeps & { memory?: MemoryHolder }): { registry: Registry; redact: Redactor; memory: MemoryHolder } {
+export function configuredRegistry(d: ConfiguredDeps & { memory?: MemoryHolder }): { registry: Registry; redact: Redactor; memory: MemoryHolder; hooks?: Hooks } {
   const redact = createRedactor(secretValues(d.config, d.env));
   const memory = d.memory ?? configuredMemory(d);
+  const audit = dbAudit(d.db);
+  // Hook decisions are audit rows beside the calls they judged.
+  const hooks = loadHooks({ config: d.config, workspace: d.paths.workspace, audit, db: d.db, redact });
   const registry = createRegistry([...(d.tools ?? [...builtinTools(d), ...memoryTools(memory), ...cronTools({ db: d.db, config: d.config })]), ...(d.extraTools ?? [])], {
     policy: createPolicy(d.config.tools, { execSandbox: d.execSandbox }),
-    audit: dbAudit(d.db),
+    audit,
     redact,
     limits: d.config.tools,
+    ...(hooks ? { hooks } : {}),
   });
-  return { registry, redact, memory };
+  return { registry, redact, memory, ...(hooks ? { hooks } : {}) };
 }

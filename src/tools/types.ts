@@ -36,6 +36,11 @@ export interface ToolContext {
    * Unset for calls that answer no message (`pinclaw tool run`).
    */
   receivedAt?: number;
+  /**
+   * The turn's identity, the same on each attempt of it (the id of the oldest message it answers):
+   * a hook's veto of a physical action holds for every retry of the turn.
+   */
+  turnId?: string;
   signal?: AbortSignal;
   /** Asks the owner through the channel the request came from; absent when that channel cannot ask. */
   confirm?: (request: ConfirmRequest) => Promise<boolean>;

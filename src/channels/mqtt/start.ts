@@ -2,6 +2,8 @@
 // mqtt.url is set. It puts together the one broker connection and what uses it: the chat channel,
 // Home Assistant discovery, MQTT triggers and the fleet's remote tools. Each part gets plain
 // functions (submit, runTool) from the gateway, so none of them imports the conductor.
+import type { Hooks } from '../../hooks/index.js';
+import { gatedSubmit } from '../../hooks/trigger-gate.js';
 import type { PinclawConfig } from '../../config/schema.js';
 import type { Bus } from '../../conductor/bus.js';
 import type { ChannelAdapter, Conductor } from '../../conductor/conductor.js';
@@ -28,7 +30,8 @@ export interface MqttRuntime {
   /** trigger turns are answered on the 'hardware' channel (mqtt.chat off): the gateway must run one */
   needsHardwareChannel: boolean;
   /** Connects and starts every part; returns when they are registered (not when the broker answers). */
-  start(o: { conductor: Conductor; tools: Registry; knownChannels: readonly string[]; hardware: HardwareSources | undefined; startedAt: number }): void;
+  /** hooks: the HardwareTrigger hooks every MQTT trigger's message passes first */
+  start(o: { conductor: Conductor; tools: Registry; knownChannels: readonly string[]; hardware: HardwareSources | undefined; startedAt: number; hooks?: Hooks }): void;
   /** Stops the parts, publishes `offline` and disconnects. */
   close(): Promise<void>;
 }
@@ -89,7 +92,7 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus; home?:
         const r = routeSession(session, s.knownChannels);
         return chat && r.channel === 'hardware' ? { channel: 'mqtt', chatId: session } : r;
       };
-      const triggers = startMqttTriggers({ link: l, triggers: settings.triggers, submit: (m) => s.conductor.submit(m), channelFor });
+      const triggers = startMqttTriggers({ link: l, triggers: settings.triggers, submit: gatedSubmit((m) => s.conductor.submit(m), s.hooks), channelFor });
       stops.push(() => triggers.stop());
       const redact = createRedactor(secretValues(o.config, process.env));
       stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx) }));

@@ -224,6 +224,9 @@ function parsePax(body: Buffer): Record<string, string> {
   return out;
 }
 
+/** What the entry types this reader refuses are, for its error. */
+const TYPE_NAMES: Record<string, string> = { '1': 'a hard link', '2': 'a symbolic link', '3': 'a character device', '4': 'a block device', '6': 'a FIFO', L: 'a GNU long name', K: 'a GNU long link' };
+
 /** A push parser over the decompressed bytes. */
 class TarReader {
   private pending: Buffer[] = [];
@@ -314,7 +317,7 @@ class TarReader {
     let path = this.pax.path ?? (prefix ? `${prefix}/${name}` : name);
     this.pax = {};
     const kind = type === '0' || type === '\0' ? 'file' : type === '5' ? 'dir' : undefined;
-    if (!kind) throw new ArchiveError(`tar: ${path}: entry type '${type}' is not a file or a directory`);
+    if (!kind) throw new ArchiveError(`tar: ${path}: entry type '${type}'${TYPE_NAMES[type] ? ` (${TYPE_NAMES[type]})` : ''} is not a file or a directory`);
     if (kind === 'dir') path = path.replace(/\/+$/, '');
     const header: TarHeader = { path, type: kind, mode: readOctal(block, 100, 8, 'mode'), mtime: readOctal(block, 136, 12, 'mtime'), size: kind === 'file' ? size : 0 };
     this.current = header;
@@ -354,6 +357,11 @@ function gzipReason(err: NodeJS.ErrnoException): string | undefined {
  * with it (ArchiveError); an onEntry may throw StopReading to end early, or its own error.
  */
 export async function readTarGz(file: string, onEntry: (h: TarHeader) => EntrySink | undefined | Promise<EntrySink | undefined>, onBytes?: (done: number) => void): Promise<void> {
+  return readTarGzFrom(createReadStream(file), file, onEntry, onBytes);
+}
+
+/** readTarGz over any byte stream (a download held in memory); `file` names it in errors. */
+export async function readTarGzFrom(input: NodeJS.ReadableStream, file: string, onEntry: (h: TarHeader) => EntrySink | undefined | Promise<EntrySink | undefined>, onBytes?: (done: number) => void): Promise<void> {
   const reader = new TarReader(onEntry);
   let read = 0;
   const count = new Transform({
@@ -367,7 +375,7 @@ export async function readTarGz(file: string, onEntry: (h: TarHeader) => EntrySi
   // that (an abort, a premature close) is no error.
   let stopped = false;
   try {
-    await pipeline(createReadStream(file), count, createGunzip(), async (source: AsyncIterable<Buffer>) => {
+    await pipeline(input, count, createGunzip(), async (source: AsyncIterable<Buffer>) => {
       try {
         for await (const chunk of source) await reader.feed(chunk);
       } catch (err) {

@@ -34,6 +34,9 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/cli/status-command.ts', 'none recorded yet (no gateway has run in this home)', 'cli-info'],
     ['src/ops/probe.ts', 'answered a one-token request in', 'cli-info'],
     ['src/cli/logs-command.ts', 'whose log is in the journal, but journalctl is not on PATH', 'ops-cli'],
+    // `pinclaw skills`: the archive checks and the zip reader; the bundle keeps only the .disabled check.
+    ['src/skills/source.ts', 'refused before anything was written', 'ops-cli'],
+    ['src/skills/zip.ts', 'not a zip archive (no end of central directory record)', 'ops-cli'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

@@ -161,6 +161,7 @@ z.close()`, join(dir, file));
   tarOf('hardlink.tar.gz', "add('evil/hard', type=tarfile.LNKTYPE, linkname='evil/SKILL.md')");
   // 100 MB of zeros: the header declares the size, so the read stops there (the gzip is ~100 KB).
   tarOf('zeros.tar.gz', "add('evil/zeros', b'\\0' * (100 * 1024 * 1024))");
+  tarOf('many.tar.gz', "for i in range(1001): add(f'evil/f{i}', b'')")
   zipOf('dotdot.zip', "z.writestr('../x', b'pwned')");
   zipOf('abs.zip', "z.writestr('/etc/x', b'pwned')");
   zipOf('symlink.zip', "link('evil/link', '/etc/passwd')");
@@ -177,6 +178,7 @@ z.close()`, join(dir, file));
     [join(dir, 'symlink.tar.gz'), /evil\/link: entry type '2' \(a symbolic link\) is not a file or a directory/],
     [join(dir, 'hardlink.tar.gz'), /evil\/hard: entry type '1' \(a hard link\)/],
     [join(dir, 'zeros.tar.gz'), /more than 16 MiB of files \(at evil\/zeros\)/],
+    [join(dir, 'many.tar.gz'), /more than 1000 files and directories/],
     [join(dir, 'dotdot.zip'), /"\.\.\/x" has a '\.\.' component/],
     [join(dir, 'abs.zip'), /"\/etc\/x" is an absolute path/],
     [join(dir, 'symlink.zip'), /evil\/link: a symbolic link, not a file or a directory/],

@@ -55,11 +55,23 @@ class Collector {
     return segs.join('/');
   }
 
+  /** Files and directories seen, each counted as it comes. */
+  private entries = 0;
+
+  private counted(): void {
+    if (++this.entries > LIMITS.files) throw new SkillSourceError(`${this.label}: more than ${LIMITS.files} files and directories; refused before anything was written`);
+  }
+
   /** Counted before the bytes are read: a declared size over the limit stops the read here. */
   count(path: string, size: number): void {
-    if (this.files.length + 1 > LIMITS.files) throw new SkillSourceError(`${this.label}: more than ${LIMITS.files} files; refused before anything was written`);
+    this.counted();
     this.bytes += size;
     if (this.bytes > LIMITS.bytes) throw new SkillSourceError(`${this.label}: more than ${mib(LIMITS.bytes)} of files (at ${path}); a skill is instructions and a few scripts; refused before anything was written`);
+  }
+
+  grew(path: string, more: number): void {
+    this.bytes += more;
+    if (this.bytes > LIMITS.bytes) throw new SkillSourceError(`${this.label}: more than ${mib(LIMITS.bytes)} of files (at ${path}); refused before anything was written`);
   }
 
   add(path: string, mode: number, data: Buffer): void {
@@ -70,7 +82,9 @@ class Collector {
   }
 
   dir(path: string): void {
-    if (path) this.dirs.add(path);
+    if (!path) return;
+    this.counted();
+    this.dirs.add(path);
   }
 }
 
@@ -105,9 +119,8 @@ function fromDirectory(dir: string, c: Collector): void {
       } else if (st.isFile()) {
         c.count(path, st.size);
         const data = readFileSync(join(abs, name));
-        // Counted again at its real size, should it have grown since lstat.
-        c.bytes += data.length - st.size;
-        if (c.bytes > LIMITS.bytes) c.count(path, 0);
+        // A file that grew since lstat is counted at what was read.
+        if (data.length !== st.size) c.grew(path, data.length - st.size);
         c.add(path, st.mode, data);
       } else throw new SkillSourceError(`${dir}: ${path} is not a regular file (a device, FIFO or socket); refused before anything was written`);
     }
@@ -140,11 +153,11 @@ function fromZip(buf: Buffer, label: string, c: Collector): void {
     const paths = entries.map((e) => {
       const path = c.path(e.path);
       if (e.type === 'file') c.count(path, e.size);
+      else c.dir(path);
       return path;
     });
     entries.forEach((e, i) => {
-      if (e.type === 'dir') c.dir(paths[i]!);
-      else c.add(paths[i]!, e.mode, e.read());
+      if (e.type === 'file') c.add(paths[i]!, e.mode, e.read());
     });
   } catch (err) {
     if (err instanceof ZipError) throw new SkillSourceError(`${label}: ${err.message}; refused before anything was written`);

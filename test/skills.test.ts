@@ -11,6 +11,8 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { buildSystemPrompt, readSkills } from '../src/agent/prompt.js';
+import { runSkills } from '../src/cli/skills-command.js';
+import { resolvePaths } from '../src/paths.js';
 import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 
 const runtime = { version: '9.9.9', node: 'v24', arch: 'arm64', model: 'anthropic/x', channel: 'cli' };
@@ -264,4 +266,32 @@ t.test('from an https URL on 127.0.0.1; http and oversized downloads are refused
   const gone = await runPinclawAsync(['skills', 'install', `${url}/nothing`, '--yes'], { env: h.env });
   t.match(gone.stderr, /the server answered 404/);
   t.same(snapshot(join(h.ws, 'skills')), before, 'nothing written by the refused ones');
+});
+
+t.test('at a terminal: the owner is asked after the listing; no leaves everything as it was', async (t) => {
+  const h = home();
+  const out: string[] = [];
+  const err: string[] = [];
+  const ctx = { paths: resolvePaths({}, { PINCLAW_HOME: h.home }), json: false, out: (l: string) => out.push(l), err: (l: string) => err.push(l), env: h.env };
+  const questions: string[] = [];
+  const answer = (a: string) => async (q: string) => {
+    questions.push(q);
+    return a;
+  };
+  const src = join(skillDir(), 'weather');
+  t.equal(await runSkills('install', [src], ctx, answer('n')), 1);
+  t.match(out.join('\n'), /scripts\/read\.sh {2}\[script, executable\]/, 'the listing comes first');
+  t.same(questions, ['install weather? [y/N] ']);
+  t.same(snapshot(join(h.ws, 'skills')), ['(absent)'], 'nothing written');
+  t.equal(await runSkills('install', [src], ctx, answer('y')), 0);
+  t.ok(existsSync(join(h.ws, 'skills', 'weather', '.disabled')));
+  out.length = 0;
+  t.equal(await runSkills('enable', ['weather'], ctx, answer('')), 1, 'an empty answer is no');
+  t.match(out.join('\n'), /asks for the tools: sensor_read, gpio_write/);
+  t.match(questions[2]!, /^enable weather\?/);
+  t.ok(existsSync(join(h.ws, 'skills', 'weather', '.disabled')), 'still disabled');
+  t.equal(await runSkills('enable', ['weather'], ctx, answer('yes')), 0);
+  t.same(readSkills(h.ws).map((s) => s.name), ['weather']);
+  t.equal(await runSkills('remove', ['weather'], ctx, answer('y')), 0);
+  t.same(snapshot(join(h.ws, 'skills')), []);
 });

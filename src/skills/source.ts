@@ -226,7 +226,12 @@ export interface SkillSource {
 export async function readSkillSource(src: string, cwd: string): Promise<SkillSource> {
   let c: Collector;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(src)) {
-    const url = new URL(src);
+    let url: URL;
+    try {
+      url = new URL(src);
+    } catch {
+      throw new SkillSourceError(`${src}: not a valid URL`);
+    }
     if (url.protocol !== 'https:') throw new SkillSourceError(`${src}: only https URLs are fetched (a skill can run code: its origin must be authenticated); download it yourself and install the file`);
     c = new Collector(src);
     await fromBytes(await download(url.href), src, c);

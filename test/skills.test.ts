@@ -114,12 +114,17 @@ t.test('install without --yes and without a terminal writes nothing', async (t) 
 t.test('from a .tar.gz (system tar) and a .zip (system zip), --enable and --force', async (t) => {
   const h = home();
   const base = skillDir();
+  // Over 100 bytes: GNU tar's default format writes it as a GNU long name entry.
+  const deep = `docs/${'d'.repeat(90)}/${'n'.repeat(40)}.md`;
+  mkdirSync(join(base, 'weather', deep, '..'), { recursive: true });
+  writeFileSync(join(base, 'weather', deep), 'deep\n');
   execFileSync('tar', ['czf', 'w.tar.gz', 'weather'], { cwd: base });
   execFileSync('zip', ['-qr', 'w.zip', 'weather'], { cwd: base });
   const tgz = await runPinclawAsync(['skills', 'install', join(base, 'w.tar.gz'), '--yes'], { env: h.env });
   t.equal(tgz.code, 0, tgz.stderr);
   t.match(tgz.stdout, /installed weather \(disabled\)/);
   t.equal(statSync(join(h.ws, 'skills', 'weather', 'scripts', 'read.sh')).mode & 0o777, 0o755);
+  t.equal(readFileSync(join(h.ws, 'skills', 'weather', deep), 'utf8'), 'deep\n', 'a long path from GNU tar');
   writeFileSync(join(base, 'weather', 'notes.txt'), 'new notes\n');
   execFileSync('zip', ['-qr', 'w2.zip', 'weather'], { cwd: base });
   const zip = await runPinclawAsync(['skills', 'install', join(base, 'w2.zip'), '--yes', '--force', '--enable'], { env: h.env });
@@ -163,6 +168,8 @@ z.close()`, join(dir, file));
   tarOf('hardlink.tar.gz', "add('evil/hard', type=tarfile.LNKTYPE, linkname='evil/SKILL.md')");
   // 100 MB of zeros: the header declares the size, so the read stops there (the gzip is ~100 KB).
   tarOf('zeros.tar.gz', "add('evil/zeros', b'\\0' * (100 * 1024 * 1024))");
+  // A 2 MB path in a pax header: held in memory, so refused by its size before it is read.
+  tarOf('pax.tar.gz', "t.format = tarfile.PAX_FORMAT; add('evil/' + 'a' * 2000000, b'x')");
   tarOf('many.tar.gz', "for i in range(1001): add(f'evil/f{i}', b'')")
   zipOf('dotdot.zip', "z.writestr('../x', b'pwned')");
   zipOf('abs.zip', "z.writestr('/etc/x', b'pwned')");
@@ -180,6 +187,7 @@ z.close()`, join(dir, file));
     [join(dir, 'symlink.tar.gz'), /evil\/link: entry type '2' \(a symbolic link\) is not a file or a directory/],
     [join(dir, 'hardlink.tar.gz'), /evil\/hard: entry type '1' \(a hard link\)/],
     [join(dir, 'zeros.tar.gz'), /more than 16 MiB of files \(at evil\/zeros\)/],
+    [join(dir, 'pax.tar.gz'), /a pax header of \d+ bytes \(at most 1048576\)/],
     [join(dir, 'many.tar.gz'), /more than 1000 files and directories/],
     [join(dir, 'dotdot.zip'), /"\.\.\/x" has a '\.\.' component/],
     [join(dir, 'abs.zip'), /"\/etc\/x" is an absolute path/],

@@ -224,8 +224,11 @@ function parsePax(body: Buffer): Record<string, string> {
   return out;
 }
 
+/** The largest pax or GNU long-name header read (they are held in memory). */
+const MAX_META_BYTES = 1 << 20;
+
 /** What the entry types this reader refuses are, for its error. */
-const TYPE_NAMES: Record<string, string> = { '1': 'a hard link', '2': 'a symbolic link', '3': 'a character device', '4': 'a block device', '6': 'a FIFO', L: 'a GNU long name', K: 'a GNU long link' };
+const TYPE_NAMES: Record<string, string> = { '1': 'a hard link', '2': 'a symbolic link', '3': 'a character device', '4': 'a block device', '6': 'a FIFO', K: 'a GNU long link' };
 
 /** A push parser over the decompressed bytes. */
 class TarReader {
@@ -238,6 +241,7 @@ class TarReader {
   private sink: EntrySink | undefined;
   private current: TarHeader | undefined;
   private paxBody: Buffer[] = [];
+  private longName = false;
   private pax: Record<string, string> = {};
 
   constructor(private readonly onEntry: (h: TarHeader) => EntrySink | undefined | Promise<EntrySink | undefined>) {}
@@ -283,7 +287,8 @@ class TarReader {
         this.pad -= n;
         if (this.pad > 0) return;
       }
-      if (this.state === 'pax') this.pax = parsePax(Buffer.concat(this.paxBody));
+      // GNU tar's long name (its default format, for a path over 100 bytes): the next entry's path.
+      if (this.state === 'pax') this.pax = this.longName ? { ...this.pax, path: cString(Buffer.concat(this.paxBody), 0, Infinity) } : { ...this.pax, ...parsePax(Buffer.concat(this.paxBody)) };
       else await this.sink?.end();
       this.sink = undefined;
       this.current = undefined;
@@ -304,7 +309,10 @@ class TarReader {
     const type = String.fromCharCode(block[156]!);
     const size = this.pax.size !== undefined ? Number(this.pax.size) : readOctal(block, 124, 12, 'size');
     if (!Number.isSafeInteger(size) || size < 0) throw new ArchiveError('tar: bad size');
-    if (type === 'x' || type === 'g') {
+    if (type === 'x' || type === 'g' || type === 'L') {
+      // Held in memory whole: a header of more is no real archive's, only a way to exhaust memory.
+      if (size > MAX_META_BYTES) throw new ArchiveError(`tar: a ${type === 'L' ? 'GNU long name' : 'pax'} header of ${size} bytes (at most ${MAX_META_BYTES})`);
+      this.longName = type === 'L';
       this.state = 'pax';
       this.left = size;
       this.pad = padding(size);

@@ -90,7 +90,9 @@ export const lazyChunks = [
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the
   // backup uses the rest. It keeps no state, so the chunk holds its own copy. Onboarding asks
   // guard.ts's isLoopback (is the dashboard on the LAN?), a pure function: a copy as well.
-  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
+  // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/ops/archive.ts),
+  // which may be in one chunk only.
+  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
 ];

@@ -37,6 +37,9 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     // Command hooks: their engine and runner, evaluated only with hooks.* configured.
     ['src/hooks/run.ts', 'so its answer cannot be read', 'hooks'],
     ['src/hooks/engine.ts', 'vetoed earlier in this turn', 'hooks'],
+    // `pinclaw skills`: the archive checks and the zip reader; the bundle keeps only the .disabled check.
+    ['src/skills/source.ts', 'refused before anything was written', 'ops-cli'],
+    ['src/skills/zip.ts', 'not a zip archive (no end of central directory record)', 'ops-cli'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PROMPT_FILES } from './workspace.js';
+import { isSkillEnabled } from '../skills/state.js';
 
 export const FILE_CAP_CHARS = 12_000;
 
@@ -37,12 +38,19 @@ function readCapped(file: string, cap: number): string | null {
   return `${text.slice(0, cap).trimEnd()}\n\n[… ${text.length - cap} more characters cut; read the whole file with read_file if needed]`;
 }
 
-/** name and description from the YAML-style front matter of skills/<name>/SKILL.md */
+/**
+ * name and description from the YAML-style front matter of skills/<name>/SKILL.md, for the enabled
+ * skills only (`pinclaw skills disable` leaves a marker). Names that start with a dot are skipped:
+ * an install being written (src/skills/install.ts) or one being replaced.
+ */
 export function readSkills(workspace: string): Skill[] {
   const dir = join(workspace, 'skills');
   let names: string[];
   try {
-    names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && isSkillEnabled(join(dir, d.name)))
+      .map((d) => d.name)
+      .sort();
   } catch {
     return [];
   }

@@ -54,6 +54,7 @@ export const onboardOptions = {
 export const backupOptions = { 'include-secrets': { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const logsOptions = { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } } as const satisfies CommandOptions;
+export const skillsOptions = { enable: { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
@@ -85,6 +86,14 @@ export const commands: readonly Command[] = [
     summary: 'the long-term memory',
     subcommands: ['add', 'list', 'forget', 'search', 'reindex', 'export', 'import', 'stats'],
     run: async (args, ctx) => (await import('./memory-command.js')).runMemory(args[0]!, args.slice(1), ctx),
+  },
+  {
+    name: 'skills',
+    options: skillsOptions,
+    usage: 'pinclaw skills list | install SRC [--enable] [--force] | enable NAME | disable NAME | remove NAME',
+    summary: 'skills under workspace/skills: install from a directory, .tar.gz, .zip or https URL (checked, shown, disabled until enabled)',
+    subcommands: ['list', 'install', 'enable', 'disable', 'remove'],
+    run: async (args, ctx) => (await import('./skills-command.js')).runSkills(args[0]!, args.slice(1), ctx),
   },
   {
     name: 'board',

@@ -224,6 +224,12 @@ function parsePax(body: Buffer): Record<string, string> {
   return out;
 }
 
+/** The largest pax or GNU long-name header read (they are held in memory). */
+const MAX_META_BYTES = 1 << 20;
+
+/** What the entry types this reader refuses are, for its error. */
+const TYPE_NAMES: Record<string, string> = { '1': 'a hard link', '2': 'a symbolic link', '3': 'a character device', '4': 'a block device', '6': 'a FIFO', K: 'a GNU long link' };
+
 /** A push parser over the decompressed bytes. */
 class TarReader {
   private pending: Buffer[] = [];
@@ -235,6 +241,7 @@ class TarReader {
   private sink: EntrySink | undefined;
   private current: TarHeader | undefined;
   private paxBody: Buffer[] = [];
+  private longName = false;
   private pax: Record<string, string> = {};
 
   constructor(private readonly onEntry: (h: TarHeader) => EntrySink | undefined | Promise<EntrySink | undefined>) {}
@@ -280,7 +287,8 @@ class TarReader {
         this.pad -= n;
         if (this.pad > 0) return;
       }
-      if (this.state === 'pax') this.pax = parsePax(Buffer.concat(this.paxBody));
+      // GNU tar's long name (its default format, for a path over 100 bytes): the next entry's path.
+      if (this.state === 'pax') this.pax = this.longName ? { ...this.pax, path: cString(Buffer.concat(this.paxBody), 0, Infinity) } : { ...this.pax, ...parsePax(Buffer.concat(this.paxBody)) };
       else await this.sink?.end();
       this.sink = undefined;
       this.current = undefined;
@@ -301,7 +309,10 @@ class TarReader {
     const type = String.fromCharCode(block[156]!);
     const size = this.pax.size !== undefined ? Number(this.pax.size) : readOctal(block, 124, 12, 'size');
     if (!Number.isSafeInteger(size) || size < 0) throw new ArchiveError('tar: bad size');
-    if (type === 'x' || type === 'g') {
+    if (type === 'x' || type === 'g' || type === 'L') {
+      // Held in memory whole: a header of more is no real archive's, only a way to exhaust memory.
+      if (size > MAX_META_BYTES) throw new ArchiveError(`tar: a ${type === 'L' ? 'GNU long name' : 'pax'} header of ${size} bytes (at most ${MAX_META_BYTES})`);
+      this.longName = type === 'L';
       this.state = 'pax';
       this.left = size;
       this.pad = padding(size);
@@ -314,7 +325,7 @@ class TarReader {
     let path = this.pax.path ?? (prefix ? `${prefix}/${name}` : name);
     this.pax = {};
     const kind = type === '0' || type === '\0' ? 'file' : type === '5' ? 'dir' : undefined;
-    if (!kind) throw new ArchiveError(`tar: ${path}: entry type '${type}' is not a file or a directory`);
+    if (!kind) throw new ArchiveError(`tar: ${path}: entry type '${type}'${TYPE_NAMES[type] ? ` (${TYPE_NAMES[type]})` : ''} is not a file or a directory`);
     if (kind === 'dir') path = path.replace(/\/+$/, '');
     const header: TarHeader = { path, type: kind, mode: readOctal(block, 100, 8, 'mode'), mtime: readOctal(block, 136, 12, 'mtime'), size: kind === 'file' ? size : 0 };
     this.current = header;
@@ -354,6 +365,11 @@ function gzipReason(err: NodeJS.ErrnoException): string | undefined {
  * with it (ArchiveError); an onEntry may throw StopReading to end early, or its own error.
  */
 export async function readTarGz(file: string, onEntry: (h: TarHeader) => EntrySink | undefined | Promise<EntrySink | undefined>, onBytes?: (done: number) => void): Promise<void> {
+  return readTarGzFrom(createReadStream(file), file, onEntry, onBytes);
+}
+
+/** readTarGz over any byte stream (a download held in memory); `file` names it in errors. */
+export async function readTarGzFrom(input: NodeJS.ReadableStream, file: string, onEntry: (h: TarHeader) => EntrySink | undefined | Promise<EntrySink | undefined>, onBytes?: (done: number) => void): Promise<void> {
   const reader = new TarReader(onEntry);
   let read = 0;
   const count = new Transform({
@@ -367,7 +383,7 @@ export async function readTarGz(file: string, onEntry: (h: TarHeader) => EntrySi
   // that (an abort, a premature close) is no error.
   let stopped = false;
   try {
-    await pipeline(createReadStream(file), count, createGunzip(), async (source: AsyncIterable<Buffer>) => {
+    await pipeline(input, count, createGunzip(), async (source: AsyncIterable<Buffer>) => {
       try {
         for await (const chunk of source) await reader.feed(chunk);
       } catch (err) {

@@ -79,6 +79,13 @@ export const commands: readonly Command[] = [
     run: async (args, ctx) => (await import('./tool-command.js')).runTool(args[0]!, args.slice(1), ctx),
   },
   {
+    name: 'mcp',
+    usage: 'pinclaw mcp list | tools NAME | call NAME TOOL [JSON]',
+    summary: 'the MCP servers of mcp.servers: their state, their tools, a call through policy and audit',
+    subcommands: ['list', 'tools', 'call'],
+    run: async (args, ctx) => (await import('./mcp-command.js')).runMcp(args, ctx),
+  },
+  {
     name: 'memory',
     options: memoryOptions,
     usage: 'pinclaw memory add TEXT | list | forget ID | search QUERY | reindex | export FILE | import FILE | stats',

@@ -53,7 +53,9 @@ export class McpConnection {
       // pinclaw offers the server nothing back (no sampling, roots or elicitation).
       capabilities: {},
       clientInfo: { name: 'pinclaw', version: pinclawVersion() },
-    }, timeoutMs);
+    }, timeoutMs).catch((err: Error) => {
+      throw new Error(err.message.replace(/within (\d+) ms$/, `within $1 ms (mcp.servers.${this.server}.listTimeoutMs)`));
+    });
     if (!isObject(result) || typeof result.protocolVersion !== 'string') {
       throw new Error(`MCP server ${this.server}: its answer to initialize has no protocolVersion`);
     }
@@ -115,7 +117,9 @@ export class McpConnection {
   }
 
   async callTool(name: string, args: unknown, timeoutMs: number, signal?: AbortSignal): Promise<CallToolResult> {
-    const result = await this.rpc.request('tools/call', { name, arguments: isObject(args) ? args : {} }, timeoutMs, signal);
+    const result = await this.rpc.request('tools/call', { name, arguments: isObject(args) ? args : {} }, timeoutMs, signal).catch((err: Error) => {
+      throw new Error(err.message.replace(/within (\d+) ms$/, `within $1 ms (mcp.servers.${this.server}.callTimeoutMs)`));
+    });
     if (!isObject(result)) throw new Error(`MCP server ${this.server}: its answer to tools/call ${name} is not an object`);
     return {
       content: Array.isArray(result.content) ? result.content : [],

@@ -127,11 +127,12 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       try {
         await conn.initialize(c.listTimeoutMs);
       } catch (err) {
+        // The process's exit, when it died at start, says more than the request's failure; read
+        // before close() replaces it with "closed".
+        const why = conn.rpc.closed ?? errorMessage(err);
         await conn.close();
         release();
-        // The reason the process gave, when it died at start: more use than "connection closed".
-        const died = conn.rpc.closed;
-        throw new Error(`${died && !errorMessage(err).includes('exited') ? died : errorMessage(err)}${errorMessage(err).includes('stderr') ? '' : stdio.lastStderr()}`);
+        throw new Error(`${why}${why.includes('stderr') ? '' : stdio.lastStderr()}`);
       }
     }
     conn.rpc.onClose = (reason) => {

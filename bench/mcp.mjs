@@ -1,5 +1,6 @@
 // npm run bench:mcp [-- --rounds N] [--calls N] [--json]
-// pinclaw's MCP client against the official one, in the same run, on the same server
+// pinclaw's MCP client against the official TypeScript SDK's (@modelcontextprotocol/sdk, the
+// devDependency the tests use too), in the same run, on the same server
 // (@modelcontextprotocol/server-everything over stdio, unconfined on both sides so that only the
 // clients differ):
 //   - the size of each client as a minified bundle (what the lazy chunk would weigh);
@@ -23,7 +24,7 @@ const TARGET = 1.5;
 const out = join(root, 'dist', '.bench');
 mkdirSync(out, { recursive: true });
 const bundles = {
-  sdk: { file: join(out, 'mcp-sdk.mjs'), contents: "export { Client } from '@modelcontextprotocol/client';\nexport { StdioClientTransport } from '@modelcontextprotocol/client/stdio';" },
+  sdk: { file: join(out, 'mcp-sdk.mjs'), contents: "export { Client } from '@modelcontextprotocol/sdk/client/index.js';\nexport { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';" },
   pinclaw: {
     file: join(out, 'mcp-pinclaw.mjs'),
     contents: [

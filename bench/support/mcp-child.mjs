@@ -1,5 +1,5 @@
 // One side of bench/mcp.mjs, in a process of its own so that its RSS is its own: loads a client
-// (the bare official SDK client, or pinclaw's MCP client behind its tool registry), connects it to
+// (the bare official SDK client (@modelcontextprotocol/sdk), or pinclaw's MCP client behind its tool registry), connects it to
 // server-everything over stdio, and times `echo` calls. Prints one JSON line.
 //   node --expose-gc mcp-child.mjs sdk|pinclaw BUNDLE SERVER_JS CALLS WARMUP
 import { performance } from 'node:perf_hooks';

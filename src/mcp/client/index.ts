@@ -8,6 +8,7 @@ export { mcpMetricLines } from './metrics.js';
 export { checkMcpConfig } from '../config.js';
 
 export function startMcpClient(config: PinclawConfig, o: { workspace: string; reserved?: () => readonly string[]; only?: string }): McpClient {
-  const servers = Object.fromEntries(Object.entries(config.mcp.servers).filter(([name, s]) => (o.only === undefined ? s.enabled : name === o.only)).map(([n, s]) => [n, o.only === n ? { ...s, enabled: true } : s]));
+  // A disabled server is listed (state disabled) but never started; `only` starts the one asked for.
+  const servers = o.only === undefined ? config.mcp.servers : Object.fromEntries(Object.entries(config.mcp.servers).filter(([name]) => name === o.only).map(([n, s]) => [n, { ...s, enabled: true }]));
   return createMcpClient({ servers, workspace: o.workspace, sandbox: config.sandbox, ...(o.reserved ? { reserved: o.reserved } : {}) });
 }

@@ -1,0 +1,65 @@
+// The MCP client in a real gateway (the bundle, the lazy chunk): a server's state in /metrics and
+// /api/status, its tools called through `pinclaw mcp call`, and every process of it gone when the
+// gateway stops.
+import t from 'tap';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
+
+const faulty = join(import.meta.dirname, 'support', 'mcp-faulty-server.ts');
+
+function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker)) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+t.test('a gateway with one stdio server: /metrics, /api/status, and no process left after SIGTERM', async (t) => {
+  const home = tempDir();
+  const marker = `1000.${process.pid}${Date.now() % 100000}`;
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    gateway: { token: 'mcp-test-token-123' },
+    mcp: { servers: { f: { command: process.execPath, args: [faulty, 'grandchild'], env: { FAULTY_SLEEP: marker }, sandbox: false } } },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  const url = (await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/))[1]!;
+  await gw.waitFor(/MCP server f: up/);
+  const auth = { authorization: 'Bearer mcp-test-token-123' };
+  const metrics = await (await fetch(`${url}/metrics`, { headers: auth })).text();
+  t.match(metrics, /^pinclaw_mcp_server_up\{server="f",state="up"\} 1$/m);
+  t.match(metrics, /^pinclaw_mcp_server_tools\{server="f"\} 5$/m);
+  const status = (await (await fetch(`${url}/api/status`, { headers: auth })).json()) as { mcp: { name: string; state: string; protocolVersion: string }[] };
+  t.match(status.mcp, [{ name: 'f', state: 'up', protocolVersion: '2025-11-25' }]);
+  t.equal(processesWith(marker).length, 1, "the server's child runs");
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+  t.same(processesWith(marker), [], 'the server and its child (which ignores SIGTERM) are gone when the gateway has stopped');
+});
+
+t.test('pinclaw mcp list | tools | call', async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { servers: { f: { command: process.execPath, args: [faulty, 'ok'], sandbox: false, tools: ['echo', 'sleep', 'die', 'big'] }, off: { command: 'nothing', enabled: false } } } }));
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const list = await runPinclawAsync(['mcp', 'list'], { env });
+  t.equal(list.code, 0, list.stderr);
+  t.match(list.stdout, /^f \(stdio\): up, 4 tools, faulty-ok 1\.0\.0, protocol 2025-11-25/m);
+  t.match(list.stdout, /^off \(stdio\): disabled$/m);
+  const tools = await runPinclawAsync(['mcp', 'tools', 'f'], { env });
+  t.match(tools.stdout, /^f__echo$/m);
+  t.match(tools.stdout, /^add-tool \(not offered: mcp\.servers\.f\.tools\)$/m, 'a tool outside the allow-list is shown, not offered');
+  const call = await runPinclawAsync(['mcp', 'call', 'f', 'echo', '{"message":"from the cli"}'], { env });
+  t.equal(call.code, 0, call.stderr);
+  t.match(call.stdout, /echo: from the cli/);
+  const audit = await runPinclawAsync(['audit', '--tool', 'f__echo', '--json'], { env });
+  t.match(audit.stdout, /f__echo/, 'the call is an audit row');
+  const nope = await runPinclawAsync(['mcp', 'tools', 'nope'], { env });
+  t.equal(nope.code, 2);
+  t.match(nope.stderr, /no MCP server 'nope' in mcp.servers \(configured: f, off/);
+});

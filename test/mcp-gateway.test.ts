@@ -2,7 +2,7 @@
 // /api/status, its tools called through `pinclaw mcp call`, and every process of it gone when the
 // gateway stops.
 import t from 'tap';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 
@@ -62,4 +62,35 @@ t.test('pinclaw mcp list | tools | call', async (t) => {
   const nope = await runPinclawAsync(['mcp', 'tools', 'nope'], { env });
   t.equal(nope.code, 2);
   t.match(nope.stderr, /no MCP server 'nope' in mcp.servers \(configured: f, off/);
+});
+
+const CHROMIUM = '/usr/bin/chromium';
+t.test("in Chromium: the dashboard's health view shows each MCP server's state, and why one is down", { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed` }, async (t) => {
+  const { chromium } = await import('playwright-core');
+  const home = tempDir();
+  const token = 'mcp-dash-token-1234';
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    gateway: { token },
+    memory: { embedder: 'none' },
+    mcp: { servers: { f: { command: process.execPath, args: [faulty, 'ok'], sandbox: false }, broken: { command: process.execPath, args: [faulty, 'crash'], sandbox: false } } },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.teardown(async () => {
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+  });
+  const url = (await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/))[1]!;
+  await gw.waitFor(/MCP server f: up/);
+  await gw.waitFor(/MCP server broken exited/);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(url);
+  await page.fill('#token', token);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#app').waitFor();
+  await page.click('.tabs button[data-tab=health]');
+  const row = page.locator('#health-facts dd', { hasText: 'f: up (5 tools)' });
+  await row.waitFor();
+  t.match(await row.textContent(), /broken: down \(MCP server broken exited \(code 3\).*cannot open \/nonexistent\/config\.yaml/);
 });

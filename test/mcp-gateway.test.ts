@@ -59,6 +59,9 @@ t.test('pinclaw mcp list | tools | call', async (t) => {
   t.match(call.stdout, /echo: from the cli/);
   const audit = await runPinclawAsync(['audit', '--tool', 'f__echo', '--json'], { env });
   t.match(audit.stdout, /f__echo/, 'the call is an audit row');
+  const doctor = await runPinclawAsync(['doctor', '--json'], { env });
+  const mcpCheck = (JSON.parse(doctor.stdout) as { checks: { name: string; state: string; detail: string }[] }).checks.find((c) => c.name === 'mcp');
+  t.match(mcpCheck, { state: 'ok', detail: /^f: up, 4 tools \(faulty-ok 1\.0\.0, protocol 2025-11-25, none \(mcp\.servers\.f\.sandbox is false\)\); off: disabled$/ }, 'doctor shows each server');
   const nope = await runPinclawAsync(['mcp', 'tools', 'nope'], { env });
   t.equal(nope.code, 2);
   t.match(nope.stderr, /no MCP server 'nope' in mcp.servers \(configured: f, off/);

@@ -5,6 +5,7 @@ import { createMcpClient, type McpClient } from './manager.js';
 
 export type { McpClient } from './manager.js';
 export { mcpMetricLines } from './metrics.js';
+export { mcpCheck } from './doctor.js';
 export { checkMcpConfig } from '../config.js';
 
 export function startMcpClient(config: PinclawConfig, o: { workspace: string; reserved?: () => readonly string[]; only?: string }): McpClient {

@@ -17,10 +17,10 @@ t.test('--help lists every command of the contract', async (t) => {
   const c = capture();
   t.equal(await main(['--help'], c.io), 0);
   const text = c.out.join('\n');
-  for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'pairing', 'audit', 'backup', 'restore', 'tokens', 'status', 'logs']) {
+  for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'pairing', 'audit', 'backup', 'restore', 'tokens', 'status', 'logs', 'mcp']) {
     t.match(text, new RegExp(`^  ${name} `, 'm'), `help lists ${name}`);
   }
-  t.equal(commands.filter((c) => !c.hidden).length, 18);
+  t.equal(commands.filter((c) => !c.hidden).length, 19);
   t.notMatch(text, /__tool-script/, 'hidden commands stay out of --help');
 });
 

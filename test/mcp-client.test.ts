@@ -253,3 +253,44 @@ t.test('an HTTP server that is not there: down, naming the server and the addres
   t.equal(c.status()[0]!.state, 'down');
   t.match(c.status()[0]!.error, new RegExp(`MCP server gone: cannot reach http://127\\.0\\.0\\.1:${port}/mcp`));
 });
+
+t.test('an HTTP server that never answers a call: the call times out and its request is let go at once', async (t) => {
+  const { createServer: createHttp } = await import('node:http');
+  let hungClosed: () => void = () => undefined;
+  const hungGone = new Promise<void>((resolve) => (hungClosed = resolve));
+  const srv = createHttp((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      if (req.method !== 'POST') {
+        res.writeHead(405).end();
+        return;
+      }
+      const m = JSON.parse(body) as { id?: number; method: string };
+      if (m.id === undefined) {
+        res.writeHead(202).end();
+        return;
+      }
+      // tools/call is never answered: the response stays open until the client lets go.
+      if (m.method === 'tools/call') {
+        res.on('close', () => hungClosed());
+        return;
+      }
+      const result = m.method === 'initialize'
+        ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'hang', version: '1' } }
+        : { tools: [{ name: 'wait', inputSchema: { type: 'object' } }] };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+    });
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => srv.close());
+  const port = (srv.address() as { port: number }).port;
+  const c = client(t, { hang: server({ url: `http://127.0.0.1:${port}/mcp`, callTimeoutMs: 300 }) });
+  await c.ready();
+  t.equal(c.status()[0]!.protocolVersion, '2025-06-18', 'an older revision over HTTP');
+  const r = await registryOf(c).call({ name: 'hang__wait', input: {} }, owner);
+  t.match(r.result.content, /MCP server hang: no answer to tools\/call within 300 ms \(mcp\.servers\.hang\.callTimeoutMs\)/);
+  // Not at close (the teardown): while the client is still open, the hung request is already closed.
+  await hungGone;
+  t.equal(c.status()[0]!.state, 'up', 'the client is still open and the server up');
+});

@@ -35,7 +35,7 @@ export class HttpTransport implements Transport {
     };
   }
 
-  async send(message: JsonObject): Promise<void> {
+  async send(message: JsonObject, done?: AbortSignal): Promise<void> {
     if (this.closed) throw new Error(`MCP server ${this.server}: the connection was closed`);
     let res: Response;
     try {
@@ -43,7 +43,8 @@ export class HttpTransport implements Transport {
         method: 'POST',
         headers: this.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
         body: JSON.stringify(message),
-        signal: this.streams.signal,
+        // A hung server's request is let go when its answer timed out, not only at close.
+        signal: done ? AbortSignal.any([this.streams.signal, done]) : this.streams.signal,
       });
     } catch (err) {
       throw new Error(`MCP server ${this.server}: cannot reach ${this.target.url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
@@ -62,7 +63,7 @@ export class HttpTransport implements Transport {
     }
     const type = res.headers.get('content-type') ?? '';
     // The answer arrives after send() returns for a stream: read it in the background.
-    if (type.includes('text/event-stream')) void this.readEvents(res, 'POST');
+    if (type.includes('text/event-stream')) void this.readEvents(res, 'POST', done);
     else if (type.includes('application/json')) this.deliver(await readCapped(res, this.server), 'a JSON answer');
     else await res.body?.cancel();
     // Once the session exists, the server may push notifications on a GET stream.
@@ -81,7 +82,7 @@ export class HttpTransport implements Transport {
     this.onMessage?.(parsed);
   }
 
-  private async readEvents(res: Response, from: string): Promise<void> {
+  private async readEvents(res: Response, from: string, done?: AbortSignal): Promise<void> {
     if (!res.body) return;
     const decoder = new TextDecoder();
     let buf = '';
@@ -106,7 +107,8 @@ export class HttpTransport implements Transport {
       }
       if (data.length) this.deliver(data.join('\n'), 'an event');
     } catch (err) {
-      if (!this.closed) log.warn(`MCP server ${this.server}: the ${from} event stream broke: ${(err as Error).message}`);
+      // Ended on purpose: the gateway closed it, or the answer it was for came (or timed out).
+      if (!this.closed && !done?.aborted) log.warn(`MCP server ${this.server}: the ${from} event stream broke: ${(err as Error).message}`);
     }
   }
 

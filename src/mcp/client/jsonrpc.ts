@@ -4,8 +4,12 @@
 import type { JsonObject } from '../types.js';
 
 export interface Transport {
-  /** Sends one message; rejects when it cannot be delivered (the server is gone). */
-  send(message: JsonObject): Promise<void>;
+  /**
+   * Sends one message; rejects when it cannot be delivered (the server is gone). `done` is aborted
+   * once a request is answered, timed out or stopped: a transport that holds something open for it
+   * (an HTTP request) lets go then.
+   */
+  send(message: JsonObject, done?: AbortSignal): Promise<void>;
   /** Called with every message that arrives (a transport may deliver several per send). */
   onMessage?: (message: unknown) => void;
   /** Called once when the transport can no longer carry anything, with why. */
@@ -56,6 +60,7 @@ export class RpcSession {
   request(method: string, params: JsonObject | undefined, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     if (this.closedWith !== undefined) return Promise.reject(new Error(this.closedWith));
     const id = this.nextId++;
+    const done = new AbortController();
     return new Promise<unknown>((resolve, reject) => {
       const onAbort = (): void => {
         this.settle(id)?.reject(new Error(`MCP server ${this.server}: ${method} was stopped`));
@@ -66,14 +71,17 @@ export class RpcSession {
         this.settle(id)?.reject(new Error(`MCP server ${this.server}: no answer to ${method} within ${timeoutMs} ms`));
         void this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } }).catch(() => undefined);
       }, timeoutMs);
-      const cleanup = (): void => signal?.removeEventListener('abort', onAbort);
+      const cleanup = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        done.abort();
+      };
       this.pending.set(id, { method, resolve, reject, timer, cleanup });
       if (signal?.aborted) {
         onAbort();
         return;
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.transport.send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }).catch((err: unknown) => {
+      this.transport.send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, done.signal).catch((err: unknown) => {
         this.settle(id)?.reject(err instanceof Error ? err : new Error(String(err)));
       });
     });

@@ -294,3 +294,18 @@ t.test('an HTTP server that never answers a call: the call times out and its req
   await hungGone;
   t.equal(c.status()[0]!.state, 'up', 'the client is still open and the server up');
 });
+
+t.test('in bubblewrap too: 10 start/stop cycles of a server that ignores SIGTERM and has a child leave no process', async (t) => {
+  const dir = workspace(t);
+  // node_modules: tap's process tracking puts an --import of its own into every child's NODE_OPTIONS.
+  const marker = `1000.${process.pid}${(Date.now() + 7) % 100000}`;
+  for (let i = 0; i < 10; i++) {
+    const c = createMcpClient({ servers: { g: faultyServer('grandchild', { sandbox: true, paths: [realpathSync(here), nodeModules], env: { FAULTY_SLEEP: marker } }) }, workspace: dir, sandbox: defaults().sandbox });
+    await c.ready();
+    const [s] = c.status();
+    t.equal(s!.state, 'up', s!.error ?? `cycle ${i}`);
+    if (i === 0) t.match(s!.sandbox, /^bubblewrap/);
+    await c.close();
+  }
+  t.same(processesWith(marker), [], 'no process of the server or its child is left');
+});

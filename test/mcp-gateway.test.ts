@@ -2,7 +2,7 @@
 // /api/status, its tools called through `pinclaw mcp call`, and every process of it gone when the
 // gateway stops.
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 
@@ -96,4 +96,31 @@ t.test("in Chromium: the dashboard's health view shows each MCP server's state, 
   const row = page.locator('#health-facts dd', { hasText: 'f: up (5 tools)' });
   await row.waitFor();
   t.match(await row.textContent(), /broken: down \(MCP server broken exited \(code 3\).*cannot open \/nonexistent\/config\.yaml/);
+});
+
+t.test('a gateway killed with SIGKILL takes its servers with it: a sandboxed one with its child, an unconfined one itself', async (t) => {
+  const home = tempDir();
+  const sandboxed = `1000.${process.pid}${(Date.now() + 3) % 100000}`;
+  const unconfined = `pdeathsig-${process.pid}-${Date.now()}`;
+  const nodeModules = realpathSync(join(import.meta.dirname, '..', 'node_modules'));
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    mcp: {
+      servers: {
+        // node_modules: tap's process tracking puts an --import of its own into every child's NODE_OPTIONS.
+        boxed: { command: process.execPath, args: [faulty, 'grandchild'], env: { FAULTY_SLEEP: sandboxed }, paths: [realpathSync(import.meta.dirname), nodeModules] },
+        open: { command: process.execPath, args: [faulty, 'stubborn', unconfined], sandbox: false },
+      },
+    },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  await gw.waitFor(/MCP server boxed: up/);
+  await gw.waitFor(/MCP server open: up/);
+  t.equal(processesWith(sandboxed).length, 1);
+  t.equal(processesWith(unconfined).length, 1);
+  gw.child.kill('SIGKILL');
+  await gw.exited;
+  // The kernel delivers the parent-death signals as the gateway dies; give the reaping a moment.
+  for (let i = 0; i < 100 && processesWith(sandboxed).length + processesWith(unconfined).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  t.same(processesWith(sandboxed), [], 'the sandboxed server and its child are gone');
+  t.same(processesWith(unconfined), [], 'the unconfined server is gone');
 });

@@ -10,6 +10,7 @@
 //   future     answers initialize with a revision nobody speaks
 //   crash      writes to stderr and exits 3 at once
 //   grandchild starts a `sleep` child (in its process group) and otherwise works like ok
+//   stubborn   works like ok, but stays up when its stdin ends (only a signal ends it)
 // Every start appends a line to $FAULTY_STARTS when set, so a test can count restarts.
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ if (mode === 'crash') {
   process.stderr.write('faulty: cannot open /nonexistent/config.yaml\n');
   process.exit(3);
 }
+if (mode === 'stubborn') setInterval(() => undefined, 1 << 30);
 if (mode === 'grandchild') {
   const child = spawn('sleep', [process.env.FAULTY_SLEEP ?? '1000'], { stdio: 'ignore' });
   process.stderr.write(`faulty: grandchild ${child.pid}\n`);

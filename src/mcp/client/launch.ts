@@ -51,7 +51,12 @@ export async function stdioLaunch(name: string, s: McpServerConfig, o: { workspa
   const env = { PATH, HOME: workspace, TMPDIR: tmp, LANG: 'C.UTF-8', ...s.env };
   const release = () => releaseScratch(tmp);
   if (!s.sandbox || o.sandbox.backend === 'none') {
-    return { launch: { file, args: s.args, env, cwd }, sandbox: s.sandbox ? 'none (sandbox.backend is none)' : `none (${where}.sandbox is false)`, release };
+    // Killed with the gateway even when the gateway is killed (SIGKILL, a crash) and cannot stop it:
+    // util-linux setpriv sets the parent-death signal, and keeps it across its exec of the server.
+    // (Under bubblewrap, --die-with-parent does this for the whole sandbox.)
+    const setpriv = findExecutable('setpriv');
+    const launch = setpriv ? { file: setpriv, args: ['--pdeathsig', 'KILL', '--', file, ...s.args], env, cwd } : { file, args: s.args, env, cwd };
+    return { launch, sandbox: s.sandbox ? 'none (sandbox.backend is none)' : `none (${where}.sandbox is false)`, release };
   }
   const support = await detectSandbox();
   const bwrap = support.bubblewrap;

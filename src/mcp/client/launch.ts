@@ -67,6 +67,8 @@ export async function stdioLaunch(name: string, s: McpServerConfig, o: { workspa
   }
   const rules = pathRules({ workspace, tmp, allowedRoots: [dirname(file), ...s.paths.map(real)] });
   for (const p of s.writePaths) rules.push({ path: real(p), access: 'rw' });
+  // A cwd outside the workspace must exist inside the sandbox for bwrap's --chdir.
+  if (cwd !== workspace && !cwd.startsWith(`${workspace}/`)) rules.push({ path: cwd, access: 'rx' });
   const args = bwrapArgs({
     command: `exec ${[file, ...s.args].map(quote).join(' ')}`,
     cwd,

@@ -78,6 +78,9 @@ export const lazyChunks = [
   // pairing uses most of src/store/pairing.ts, of which the bundle holds a little (the dashboard's
   // pairing): a copy here, as it keeps no state (functions over the database).
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
+  // The MCP client (src/mcp/client/): loaded by a gateway or `pinclaw mcp` when mcp.servers has an
+  // enabled server. `pinclaw mcp ...` itself is in the same chunk: run by the owner, never idle.
+  { name: 'mcp-client', entries: [srcFile('mcp/client/index.ts'), srcFile('cli/mcp-command.ts')] },
   // `pinclaw status` and `doctor --probe`: the owner's look at the installation, never run by a gateway.
   { name: 'cli-info', entries: [srcFile('cli/status-command.ts'), srcFile('ops/probe.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
   // The dashboard's admin views (Home, Cron, Pairings, Logs, Config): loaded by the first request for

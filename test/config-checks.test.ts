@@ -46,6 +46,8 @@ function candidates(field: Field, depth = 0): unknown[] {
     }
     case 'array':
       return [[], 'x', ...candidates(field.items, depth + 1).map((v) => [v])];
+    case 'record':
+      return [{}, 'x', { '1bad': {} }, ...candidates(field.values, depth + 1).map((v) => ({ a: v }))];
   }
 }
 

@@ -80,6 +80,14 @@ export const commands: readonly Command[] = [
     run: async (args, ctx) => (await import('./tool-command.js')).runTool(args[0]!, args.slice(1), ctx),
   },
   {
+    name: 'mcp',
+    usage: 'pinclaw mcp list | tools NAME | call NAME TOOL [JSON] | serve',
+    summary: "MCP: the servers of mcp.servers (state, tools, a call through policy and audit); serve: this board's tools to an MCP client over stdio",
+    subcommands: ['list', 'tools', 'call', 'serve'],
+    // The client's commands and the server (src/mcp/server/) are two lazy chunks: `serve` loads only its own.
+    run: async (args, ctx) => (args[0] === 'serve' ? (await import('./mcp-serve-command.js')).runMcpServe(args.slice(1), ctx) : (await import('./mcp-command.js')).runMcp(args, ctx)),
+  },
+  {
     name: 'memory',
     options: memoryOptions,
     usage: 'pinclaw memory add TEXT | list | forget ID | search QUERY | reindex | export FILE | import FILE | stats',
@@ -173,14 +181,6 @@ export const commands: readonly Command[] = [
     summary: 'approve a new chat sender or dashboard client',
     subcommands: ['list', 'approve', 'revoke'],
     run: async (args, ctx) => (await import('./pairing-command.js')).runPairing(args[0] as 'list' | 'approve' | 'revoke', args.slice(1), ctx),
-  },
-  {
-    // `serve` is the MCP server (src/mcp/server/); the MCP client's subcommands join it here.
-    name: 'mcp',
-    usage: 'pinclaw mcp serve',
-    summary: "the Model Context Protocol: serve this board's tools to an MCP client over stdio",
-    subcommands: ['serve'],
-    run: async (args, ctx) => (await import('./mcp-serve-command.js')).runMcpServe(args.slice(1), ctx),
   },
   {
     name: 'audit',

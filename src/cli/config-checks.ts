@@ -80,6 +80,10 @@ async function checkedProblems(config: PinclawConfig, { paths, env, host }: Wher
   const [{ builtinTools }, { createPolicy }] = await Promise.all([import('../tools/builtin.js'), import('../tools/policy.js')]);
   collect(problems, 'tools', () => void builtinTools({ config, paths, env }));
   collect(problems, 'policy', () => void createPolicy(config.tools));
+  if (Object.keys(config.mcp.servers).length) {
+    const { checkMcpConfig } = await import('../mcp/client/index.js');
+    collect(problems, 'mcp', () => checkMcpConfig(config));
+  }
   if (config.mqtt.url) {
     const { checkMqttConfig } = await import('../channels/mqtt/start.js');
     collect(problems, 'mqtt', () => checkMqttConfig(config));

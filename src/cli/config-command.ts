@@ -53,6 +53,9 @@ function maskSecrets(field: Field, value: unknown): unknown {
     return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, Object.hasOwn(field.fields, k) ? maskSecrets(field.fields[k]!, v) : v]));
   }
   if (field.kind === 'array' && Array.isArray(value)) return value.map((v) => maskSecrets(field.items, v));
+  if (field.kind === 'record' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(field.values, v)]));
+  }
   return value;
 }
 

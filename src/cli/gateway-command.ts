@@ -127,7 +127,16 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(mqtt?.channels ?? [])]);
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: connecting.has(c) })));
     stops.push(channelStatus.stop);
-    const { conductor, memory, tools, hooks } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
+    // The MCP client runs when a server is enabled; its code is loaded only then. Its servers start
+    // in the background: a slow or broken one does not hold the gateway's start.
+    const sandboxForExec = await execSandbox(config.sandbox.backend);
+    let reserved: readonly string[] = [];
+    const mcpChunk = Object.values(config.mcp.servers).some((s) => s.enabled) ? await import('../mcp/client/index.js') : undefined;
+    const mcp = mcpChunk?.startMcpClient(config, { workspace: ctx.paths.workspace, reserved: () => reserved });
+    // On the way out after a failed start; the drain below awaits the same close (it is idempotent).
+    if (mcp) stops.push(() => void mcp.close());
+    const { conductor, memory, tools, hooks } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], ...(mcp ? { toolSources: [mcp] } : {}), board: hardware.promptText, execSandbox: sandboxForExec });
+    reserved = tools.list({ sessionKey: 'mcp', channel: 'cli', chatId: 'mcp' }).filter((l) => l.tool.mcpServer === undefined).map((l) => l.tool.name);
     // The memory opens on first use; then its files are watched, and its index saved at the end.
     stops.push(() => memory.close(), memory.watchFiles());
     conductor.start();
@@ -147,7 +156,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // gateway and the other channels go on, and do not wait for Telegram to answer before listening.
     const telegramStarted = telegram?.start(conductor).catch((err: unknown) => log.error(`telegram: ${errorMessage(err)}`));
     let server: RunningHttpServer | undefined;
-    const api = apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health() }), confirmations);
+    const api = apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health(), ...(mcp && mcpChunk ? { extra: (l, ls) => mcpChunk.mcpMetricLines(mcp.status(), l, ls) } : {}) }), confirmations);
     server = await startHttpServer({
       host,
       port,
@@ -162,6 +171,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
         dashboard: {
           startedAt,
           channels: () => channelStatus.list(),
+          ...(mcp ? { mcp: () => mcp.status() } : {}),
           memorySearch: async (q, limit) => {
             try {
               return await (await memory.get()).search(q, { limit });
@@ -222,6 +232,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     await conductor.stop(DRAIN_MS);
     // After the drain, so the replies of the last turns are published; then `offline`.
     await mqtt?.close();
+    // Every server's process group is killed and reaped before the gateway says it stopped.
+    await mcp?.close();
     // A chat whose turn was interrupted by the shutdown gets no reply: its stream ends here.
     api.endAll();
     await server.close(DRAIN_MS);

@@ -8,6 +8,7 @@ import { setLogLevel, setLogRedactor } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { openDatabase, type Db } from '../store/db.js';
 import type { Registry } from '../tools/registry.js';
+import type { ToolSource } from '../tools/types.js';
 import { configuredRegistry } from '../tools/setup.js';
 import type { CliContext } from './context.js';
 import { startHardware, type HardwareRuntime } from './hardware-runtime.js';
@@ -23,7 +24,7 @@ export interface ToolProcess {
   close(): void;
 }
 
-export async function openToolProcess(ctx: CliContext): Promise<ToolProcess> {
+export async function openToolProcess(ctx: CliContext, o: { toolSources?: (config: PinclawConfig) => readonly ToolSource[] } = {}): Promise<ToolProcess> {
   const config = loadConfig(ctx.paths, ctx.env);
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
@@ -35,7 +36,7 @@ export async function openToolProcess(ctx: CliContext): Promise<ToolProcess> {
     db.close();
     throw err;
   }
-  const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools, execSandbox: await execSandbox(config.sandbox.backend) });
+  const { registry, redact } = configuredRegistry({ config, paths: ctx.paths, env: ctx.env, db, extraTools: hardware.tools, ...(o.toolSources ? { toolSources: o.toolSources(config) } : {}), execSandbox: await execSandbox(config.sandbox.backend) });
   setLogRedactor(redact);
   return {
     config,

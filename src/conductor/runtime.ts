@@ -10,7 +10,7 @@ import type { Db } from '../store/db.js';
 import { setLogRedactor } from '../log.js';
 import type { Registry } from '../tools/registry.js';
 import { configuredRegistry, type ConfiguredDeps } from '../tools/setup.js';
-import type { Tool } from '../tools/types.js';
+import type { Tool, ToolSource } from '../tools/types.js';
 import { createBus, type Bus } from './bus.js';
 import { providerOutcomeRecorder } from './provider-outcome.js';
 import { createConductor, type ChannelAdapter, type Conductor } from './conductor.js';
@@ -38,6 +38,8 @@ export interface RuntimeOptions {
   tools?: readonly Tool[];
   /** tools added to the built-in ones (the hardware tools of this machine) */
   extraTools?: readonly Tool[];
+  /** tools that come and go (MCP servers') */
+  toolSources?: readonly ToolSource[];
   /** the board for the system prompt (src/hardware/boards/prompt-board.ts) */
   board?: string;
   /** the bus to use, when a channel needs it before the runtime exists (the http channel's confirmations) */
@@ -92,7 +94,7 @@ export function createRuntime(o: RuntimeOptions): Runtime {
   const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
   const { registry, redact, memory, hooks } = configuredRegistry({
-    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools, execSandbox: o.execSandbox,
+    config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools, toolSources: o.toolSources, execSandbox: o.execSandbox,
     send: (m) => late(conductorRef, 'conductor').send(m),
     subAgents,
   });

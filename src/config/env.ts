@@ -45,6 +45,7 @@ export function parseFieldText(field: Field, text: string, path: string): TextPa
     }
     case 'object':
     case 'array':
+    case 'record':
       try {
         value = JSON.parse(text);
       } catch {

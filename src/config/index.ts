@@ -173,7 +173,7 @@ export function plannedConfig(file: string, key: string, valueText: string): Rec
   }
   // An object or a list is stored as the owner wrote it (checked above): the parsed value has the
   // items' defaults filled in, which would then sit in the file as if the owner had chosen them.
-  cur[segs[segs.length - 1]!] = field.kind === 'object' || field.kind === 'array' ? (JSON.parse(valueText) as unknown) : parsed.value;
+  cur[segs[segs.length - 1]!] = field.kind === 'object' || field.kind === 'array' || field.kind === 'record' ? (JSON.parse(valueText) as unknown) : parsed.value;
 
   const { errors } = validateConfig(raw);
   if (errors.length) throw new ConfigError(`${formatIssues(errors, file)}\n${file} was not changed`);

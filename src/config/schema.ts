@@ -16,8 +16,16 @@ export interface BooleanField extends FieldBase { kind: 'boolean'; default?: boo
 export interface EnumField extends FieldBase { kind: 'enum'; values: readonly string[]; default?: string }
 export interface ObjectField extends FieldBase { kind: 'object'; fields: Readonly<Record<string, Field>>; default?: Record<string, unknown> }
 export interface ArrayField extends FieldBase { kind: 'array'; items: Field; default?: unknown[] }
+/**
+ * A map whose keys the owner chooses (mcp.servers.<name>): every value is checked against `values`,
+ * and errors name the key (mcp.servers.home.command). Keys must match NAME_KEY.
+ */
+export interface RecordField extends FieldBase { kind: 'record'; values: Field; default?: Record<string, unknown> }
 
-export type Field = StringField | IntegerField | NumberField | BooleanField | EnumField | ObjectField | ArrayField;
+export type Field = StringField | IntegerField | NumberField | BooleanField | EnumField | ObjectField | ArrayField | RecordField;
+
+/** What a key of a record may be: the names end up in tool names and in dot paths. */
+export const RECORD_KEY = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/;
 export type FieldKind = Field['kind'];
 
 /** How many turns one hardware trigger (a GPIO line, a camera) may start: its `rateLimit`. */
@@ -568,6 +576,45 @@ const sections = {
       },
     },
   },
+  mcp: {
+    kind: 'object',
+    description: 'the Model Context Protocol: outside servers whose tools the agent may use, and pinclaw mcp serve (docs/mcp.md, docs/mcp-serve.md)',
+    fields: {
+      servers: {
+        kind: 'record',
+        default: {},
+        description: 'MCP servers by name (letters, digits, _ and -, starting with a letter): {"command":"npx","args":["-y","some-server"]} (stdio) or {"url":"https://host/mcp"} (Streamable HTTP)',
+        values: {
+          kind: 'object',
+          description: 'one MCP server',
+          fields: {
+            enabled: { kind: 'boolean', default: true, description: 'false keeps the server configured but not started' },
+            command: { kind: 'string', description: 'stdio: the program to start (a path, or a name looked up in PATH)' },
+            args: { kind: 'array', items: { kind: 'string', description: 'argument' }, default: [], description: 'stdio: its arguments' },
+            env: { kind: 'record', values: { kind: 'string', secret: true, description: 'value (stored encrypted)' }, default: {}, description: 'stdio: environment variables the server gets (it gets no other of pinclaw\'s); values are secrets, stored encrypted' },
+            cwd: { kind: 'string', description: 'stdio: its working directory (default: the workspace)' },
+            url: { kind: 'string', description: 'Streamable HTTP: the endpoint, e.g. https://host/mcp' },
+            headers: { kind: 'record', values: { kind: 'string', secret: true, description: 'value (stored encrypted)' }, default: {}, description: 'Streamable HTTP: request headers (Authorization...); values are secrets, stored encrypted' },
+            tools: { kind: 'array', items: { kind: 'string', description: "a tool name as the server calls it, or * for all" }, default: ['*'], description: 'the server\'s tools offered to the agent' },
+            callTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 60000, description: 'longest one tool call may take' },
+            listTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 10000, description: 'longest the start (initialize) and the tool listing may take' },
+            maxResultBytes: { kind: 'integer', min: 1024, max: 10485760, default: 65536, description: 'most bytes of one result the model gets; the rest is cut and said' },
+            sandbox: { kind: 'boolean', default: true, description: 'stdio: run the server in the OS sandbox (bubblewrap); false runs it unconfined' },
+            network: { kind: 'boolean', default: false, description: 'stdio: let the sandboxed server open network connections' },
+            paths: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'stdio: directories the sandboxed server may read (besides the system, the workspace and its own command\'s directory)' },
+            writePaths: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'stdio: directories the sandboxed server may write (besides its private temporary directory)' },
+          },
+        },
+      },
+      serve: {
+        kind: 'object',
+        description: '`pinclaw mcp serve`: this board\'s tools for an MCP client over stdio (ssh pi@host pinclaw mcp serve)',
+        fields: {
+          tools: { kind: 'array', items: { kind: 'string', description: 'tool name, or * for every tool' }, description: 'the tools an MCP client sees and may call; each call also passes the tool policy as channel mcp, chat stdio (a physical action needs "mcp:stdio" in tools.controlChats); unset: the read-only tools' },
+        },
+      },
+    },
+  },
   memory: {
     kind: 'object',
     description: 'long-term memory (docs/memory.md)',
@@ -590,19 +637,6 @@ const sections = {
       maxChunks: { kind: 'integer', min: 100, default: 100000, description: 'size cap: beyond it the oldest daily notes and entries are archived (kept in memory_archive, never deleted)' },
       decayHalfLifeDays: { kind: 'integer', min: 1, default: 60, description: 'a daily note counts half as much in ranking after this many days (MEMORY.md and entries never decay)' },
       transcripts: { kind: 'boolean', default: false, description: 'also index session transcripts' },
-    },
-  },
-  mcp: {
-    kind: 'object',
-    description: 'the Model Context Protocol (docs/mcp-serve.md)',
-    fields: {
-      serve: {
-        kind: 'object',
-        description: '`pinclaw mcp serve`: this board\'s tools for an MCP client over stdio (ssh pi@host pinclaw mcp serve)',
-        fields: {
-          tools: { kind: 'array', items: { kind: 'string', description: 'tool name, or * for every tool' }, description: 'the tools an MCP client sees and may call; each call also passes the tool policy as channel mcp, chat stdio (a physical action needs "mcp:stdio" in tools.controlChats); unset: the read-only tools' },
-        },
-      },
     },
   },
   hooks: {
@@ -646,6 +680,7 @@ type Infer<F> = F extends { kind: 'string' } ? string
   : F extends { kind: 'enum'; values: readonly (infer V)[] } ? V
   : F extends { kind: 'object'; fields: infer Fs } ? InferFields<Fs>
   : F extends { kind: 'array'; items: infer I } ? Infer<I>[]
+  : F extends { kind: 'record'; values: infer V } ? Record<string, Infer<V>>
   : never;
 
 export type PinclawConfig = InferFields<typeof sections>;
@@ -654,8 +689,10 @@ export type PinclawConfig = InferFields<typeof sections>;
 export function fieldAt(path: string): Field | undefined {
   let field: Field = schema;
   for (const seg of path.split('.')) {
-    if (field.kind !== 'object' || !Object.hasOwn(field.fields, seg)) return undefined;
-    field = field.fields[seg]!;
+    // A record's keys are the owner's: any well-formed one leads to its value field.
+    if (field.kind === 'record' && RECORD_KEY.test(seg)) field = field.values;
+    else if (field.kind !== 'object' || !Object.hasOwn(field.fields, seg)) return undefined;
+    else field = field.fields[seg]!;
   }
   return field;
 }
@@ -687,6 +724,14 @@ export function secretSlots(config: unknown, field: Field = schema, prefix = '')
   if (field.kind === 'array') {
     if (!Array.isArray(config)) return [];
     return config.flatMap((item, i) => secretSlots(item, field.items, `${prefix}[${i}]`));
+  }
+  if (field.kind === 'record') {
+    const map = config as Record<string, unknown>;
+    return Object.keys(map).flatMap((k) => {
+      const path = prefix ? `${prefix}.${k}` : k;
+      if (field.values.secret && field.values.kind === 'string') return [{ path, parent: map, key: k }];
+      return secretSlots(map[k], field.values, path);
+    });
   }
   if (field.kind !== 'object') return [];
   const obj = config as Record<string, unknown>;

@@ -2,7 +2,7 @@
 // file should not have to rerun once per mistake) and fills defaults for missing keys.
 import { closest } from '../suggest.js';
 import { hookIssues } from './hooks.js';
-import { schema, type Field, type PinclawConfig } from './schema.js';
+import { RECORD_KEY, schema, type Field, type PinclawConfig } from './schema.js';
 
 export interface ConfigIssue {
   /** Dot path ("gateway.port", "items[2]"), or "env NAME" for an environment override. */
@@ -36,6 +36,7 @@ export function expectedText(field: Field): string {
     case 'enum': return `one of ${field.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'object': return 'an object';
     case 'array': return `an array (each item ${expectedText(field.items)})`;
+    case 'record': return `an object of names (letters, digits, _ and -, starting with a letter) to ${expectedText(field.values)}`;
   }
 }
 
@@ -80,6 +81,19 @@ export function checkField(field: Field, value: unknown, path: string, issues: C
     case 'array':
       if (!Array.isArray(value)) return bad();
       return value.map((item, i) => checkField(field.items, item, `${path}[${i}]`, issues));
+    case 'record': {
+      if (!isPlainObject(value)) return bad();
+      const out: Record<string, unknown> = {};
+      for (const [key, v] of Object.entries(value)) {
+        if (!RECORD_KEY.test(key)) {
+          issues.push({ path: join(path, key), expected: 'a name of letters, digits, _ and - starting with a letter, at most 32 characters', found: `the name ${JSON.stringify(key)}` });
+          continue;
+        }
+        const checked = checkField(field.values, v, join(path, key), issues);
+        if (checked !== undefined) out[key] = checked;
+      }
+      return out;
+    }
     case 'object': {
       // A missing section is an empty one, so its defaults still apply.
       const obj = value === undefined ? {} : value;

@@ -215,6 +215,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   checks.push((await import('./service-check.js')).serviceCheck(env));
   // The broker, when one is configured: its code is the gateway's lazy MQTT chunk.
   if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt, config.tools));
+  // The MCP servers, when any is configured: each started and listed once (the client's lazy chunk).
+  if (config && Object.keys(config.mcp.servers).length) checks.push(await (await import('../mcp/client/index.js')).mcpCheck(config, paths.workspace));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

@@ -29,7 +29,7 @@ export function labels(set: Record<string, string>): string {
 /** HELP text escapes `\` and newline only. */
 const helpText = (s: string) => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 
-function line(name: string, help: string, type: 'gauge' | 'counter', samples: [labels: string, value: number][]): string {
+export function line(name: string, help: string, type: 'gauge' | 'counter', samples: [labels: string, value: number][]): string {
   return [`# HELP ${name} ${helpText(help)}`, `# TYPE ${name} ${type}`, ...samples.map(([l, v]) => `${name}${l} ${v}`)].join('\n');
 }
 
@@ -52,6 +52,11 @@ export interface LiveFigures {
   hardware?: readonly { component: string; reason: string }[];
   guard?: GuardStatus;
   connections?: ConnectionStatus;
+  /**
+   * Lines of a part loaded on demand, written by that part with `line` and `labels` (the MCP
+   * client's, src/mcp/client/metrics.ts): its code stays out of the bundle of a gateway without it.
+   */
+  extra?: (l: typeof line, ls: typeof labels) => string[];
 }
 
 export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): string {
@@ -84,6 +89,7 @@ export function metricsText(db: Db, startedAt: number, live: LiveFigures = {}): 
     line('pinclaw_channel_oldest_undelivered_seconds', 'age of the oldest undelivered reply, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), Math.round(b.oldestAgeMs / 1000)])),
     line('pinclaw_channel_failed_deliveries', 'failed delivery attempts of the undelivered replies, per channel', 'gauge', backlog.map((b) => [labels({ channel: b.channel }), b.failedAttempts])),
     line('pinclaw_hardware_degraded', 'a hardware trigger, sensor or board failing now (1), by component and reason; no sample when all work', 'gauge', (live.hardware ?? []).map((p) => [labels({ component: p.component, reason: p.reason }), 1])),
+    ...(live.extra?.(line, labels) ?? []),
     ...COUNTERS.map(([name, help]) => line(`pinclaw_${name}_total`, help, 'counter', counterSeries(name).map((s) => [labels(s.labels), s.value]))),
     ...(guard ? [
       line('pinclaw_gateway_refused_requests', 'requests the gateway refused since it started: over the rate, from a client locked out after wrong tokens, or a token attempt while they are paused for everyone (global)', 'counter', (['rate', 'lockout', 'global'] as const).map((r) => [labels({ reason: r }), guard.refused[r]])),

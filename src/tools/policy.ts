@@ -81,7 +81,9 @@ interface Layer {
   deny: readonly string[];
 }
 
-const names = (list: readonly string[], tool: string) => list.includes(tool) || list.includes('*');
+/** An entry names the tool exactly, by `*` (all), or by a server's prefix (`home__*`: every tool of MCP server home). */
+const names = (list: readonly string[], tool: string) =>
+  list.includes(tool) || list.includes('*') || list.some((e) => e.length > 3 && e.endsWith('__*') && tool.startsWith(e.slice(0, -1)));
 
 function inProfile(profile: Profile, tool: string, o: PolicyOptions): boolean {
   if (tool === 'exec' && profile === 'standard') return o.execSandbox?.inForce === true;
@@ -162,6 +164,28 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
     return [...out, ...channel, ...chat];
   }
 
+  /**
+   * An MCP server's tool: an outside party's code, so no profile grants it by itself. An allow list
+   * naming it (or `server__*`) does; otherwise it runs only in the owner's own chats (the CLI and
+   * tools.controlChats), and not there either under profile minimal (which changes nothing outside).
+   */
+  function checkMcp(tool: Tool, server: string, applicable: Layer[], ctx: ToolContext): Decision {
+    for (const l of [...applicable].reverse()) {
+      if (names(l.allow, tool.name)) return { allowed: true, rule: `${l.path}.allow` };
+    }
+    const profiled = [...applicable].reverse().find((l) => l.profile);
+    if (profiled?.profile === 'minimal') {
+      const rule = profiled.path === 'tools' ? 'tools.profile' : `${profiled.path}.profile`;
+      return { allowed: false, rule: `${rule} minimal`, reason: `profile minimal allows no MCP server's tools; add ${server}__* to tools.allow to allow them` };
+    }
+    if (ctx.channel === 'cli' || control.has(`${ctx.channel}:${ctx.chatId}`)) return { allowed: true, rule: "MCP in the owner's chats" };
+    return {
+      allowed: false,
+      rule: 'mcp: owner\'s chats only',
+      reason: `tools of MCP server ${server} run only in the owner's chats (the CLI and tools.controlChats), and ${ctx.channel}:${ctx.chatId} is not one; add ${server}__* (or ${tool.name}) to tools.allow, or to the allow of a tools.overrides entry for this channel or chat, to allow them here`,
+    };
+  }
+
   return {
     check(tool, ctx) {
       const applicable = layers(ctx);
@@ -171,6 +195,7 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
           ? { allowed: false, rule: 'tools.deny', reason: 'denied by tools.deny' }
           : { allowed: false, rule: `${l.path}.deny`, reason: `${l.label} denies ${tool.name} (${l.path}.deny)` };
       }
+      if (tool.mcpServer !== undefined) return checkMcp(tool, tool.mcpServer, applicable, ctx);
       for (const l of [...applicable].reverse()) {
         if (names(l.allow, tool.name)) return { allowed: true, rule: `${l.path}.allow` };
         if (!l.profile) continue;

@@ -11,7 +11,7 @@ import type { AuditFinish, NewAudit } from '../store/audit.js';
 import type { ToolHooks } from './hooks.js';
 import { capOutput, DEFAULT_LIMITS, executeWithin, limitsFor, ToolTimeout, type LimitSettings } from './limits.js';
 import { openPolicy, type Decision, type Expired, type Policy } from './policy.js';
-import type { Tool, ToolCall, ToolContext, ToolResult, ToolSet } from './types.js';
+import type { Tool, ToolCall, ToolContext, ToolResult, ToolSet, ToolSource } from './types.js';
 import { validateInput } from './validate.js';
 
 export { builtinTools, type BuiltinDeps } from './builtin.js';
@@ -34,6 +34,11 @@ export interface RegistryDeps {
   now?: () => number;
   /** command hooks (hooks.PreToolUse, hooks.PostToolUse), when the config has any */
   hooks?: ToolHooks;
+  /**
+   * Tools that come and go (MCP servers'), asked at each listing and call and judged exactly like
+   * the fixed ones; a name of theirs that a fixed tool has is ignored (the fixed tool wins).
+   */
+  sources?: readonly ToolSource[];
 }
 
 export type CallOutcome = 'denied' | 'error' | 'ok';
@@ -115,12 +120,27 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
     if (byName.has(t.name)) throw new Error(`two tools are named '${t.name}'`);
     byName.set(t.name, t);
   }
+  const fixed = tools;
+  const sources = deps.sources ?? [];
+  /** The fixed tools and what the sources offer now. */
+  const current = (): readonly Tool[] => {
+    if (!sources.length) return fixed;
+    const out = [...fixed];
+    for (const src of sources) for (const t of src.tools()) if (!byName.has(t.name) && NAME.test(t.name)) out.push(t);
+    return out;
+  };
+  const find = (name: string): Tool | undefined => {
+    const t = byName.get(name);
+    if (t || !sources.length) return t;
+    for (const src of sources) for (const x of src.tools()) if (x.name === name) return x;
+    return undefined;
+  };
   const policy = deps.policy ?? openPolicy;
   const redact = deps.redact ?? ((s: string) => s);
   const limits = deps.limits ?? DEFAULT_LIMITS;
   const now = deps.now ?? Date.now;
 
-  const allowed = (ctx: ToolContext) => tools.filter((t) => policy.check(t, ctx).allowed);
+  const allowed = (ctx: ToolContext) => current().filter((t) => policy.check(t, ctx).allowed);
   const whyNot = (t: Tool): string | undefined => {
     try {
       return t.unavailable?.();
@@ -132,7 +152,7 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
   // Every call is counted once by what became of it (/metrics); a name the model made up counts as 'unknown'.
   async function call(c: ToolCall, ctx: ToolContext): Promise<CallReport> {
     const report = await judgeAndRun(c, ctx);
-    count('tool_calls', { tool: byName.has(c.name) ? c.name : 'unknown', outcome: report.outcome });
+    count('tool_calls', { tool: find(c.name) ? c.name : 'unknown', outcome: report.outcome });
     return report;
   }
 
@@ -154,7 +174,7 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
       return { result: { content, isError: true }, outcome, rule, durationMs, outputBytes: 0, truncated: false, auditId };
     };
 
-    const tool = byName.get(c.name);
+    const tool = find(c.name);
     if (!tool) return stopped('error', `unknown tool '${c.name}'; available: ${allowed(ctx).map((t) => t.name).join(', ') || 'none'}`);
     const decision = policy.check(tool, ctx);
     if (!decision.allowed) return stopped('denied', `${tool.name} refused: ${decision.reason}`, decision.rule);
@@ -272,14 +292,14 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
   return {
     // A tool that cannot run here is not offered: the model would only call it to hear why. The
     // system prompt names it with the reason (unavailable below), and a call by name still gets it.
-    specs: (ctx) => (ctx ? allowed(ctx) : tools).filter((t) => whyNot(t) === undefined).map(specOf),
+    specs: (ctx) => (ctx ? allowed(ctx) : current()).filter((t) => whyNot(t) === undefined).map(specOf),
     get(name, ctx) {
-      const t = byName.get(name);
+      const t = find(name);
       return t && (!ctx || policy.check(t, ctx).allowed) ? t : undefined;
     },
     call,
     run: async (c, ctx) => (await call(c, ctx)).result,
-    list: (ctx) => tools.map((tool) => {
+    list: (ctx) => current().map((tool) => {
       const why = whyNot(tool);
       return { tool, decision: policy.check(tool, ctx), confirm: policy.confirmation(tool, ctx), ...(why !== undefined ? { unavailable: why } : {}) };
     }),

@@ -9,7 +9,7 @@ import { log } from '../log.js';
 import { builtinTools, type BuiltinDeps } from './builtin.js';
 import { createPolicy, type PolicyOptions } from './policy.js';
 import { createRegistry, type AuditSink, type Registry } from './registry.js';
-import type { Tool } from './types.js';
+import type { Tool, ToolSource } from './types.js';
 import { memoryHolder, type MemoryHolder } from '../memory/holder.js';
 import { memoryTools } from './memory.js';
 import { cronTools } from './cron.js';
@@ -29,6 +29,8 @@ export interface ConfiguredDeps extends BuiltinDeps {
   tools?: readonly Tool[];
   /** added to the built-in tools: the hardware tools of this machine (src/hardware/setup.ts) */
   extraTools?: readonly Tool[];
+  /** tools that come and go: the MCP servers' (src/mcp/client/) */
+  toolSources?: readonly ToolSource[];
   /** whether exec runs in an OS sandbox here (src/sandbox/detect.ts execSandbox): the standard profile offers it only then */
   execSandbox?: PolicyOptions['execSandbox'];
 }
@@ -51,6 +53,7 @@ export function configuredRegistry(d: ConfiguredDeps & { memory?: MemoryHolder }
     redact,
     limits: d.config.tools,
     ...(hooks ? { hooks } : {}),
+    ...(d.toolSources ? { sources: d.toolSources } : {}),
   });
   return { registry, redact, memory, ...(hooks ? { hooks } : {}) };
 }

@@ -80,6 +80,13 @@ export interface Tool {
    * it is not offered to the model as callable. Asked at each listing and call: the reason may pass.
    */
   unavailable?(): string | undefined;
+  /**
+   * The MCP server (mcp.servers.<name>) behind this tool: an outside party, so the policy allows it
+   * only in the owner's chats unless an allow list names it (src/tools/policy.ts).
+   */
+  mcpServer?: string;
+  /** the tool's own name on that server */
+  mcpTool?: string;
   /** Overrides tools.timeoutMs for this tool (tools.limits in the config overrides both). */
   timeoutMs?: number;
   /** Overrides tools.maxOutputBytes for this tool (tools.limits in the config overrides both). */
@@ -97,6 +104,11 @@ export interface ToolCall {
   id?: string;
   name: string;
   input: unknown;
+}
+
+/** Tools that come and go while the process runs (an MCP server's): the registry asks at each use. */
+export interface ToolSource {
+  tools(): readonly Tool[];
 }
 
 export interface ToolSet {

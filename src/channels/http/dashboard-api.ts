@@ -3,6 +3,7 @@
 // Logs, Config), which also change things, are the lazy chunk 'dashboard-admin' (./admin/routes.ts),
 // loaded by the first request for one of them. What the gateway knows elsewhere (channels, the
 // board, memory) comes in through DashboardSources, so this module depends on none of it.
+import type { McpServerStatus } from '../../mcp/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Message } from '../../agent/types.js';
 import type { AuditRow } from '../../store/audit.js';
@@ -29,6 +30,8 @@ export interface DashboardSources {
   /** when the gateway started, ms since the epoch */
   startedAt: number;
   channels?: () => ChannelState[];
+  /** the MCP servers' states, when mcp.servers has an enabled one */
+  mcp?: () => McpServerStatus[];
   /** the board and its GPIO state; absent on a machine without hardware */
   board?: () => Promise<unknown>;
   /** absent until memory lands: the route answers 501 */
@@ -124,6 +127,7 @@ function status(db: Db, s: DashboardSources) {
     rssBytes: process.memoryUsage.rss(),
     queue: { inbound, outboundPending: Object.fromEntries(outbound.map((r) => [r.channel, r.n])) },
     channels: s.channels?.() ?? null,
+    mcp: s.mcp?.() ?? null,
   };
 }
 

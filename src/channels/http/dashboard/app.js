@@ -784,6 +784,10 @@ async function loadHealth() {
       ['Inbound', Object.entries(r.queue.inbound).map(([k, v]) => `${k} ${v}`).join(', ')],
       ['Outbound pending', Object.entries(r.queue.outboundPending).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'],
     ];
+    // The MCP servers (mcp.servers), when the gateway runs any: each one's state, and why when down.
+    /** @type {Data[]} */
+    const mcp = r.mcp ?? [];
+    if (mcp.length) rows.push(['MCP servers', mcp.map((m) => `${str(m.name)}: ${str(m.state)}${m.state === 'up' ? ` (${m.tools} tools)` : m.error ? ` (${str(m.error)})` : ''}`).join('; ')]);
     facts.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', '', k), el('dd', '', v)]));
     /** @type {Map<string, Data>} */
     /** @type {Data[]} */

@@ -1,0 +1,126 @@
+// The MCP client in a real gateway (the bundle, the lazy chunk): a server's state in /metrics and
+// /api/status, its tools called through `pinclaw mcp call`, and every process of it gone when the
+// gateway stops.
+import t from 'tap';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
+
+const faulty = join(import.meta.dirname, 'support', 'mcp-faulty-server.ts');
+
+function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker)) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+t.test('a gateway with one stdio server: /metrics, /api/status, and no process left after SIGTERM', async (t) => {
+  const home = tempDir();
+  const marker = `1000.${process.pid}${Date.now() % 100000}`;
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    gateway: { token: 'mcp-test-token-123' },
+    mcp: { servers: { f: { command: process.execPath, args: [faulty, 'grandchild'], env: { FAULTY_SLEEP: marker }, sandbox: false } } },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  const url = (await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/))[1]!;
+  await gw.waitFor(/MCP server f: up/);
+  const auth = { authorization: 'Bearer mcp-test-token-123' };
+  const metrics = await (await fetch(`${url}/metrics`, { headers: auth })).text();
+  t.match(metrics, /^pinclaw_mcp_server_up\{server="f",state="up"\} 1$/m);
+  t.match(metrics, /^pinclaw_mcp_server_tools\{server="f"\} 5$/m);
+  const status = (await (await fetch(`${url}/api/status`, { headers: auth })).json()) as { mcp: { name: string; state: string; protocolVersion: string }[] };
+  t.match(status.mcp, [{ name: 'f', state: 'up', protocolVersion: '2025-11-25' }]);
+  t.equal(processesWith(marker).length, 1, "the server's child runs");
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+  t.same(processesWith(marker), [], 'the server and its child (which ignores SIGTERM) are gone when the gateway has stopped');
+});
+
+t.test('pinclaw mcp list | tools | call', async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { servers: { f: { command: process.execPath, args: [faulty, 'ok'], sandbox: false, tools: ['echo', 'sleep', 'die', 'big'] }, off: { command: 'nothing', enabled: false } } } }));
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const list = await runPinclawAsync(['mcp', 'list'], { env });
+  t.equal(list.code, 0, list.stderr);
+  t.match(list.stdout, /^f \(stdio\): up, 4 tools, faulty-ok 1\.0\.0, protocol 2025-11-25/m);
+  t.match(list.stdout, /^off \(stdio\): disabled$/m);
+  const tools = await runPinclawAsync(['mcp', 'tools', 'f'], { env });
+  t.match(tools.stdout, /^f__echo$/m);
+  t.match(tools.stdout, /^add-tool \(not offered: mcp\.servers\.f\.tools\)$/m, 'a tool outside the allow-list is shown, not offered');
+  const call = await runPinclawAsync(['mcp', 'call', 'f', 'echo', '{"message":"from the cli"}'], { env });
+  t.equal(call.code, 0, call.stderr);
+  t.match(call.stdout, /echo: from the cli/);
+  const audit = await runPinclawAsync(['audit', '--tool', 'f__echo', '--json'], { env });
+  t.match(audit.stdout, /f__echo/, 'the call is an audit row');
+  const doctor = await runPinclawAsync(['doctor', '--json'], { env });
+  const mcpCheck = (JSON.parse(doctor.stdout) as { checks: { name: string; state: string; detail: string }[] }).checks.find((c) => c.name === 'mcp');
+  t.match(mcpCheck, { state: 'ok', detail: /^f: up, 4 tools \(faulty-ok 1\.0\.0, protocol 2025-11-25, none \(mcp\.servers\.f\.sandbox is false\)\); off: disabled$/ }, 'doctor shows each server');
+  const nope = await runPinclawAsync(['mcp', 'tools', 'nope'], { env });
+  t.equal(nope.code, 2);
+  t.match(nope.stderr, /no MCP server 'nope' in mcp.servers \(configured: f, off/);
+});
+
+const CHROMIUM = '/usr/bin/chromium';
+t.test("in Chromium: the dashboard's health view shows each MCP server's state, and why one is down", { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed` }, async (t) => {
+  const { chromium } = await import('playwright-core');
+  const home = tempDir();
+  const token = 'mcp-dash-token-1234';
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    gateway: { token },
+    memory: { embedder: 'none' },
+    mcp: { servers: { f: { command: process.execPath, args: [faulty, 'ok'], sandbox: false }, broken: { command: process.execPath, args: [faulty, 'crash'], sandbox: false } } },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.teardown(async () => {
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+  });
+  const url = (await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/))[1]!;
+  await gw.waitFor(/MCP server f: up/);
+  await gw.waitFor(/MCP server broken exited/);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  t.teardown(() => browser.close());
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(url);
+  await page.fill('#token', token);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#app').waitFor();
+  await page.click('.tabs button[data-tab=health]');
+  const row = page.locator('#health-facts dd', { hasText: 'f: up (5 tools)' });
+  await row.waitFor();
+  t.match(await row.textContent(), /broken: down \(MCP server broken exited \(code 3\).*cannot open \/nonexistent\/config\.yaml/);
+});
+
+t.test('a gateway killed with SIGKILL takes its servers with it: a sandboxed one with its child, an unconfined one itself', async (t) => {
+  const home = tempDir();
+  const sandboxed = `1000.${process.pid}${(Date.now() + 3) % 100000}`;
+  const unconfined = `pdeathsig-${process.pid}-${Date.now()}`;
+  const nodeModules = realpathSync(join(import.meta.dirname, '..', 'node_modules'));
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    mcp: {
+      servers: {
+        // node_modules: tap's process tracking puts an --import of its own into every child's NODE_OPTIONS.
+        boxed: { command: process.execPath, args: [faulty, 'grandchild'], env: { FAULTY_SLEEP: sandboxed }, paths: [realpathSync(import.meta.dirname), nodeModules] },
+        open: { command: process.execPath, args: [faulty, 'stubborn', unconfined], sandbox: false },
+      },
+    },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  await gw.waitFor(/MCP server boxed: up/);
+  await gw.waitFor(/MCP server open: up/);
+  t.equal(processesWith(sandboxed).length, 1);
+  t.equal(processesWith(unconfined).length, 1);
+  gw.child.kill('SIGKILL');
+  await gw.exited;
+  // The kernel delivers the parent-death signals as the gateway dies; give the reaping a moment.
+  for (let i = 0; i < 100 && processesWith(sandboxed).length + processesWith(unconfined).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  t.same(processesWith(sandboxed), [], 'the sandboxed server and its child are gone');
+  t.same(processesWith(unconfined), [], 'the unconfined server is gone');
+});

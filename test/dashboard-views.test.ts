@@ -28,7 +28,7 @@ import { trackSensors } from '../src/hardware/health.js';
 import type { I2cBackend } from '../src/hardware/i2c/types.js';
 import { createSensorReader } from '../src/hardware/sensors/reader.js';
 import { validateConfig } from '../src/config/validate.js';
-import { fakeGpioBackend } from './support/fake-gpio.js';
+import { fakeGpioChip } from './support/fake-gpio-chip.js';
 
 const loadedSensors = (sensors: unknown[]) => validateConfig({ hardware: { sensors } }).config!.hardware.sensors;
 import { bundle, cleanEnv, root, start, tempDir } from './support/proc.js';
@@ -55,7 +55,7 @@ async function server(t: Test) {
   const paths = resolvePaths({}, env);
   const config = loadConfig(paths, env);
   const db = openDatabase(paths.database);
-  const fake = fakeGpioBackend();
+  const fake = fakeGpioChip();
   const gpio = createGpioService({ backend: fake.backend, board: loadBoardRegistry().get('rpi-3b')!.profile, reserved: new Map(), hardware: config.hardware });
   gpio.claimOutputs();
   // As src/cli/hardware-runtime.ts does for the gateway: every value written to a line goes to the ring.

@@ -1,7 +1,8 @@
-// An in-memory GPIO chip behind the GpioBackend interface, for tests above the kernel (the real
-// backends run against the kernel in test/gpio-vm.test.ts): 'pinctrl-bcm2835' at /dev/gpiochip0
-// with 54 lines named as the raspi3b's kernel names them. `drive` is the outside world changing an
-// input: the watcher gets the edge event the kernel would send.
+// An in-memory GPIO chip behind the GpioBackend interface, for tests of what sits above the kernel
+// (the service, the tools, the dashboard, the README recipe); the real backends run against the
+// kernel in test/gpio-vm.test.ts. One chip 'pinctrl-bcm2835' at /dev/gpiochip0 with 54 lines named
+// as the raspi3b's kernel names them. `drive` is the outside world changing an input: the watcher
+// gets the edge event the kernel would send.
 import { GpioError } from '../../src/hardware/gpio/errors.js';
 import type { EdgeEvent, GpioBackend, LineConfig, LineInfo, Level } from '../../src/hardware/gpio/types.js';
 

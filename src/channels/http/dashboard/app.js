@@ -6,6 +6,7 @@ import { renderMarkdown } from './markdown.js';
 import { isShown, setUpTabs, showTab } from './tabs.js';
 import { loadHome } from './home.js';
 import { loadConfig, loadCron, loadLogs, loadPairings } from './admin.js';
+import { $, el, fetchJson, HttpFailure, LOGIN_ENDED, message, request, failure, str } from './view-kit.js';
 
 /** @typedef {Record<string, any>} Data */
 
@@ -14,65 +15,9 @@ const EVENT_NAMES = ['message_received', 'turn_start', 'turn_end', 'text_delta',
 const STOPPING = 'gateway_stopping';
 const MAX_EVENTS = 300;
 const SESSION_KEY = 'pinclaw.session';
-const LOGIN_ENDED = 'Your login has ended; log in again.';
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-
-/**
- * @param {string} tag
- * @param {string} [className]
- * @param {string} [text]
- */
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-/** @param {unknown} v */
-const str = (v) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
 /** @param {string} iso */
 const time = (iso) => new Date(iso).toLocaleTimeString();
-
-class HttpFailure extends Error {
-  /** @param {number} status 0 when the gateway did not answer at all @param {string} message */
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
-const unreachable = () => `The gateway is not reachable at ${location.host}: it is stopped, restarting, or the network is down.`;
-
-/**
- * fetch, with a failure to connect said in words (the browser's own is "Failed to fetch").
- * @param {string} path
- * @param {RequestInit} init
- */
-async function request(path, init) {
-  try {
-    return await fetch(path, init);
-  } catch (err) {
-    if (init.signal?.aborted) throw err;
-    throw new HttpFailure(0, unreachable());
-  }
-}
-
-/** @param {Response} res the server's own error message, else the status in words */
-async function failure(res) {
-  const text = await res.text().catch(() => '');
-  let error = '';
-  try {
-    error = str(JSON.parse(text).error);
-  } catch {
-    error = text.trim().slice(0, 300);
-  }
-  if (res.status === 401) return new HttpFailure(401, LOGIN_ENDED);
-  if (res.status === 503 && !error) error = 'the gateway is busy or stopping; try again in a moment';
-  return new HttpFailure(res.status, error || `the gateway answered ${res.status} ${res.statusText}`);
-}
 
 /**
  * JSON from the gateway; a 401 means the login is gone, so the page goes back to the login form.
@@ -81,26 +26,13 @@ async function failure(res) {
  * @returns {Promise<Data>}
  */
 async function api(path, init = {}) {
-  const res = await request(path, { ...init, headers: { accept: 'application/json', ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers } });
-  if (res.status === 401 && !path.startsWith('/auth/')) {
-    showLogin(LOGIN_ENDED);
-    throw new HttpFailure(401, LOGIN_ENDED);
-  }
-  if (!res.ok && res.status !== 401) throw await failure(res);
-  const text = await res.text();
-  /** @type {Data} */
-  let body = {};
   try {
-    body = text ? JSON.parse(text) : {};
-  } catch {
-    body = { error: text };
+    return await fetchJson(path, init);
+  } catch (err) {
+    if (err instanceof HttpFailure && err.status === 401 && !path.startsWith('/auth/')) showLogin(LOGIN_ENDED);
+    throw err;
   }
-  if (!res.ok) throw new HttpFailure(res.status, str(body.error) || `${res.status} ${res.statusText}`);
-  return body;
 }
-
-/** @param {unknown} err */
-const message = (err) => (err instanceof Error ? err.message : String(err));
 
 // ---- login -------------------------------------------------------------------------------------
 

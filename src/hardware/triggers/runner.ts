@@ -214,9 +214,9 @@ function sessionOf(ctx: Context, session: string | undefined): string {
   return session ?? (ctx.owner ? `${ctx.owner.channel}:${ctx.owner.chatId}` : '');
 }
 
-/** A notify text with {line}, {edge}, {value} and {time} filled in; other braces stay as written. */
-export function fillNotifyText(text: string, f: { line: string; edge: string; value: 0 | 1; time: string }): string {
-  return text.replace(/\{(line|edge|value|time)\}/g, (_, k: 'line' | 'edge' | 'value' | 'time') => String(f[k]));
+/** A notify text with its trigger's fields ({line}, {edge}, {value}, {time}...) filled in; other braces stay as written. */
+export function fillNotifyText(text: string, fields: Readonly<Record<string, string | number>>): string {
+  return text.replace(/\{(\w+)\}/g, (whole, k: string) => (Object.hasOwn(fields, k) ? String(fields[k]) : whole));
 }
 
 function startEdgeTrigger(ctx: Context, tr: GpioTriggerConfig): Handle {
@@ -368,11 +368,6 @@ function describeCrossing(c: Crossing): string {
   return c.direction === 'above' ? `above the threshold ${c.threshold}` : `below the threshold ${c.threshold}`;
 }
 
-/** A threshold notify text with {value}, {direction}, {threshold} and {time} filled in; other braces stay. */
-export function fillThresholdText(text: string, f: { value: number; direction: 'above' | 'below'; threshold: number; time: string }): string {
-  return text.replace(/\{(value|direction|threshold|time)\}/g, (_, k: 'value' | 'direction' | 'threshold' | 'time') => String(f[k]));
-}
-
 function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
   const name = sensorName(s);
   const session = sessionOf(ctx, s.session);
@@ -457,7 +452,7 @@ function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
     const at = new Date(ctx.now()).toISOString();
     if (notify) {
       const time = clockTime(new Date(ctx.now()), ctx.timezone);
-      if (ctx.notify(notifyTo!, fillThresholdText(message, { value, direction: c.direction, threshold: c.threshold, time }), what)) submitted++;
+      if (ctx.notify(notifyTo!, fillNotifyText(message, { value, direction: c.direction, threshold: c.threshold, time }), what)) submitted++;
       return;
     }
     const text = `${message}\n(hardware trigger: I2C bus ${reg.bus}, address ${hex(reg.address)}, register ${hex(reg.register)}: value ${value}, ${describeCrossing(c)}, at ${at})`;

@@ -118,6 +118,56 @@ t.test('groups: answered on a mention or a reply to the bot, quoting the message
   t.equal(tg.sent[1]!.text, 'echo: and the garage?');
 });
 
+t.test('forum topics: each topic is a session of its own, answered in its topic (draft, typing, reply); /reset resets that topic only', async (t) => {
+  const { tg, llm, home } = await fixture(t, { telegram: { streaming: true } });
+  const CHAT = -1002;
+  const say = (topicId: number | undefined, text: string) => tg.userMessage({ chatId: CHAT, chatType: 'supergroup', from: OWNER, text, mentionBot: !text.startsWith('/'), ...(topicId === undefined ? {} : { topicId }) });
+  /** the bot's messages in this chat as they read now (drafts edited into the reply), with their topic */
+  const shown = () => tg.sent.filter((m) => m.chatId === CHAT).map((m) => ({ threadId: m.threadId, text: tg.message(CHAT, m.messageId)?.text ?? m.text }));
+  const answered = (threadId: number | undefined, text: string) => tg.waitFor(() => shown().some((m) => m.threadId === threadId && m.text === text), 20_000).catch(() => { throw new Error(`no "${text}" in topic ${threadId}; the chat shows ${JSON.stringify(shown())}`); });
+  /** what the provider was given as the conversation so far, for the request that carried `text` */
+  const history = (text: string) => JSON.stringify(llm.requests.find((r) => lastUser(r.body).includes(text))!.body.messages.slice(0, -1));
+
+  say(5, 'alpha one');
+  await answered(5, 'echo: alpha one');
+  say(9, 'beta one');
+  await answered(9, 'echo: beta one');
+  t.ok(tg.chatActions.some((a) => a.chatId === CHAT && a.threadId === 5 && a.action === 'typing'), 'typing is shown in the topic');
+  say(5, 'alpha two');
+  await answered(5, 'echo: alpha two');
+  t.match(history('alpha two'), /alpha one/, "the topic's own conversation goes on");
+  t.notMatch(history('alpha two'), /beta/, "another topic's talk is not in it");
+
+  say(5, `/reset@${tg.bot.username}`);
+  await answered(5, 'Session reset: the conversation starts fresh.');
+  say(9, 'beta two');
+  await answered(9, 'echo: beta two');
+  t.match(history('beta two'), /beta one/, "/reset in topic 5 left topic 9's conversation alone");
+  say(5, 'alpha three');
+  await answered(5, 'echo: alpha three');
+  t.notMatch(history('alpha three'), /alpha/, 'topic 5 starts fresh');
+
+  // The General topic carries no thread id: the group's own conversation, answered without one.
+  say(undefined, 'gamma');
+  await answered(undefined, 'echo: gamma');
+  t.notOk(shown().some((m) => m.threadId === undefined && m.text.startsWith('echo: alpha')), 'no topic reply went to General');
+  t.same(rows<{ session_key: string }>(home, 'select distinct session_key from inbound order by session_key').map((r) => r.session_key), [`telegram:${CHAT}`, `telegram:${CHAT}:5`, `telegram:${CHAT}:9`]);
+  t.same(rows<{ chat_id: string }>(home, "select distinct chat_id from outbound where text like 'echo: beta%'").map((r) => r.chat_id), [`${CHAT}:9`], 'the durable reply row names the topic');
+});
+
+t.test('a forum topic the bot opened: talk in it is not addressed to the bot unless it mentions or answers the bot', async (t) => {
+  const { tg, llm } = await fixture(t, { telegram: { streaming: false }, env: {} });
+  const base = { chatId: -1003, chatType: 'supergroup' as const, from: OWNER, topicId: 11, topicByBot: true };
+  const quiet = tg.userMessage({ ...base, text: 'we should paint the fence' });
+  t.equal((quiet.message as { reply_to_message?: { from?: { id: number } } }).reply_to_message?.from?.id, tg.bot.id, "Telegram makes it a reply to the topic's creation message, which is the bot's");
+  tg.userMessage({ ...base, text: 'what time is it?', mentionBot: true });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  t.equal(tg.sent[0]!.text, 'echo: what time is it?');
+  t.equal(tg.sent[0]!.threadId, 11);
+  t.equal(llm.requests.length, 1, 'the unaddressed message started no turn');
+  t.notMatch(JSON.stringify(llm.requests[0]!.body.messages), /fence/);
+});
+
 t.test('a long reply with code is split at 4096 on block boundaries, fences reopened, every part accepted', async (t) => {
   const para = (i: number) => `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(12)}`;
   const code = Array.from({ length: 300 }, (_, i) => `print(${i})  # line ${i}`).join('\n');

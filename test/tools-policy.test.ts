@@ -232,3 +232,28 @@ t.test('a physical action expires with its message: tools.physicalMaxAgeSeconds'
   t.match(no.result.content, /^gpio_write refused: the message asking for it is 300 s old, more than tools.physicalMaxAgeSeconds \(120 s\) allows for a physical action without a fresh confirmation, and channel telegram has no way to ask\. Tell the owner why it was not done; they can confirm by asking again now$/);
   t.equal(ran.length, 1, 'run once: after the yes');
 });
+
+t.test("a Telegram forum topic is part of its group: the group's control chat and override cover it, a topic's entry covers that topic only", async (t) => {
+  const relay = tool('relay', { physical: true });
+  const group = createPolicy(settings({ controlChats: ['telegram:-1001'] }));
+  t.equal(group.confirmation(relay, at('telegram', '-1001:7')), undefined, "a topic of the owner's group is the owner's chat");
+  t.equal(group.confirmation(relay, at('telegram', '-1002:7')), "physical action outside the owner's chats (tools.controlChats)", 'a topic of another group is not');
+  const topic = createPolicy(settings({ controlChats: ['telegram:-1001:7'] }));
+  t.equal(topic.confirmation(relay, at('telegram', '-1001:7')), undefined, 'the listed topic');
+  t.equal(topic.confirmation(relay, at('telegram', '-1001:8')), "physical action outside the owner's chats (tools.controlChats)", 'another topic of that group');
+  t.equal(topic.confirmation(relay, at('telegram', '-1001')), "physical action outside the owner's chats (tools.controlChats)", 'the group itself (its General topic)');
+  // Only Telegram's ids are split: an MQTT session "kitchen:1" is not a part of "kitchen".
+  const mqtt = createPolicy(settings({ controlChats: ['mqtt:kitchen'] }));
+  t.equal(mqtt.confirmation(relay, at('mqtt', 'kitchen:1')), "physical action outside the owner's chats (tools.controlChats)");
+
+  // Overrides: the group's applies in its topics, and a topic's own is more specific than the group's.
+  const p = createPolicy(settings({
+    profile: 'standard',
+    overrides: [
+      { channel: 'telegram', chat: '-1001:7', allow: ['exec'], deny: [] },
+      { channel: 'telegram', chat: '-1001', profile: 'minimal', allow: [], deny: [] },
+    ],
+  }), { execSandbox: { inForce: true } });
+  t.equal(p.check(tool('exec'), at('telegram', '-1001:8')).allowed, false, "the group's minimal profile holds in its other topics");
+  t.same(p.check(tool('exec'), at('telegram', '-1001:7')), { allowed: true, rule: 'tools.overrides[0].allow' }, "the topic's own allow wins over its group's profile, whatever the order in the config");
+});

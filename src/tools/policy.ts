@@ -6,6 +6,7 @@
 // tool or a profile. Input-dependent rules (another chat) and confirmation come after.
 import type { PinclawConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
+import { chatScopes } from '../chat-scope.js';
 import { HA_CHANNEL, HA_CHAT, LEGACY_HA_CHANNEL, LEGACY_HA_CHAT } from '../internal-chats.js';
 import type { Tool, ToolContext } from './types.js';
 
@@ -149,18 +150,24 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
   // mqtt: it keeps applying to them until the owner writes one for channel homeassistant.
   const haHasOwn = s.overrides.some((x) => x.channel === HA_CHANNEL);
 
+  /** One of the owner's chats: listed in tools.controlChats, or a forum topic of a listed group. */
+  const isControl = (ctx: Pick<ToolContext, 'channel' | 'chatId'>) => chatScopes(ctx.channel, ctx.chatId).some((id) => control.has(`${ctx.channel}:${id}`));
+
   /** Least specific first: the tools section, channel overrides, then chat overrides. */
   function layers(ctx: ToolContext): Layer[] {
+    const scopes = chatScopes(ctx.channel, ctx.chatId);
     const out: Layer[] = [{ path: 'tools', label: 'tools', profile: s.profile, allow: s.allow, deny: s.deny }];
     const channel: Layer[] = [];
-    const chat: Layer[] = [];
+    const chat: (Layer & { scope: number })[] = [];
     s.overrides.forEach((o, i) => {
       const at = currentChat(o.channel ?? '', o.chat ?? '');
       const legacyChannel = o.chat === undefined && o.channel === LEGACY_HA_CHANNEL && ctx.channel === HA_CHANNEL && !haHasOwn;
       if (at.channel !== ctx.channel && !legacyChannel) return;
       if (o.chat === undefined) channel.push({ path: `tools.overrides[${i}]`, label: `channel ${o.channel} override`, profile: o.profile, allow: o.allow, deny: o.deny });
-      else if (at.chatId === ctx.chatId) chat.push({ path: `tools.overrides[${i}]`, label: `chat ${o.channel}:${o.chat} override`, profile: o.profile, allow: o.allow, deny: o.deny });
+      else if (scopes.includes(at.chatId)) chat.push({ path: `tools.overrides[${i}]`, label: `chat ${o.channel}:${o.chat} override`, profile: o.profile, allow: o.allow, deny: o.deny, scope: scopes.indexOf(at.chatId) });
     });
+    // A forum group's override before its topic's: the topic's is the more specific.
+    chat.sort((a, b) => b.scope - a.scope);
     return [...out, ...channel, ...chat];
   }
 
@@ -178,7 +185,7 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
       const rule = profiled.path === 'tools' ? 'tools.profile' : `${profiled.path}.profile`;
       return { allowed: false, rule: `${rule} minimal`, reason: `profile minimal allows no MCP server's tools; add ${server}__* to tools.allow to allow them` };
     }
-    if (ctx.channel === 'cli' || control.has(`${ctx.channel}:${ctx.chatId}`)) return { allowed: true, rule: "MCP in the owner's chats" };
+    if (ctx.channel === 'cli' || isControl(ctx)) return { allowed: true, rule: "MCP in the owner's chats" };
     return {
       allowed: false,
       rule: 'mcp: owner\'s chats only',
@@ -215,7 +222,7 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
     checkInput(tool, input, ctx) {
       const target = tool.targetChat?.(input);
       if (!target || (target.channel === ctx.channel && target.chatId === ctx.chatId)) return { allowed: true, rule: 'own chat' };
-      if (control.has(`${ctx.channel}:${ctx.chatId}`)) return { allowed: true, rule: 'tools.controlChats' };
+      if (isControl(ctx)) return { allowed: true, rule: 'tools.controlChats' };
       return {
         allowed: false,
         rule: 'tools.controlChats',
@@ -237,7 +244,7 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
       // so there it is refused unless that chat is a control chat, as before).
       if (tool.physical && ctx?.caller === 'hardware' && ctx.channel !== 'hardware') return 'physical action in a turn a hardware trigger started';
       // The CLI is the owner at the device; a control chat is one the owner declared theirs.
-      if (tool.physical && ctx && ctx.channel !== 'cli' && !control.has(`${ctx.channel}:${ctx.chatId}`)) return 'physical action outside the owner\'s chats (tools.controlChats)';
+      if (tool.physical && ctx && ctx.channel !== 'cli' && !isControl(ctx)) return 'physical action outside the owner\'s chats (tools.controlChats)';
       return undefined;
     },
   };

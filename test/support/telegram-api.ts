@@ -21,6 +21,9 @@
 // ./telegram-html.ts (unknown named entities such as &nbsp; stay literal there, as in Telegram);
 // Markdown/MarkdownV2 text is stored as sent. Messages go only to chats a user wrote from (or
 // `addChat`), else "chat not found". Replies must target a message of that chat.
+// Forum topics (`topicId`): the chat is a forum supergroup; messages carry message_thread_id and
+// is_topic_message, and sendMessage/sendChatAction take message_thread_id ("message thread not
+// found" for a topic that does not exist).
 // Privacy mode (default on): a group message that is no command, no reply to the bot and does not
 // mention @bot never becomes an update; `userMessage` still returns the Update it would have been.
 // Faults (`fail`) answer before any processing, so a faulted getUpdates confirms nothing; 502 is
@@ -53,6 +56,14 @@ export interface UserMessageSpec {
   mentionBot?: boolean;
   photo?: { bytes: Buffer; width?: number; height?: number };
   document?: { bytes: Buffer; fileName: string; mimeType: string };
+  /**
+   * A message in a forum topic (the chat becomes a forum supergroup): Telegram sets message_thread_id
+   * (the id of the topic's creation message) and is_topic_message, and a message that replies to
+   * nothing else replies to that creation message, as Telegram does. The topic is created on first
+   * use, by this user or (`topicByBot`) by the bot.
+   */
+  topicId?: number;
+  topicByBot?: boolean;
 }
 export interface CallbackQuerySpec { chatId: number; from: UserSpec; messageId: number; data: string }
 export type Fault =
@@ -67,9 +78,9 @@ export type Fault =
   /** 400 can't parse entities, whatever the text (only calls with a parse_mode) */
   | { kind: 'parse-error' };
 export interface CallRecord { method: string; params: Params; at: number; status?: number; fault?: string }
-export interface SentMessage { chatId: number; messageId: number; text: string; parseMode?: string; entities?: MessageEntity[]; replyMarkup?: InlineKeyboardMarkup; replyToMessageId?: number; params: Params; at: number }
+export interface SentMessage { chatId: number; messageId: number; text: string; threadId?: number; parseMode?: string; entities?: MessageEntity[]; replyMarkup?: InlineKeyboardMarkup; replyToMessageId?: number; params: Params; at: number }
 export interface EditRecord { method: 'editMessageText' | 'editMessageReplyMarkup'; chatId: number; messageId: number; text: string; parseMode?: string; replyMarkup?: InlineKeyboardMarkup; params: Params; at: number }
-export interface ChatActionRecord { chatId: number; action: string; at: number }
+export interface ChatActionRecord { chatId: number; action: string; threadId?: number; at: number }
 export interface CallbackAnswerRecord { callbackQueryId: string; text?: string; showAlert?: boolean; params: Params; at: number }
 export interface TelegramApiOptions { token?: string; username?: string; firstName?: string; privacyMode?: boolean; canJoinGroups?: boolean; updateIdBase?: number }
 
@@ -184,13 +195,15 @@ function parseParams(url: URL, contentType: string, body: string): Params {
   return params;
 }
 
+interface ChatState { chat: GroupChat; next: number; messages: Map<number, Message>; topics: Set<number> }
+
 export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<TelegramApi> {
   let token = opts.token ?? DEFAULT_TOKEN;
   let tokenValid = true;
   const username = opts.username ?? 'pinclaw_test_bot';
   const botUser: User = { id: int(token.split(':')[0]) ?? 123456, is_bot: true, first_name: opts.firstName ?? 'Pinclaw', username };
   const privacyMode = opts.privacyMode ?? true;
-  const chats = new Map<number, { chat: GroupChat; next: number; messages: Map<number, Message> }>();
+  const chats = new Map<number, ChatState>();
   const files = new Map<string, { bytes: Buffer; uniqueId: string; path: string }>();
   const pendingQueries = new Set<string>();
   const history = new Map<number, { update: Update; deliveries: number }>();
@@ -233,7 +246,7 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
   const fail = (res: ServerResponse, call: CallRecord | undefined, e: ApiError): void =>
     send(res, call, e.code, JSON.stringify({ ok: false, error_code: e.code, description: e.message, ...(e.parameters ? { parameters: e.parameters } : {}) }));
 
-  function chatOf(p: Params): { chat: GroupChat; next: number; messages: Map<number, Message> } {
+  function chatOf(p: Params): ChatState {
     const v = p.chat_id;
     if (v === undefined || v === '') throw bad('chat_id is empty');
     const id = int(v);
@@ -241,8 +254,8 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     if (!st) throw bad('chat not found');
     return st;
   }
-  function ensureChat(chat: GroupChat): { chat: GroupChat; next: number; messages: Map<number, Message> } {
-    const st = chats.get(chat.id) ?? { chat, next: 1, messages: new Map<number, Message>() };
+  function ensureChat(chat: GroupChat): ChatState {
+    const st = chats.get(chat.id) ?? { chat, next: 1, messages: new Map<number, Message>(), topics: new Set<number>() };
     chats.set(chat.id, st);
     return st;
   }
@@ -320,8 +333,16 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     });
   }
 
+  /** message_thread_id as the server checks it: a topic of a forum, else "message thread not found". */
+  function threadOf(p: Params, st: ChatState): number | undefined {
+    const id = int(p.message_thread_id);
+    if (id === undefined) return undefined;
+    if (!st.topics.has(id)) throw bad('message thread not found');
+    return id;
+  }
   function sendMessage(p: Params): Message {
     const st = chatOf(p);
+    const threadId = threadOf(p, st);
     const f = formatText(p);
     const rp = jsonParam(p, 'reply_parameters', 'reply parameters');
     const replyId = int(isObj(rp) ? rp.message_id : undefined) ?? int(p.reply_to_message_id);
@@ -329,13 +350,14 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     if (replyId !== undefined && !target && !truthy(isObj(rp) ? rp.allow_sending_without_reply : p.allow_sending_without_reply)) throw bad('message to be replied not found');
     const markup = inlineMarkup(p);
     const msg: Message = { message_id: st.next++, from: botUser, chat: st.chat, date: now(), text: f.text };
+    if (threadId !== undefined) Object.assign(msg, { message_thread_id: threadId, is_topic_message: true });
     if (f.entities.length) msg.entities = f.entities;
     if (target) msg.reply_to_message = replyCopy(target);
     if (markup) msg.reply_markup = markup;
     const lpo = jsonParam(p, 'link_preview_options', 'link preview options');
     if (isObj(lpo)) msg.link_preview_options = lpo;
     st.messages.set(msg.message_id, msg);
-    sent.push({ chatId: st.chat.id, messageId: msg.message_id, text: f.text, parseMode: str(p.parse_mode), entities: msg.entities, replyMarkup: markup, replyToMessageId: target?.message_id, params: p, at: Date.now() });
+    sent.push({ chatId: st.chat.id, messageId: msg.message_id, text: f.text, threadId, parseMode: str(p.parse_mode), entities: msg.entities, replyMarkup: markup, replyToMessageId: target?.message_id, params: p, at: Date.now() });
     return msg;
   }
   const NOT_MODIFIED = 'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message';
@@ -394,7 +416,7 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
       const st = chatOf(p);
       const action = str(p.action) ?? '';
       if (!ACTIONS.has(action)) throw bad('wrong parameter action in request');
-      chatActions.push({ chatId: st.chat.id, action, at: Date.now() });
+      chatActions.push({ chatId: st.chat.id, action, threadId: threadOf(p, st), at: Date.now() });
       return true;
     },
     answerCallbackQuery: (p) => {
@@ -481,15 +503,26 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     },
     bot: { id: botUser.id, username },
     userMessage(m) {
-      const type = m.chatType ?? 'private';
+      const type = m.topicId !== undefined ? 'supergroup' : (m.chatType ?? 'private');
       const from = userOf(m.from);
       const id = m.chatId ?? (type === 'private' ? m.from.id : type === 'group' ? -4000000001 : -1001000000001);
       const fresh: GroupChat =
-        type === 'private' ? { id, type, first_name: from.first_name, ...(from.username ? { username: from.username } : {}) } : { id, type, title: m.chatTitle ?? 'Test group' };
+        type === 'private' ? { id, type, first_name: from.first_name, ...(from.username ? { username: from.username } : {}) }
+        : type === 'supergroup' && m.topicId !== undefined ? { id, type, title: m.chatTitle ?? 'Test forum', is_forum: true }
+        : { id, type, title: m.chatTitle ?? 'Test group' };
       const st = ensureChat(fresh);
+      if (m.topicId !== undefined && !st.topics.has(m.topicId)) {
+        if (!('is_forum' in st.chat && st.chat.is_forum)) throw new Error(`userMessage: chat ${id} is not a forum`);
+        if (st.messages.has(m.topicId)) throw new Error(`userMessage: message ${m.topicId} of chat ${id} exists and cannot start a topic`);
+        st.topics.add(m.topicId);
+        st.next = Math.max(st.next, m.topicId + 1);
+        const root = { message_id: m.topicId, from: m.topicByBot ? botUser : from, chat: st.chat, date: now(), message_thread_id: m.topicId, is_topic_message: true, forum_topic_created: { name: `Topic ${m.topicId}`, icon_color: 7322096 } };
+        st.messages.set(m.topicId, root as Message);
+      }
       const body = m.text ?? m.caption;
       const text = m.mentionBot ? `@${username}${body ? ` ${body}` : ''}` : body;
       const msg: Message & Update.NonChannel = { message_id: st.next++, from, chat: st.chat, date: now() };
+      if (m.topicId !== undefined) Object.assign(msg, { message_thread_id: m.topicId, is_topic_message: true });
       if (m.photo) {
         const w = m.photo.width ?? 1280;
         const h = m.photo.height ?? 960;
@@ -514,6 +547,8 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
         const target = st.messages.get(m.replyToBotMessageId);
         if (!target) throw new Error(`userMessage: no message ${m.replyToBotMessageId} in chat ${id}`);
         msg.reply_to_message = replyCopy(target);
+      } else if (m.topicId !== undefined) {
+        msg.reply_to_message = replyCopy(st.messages.get(m.topicId)!);
       }
       st.messages.set(msg.message_id, msg);
       const command = /^\/[a-zA-Z0-9_]+(?:@([a-zA-Z0-9_]+))?/.exec(text ?? '');

@@ -53,7 +53,10 @@ export function addressedText(m: Message, bot: BotIdentity): string | null {
     mentioned = true;
     cleaned = cleaned.trimStart().replace(command[0], `/${command[1]}`);
   }
-  const repliesToBot = m.reply_to_message?.from?.id === bot.id;
+  // In a forum topic every message that answers nothing else "replies" to the topic's creation
+  // message: a topic the bot opened would make every message in it look addressed to the bot.
+  const topicRoot = m.is_topic_message === true && m.reply_to_message?.message_id === m.message_thread_id;
+  const repliesToBot = m.reply_to_message?.from?.id === bot.id && !topicRoot;
   if (isGroup(m) && !mentioned && !repliesToBot) return null;
   return cleaned.replace(/[ \t]{2,}/g, ' ').trim();
 }

@@ -17,6 +17,7 @@ import { TelegramError, telegramApi, type TelegramApi } from './api.js';
 import { createInbound } from './inbound.js';
 import { startLiveView, type LiveView } from './live.js';
 import { fatalReason, runPoller } from './poller.js';
+import { chatKeyOf, targetOf } from './topic.js';
 
 export interface TelegramChannel extends ChannelAdapter {
   /** checks the token, then polls in the background; resolves once the first check is done */
@@ -71,11 +72,12 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
   }
 
   async function sendPart(chatId: string, part: { html: string; text: string }, draftId: number | undefined, replyTo: number | undefined): Promise<number> {
-    const base = { chat_id: chatId, link_preview_options: { is_disabled: true } };
+    const target = targetOf(chatId);
+    const base = { link_preview_options: { is_disabled: true } };
     const attempt = async (body: Record<string, unknown>) => {
       if (draftId !== undefined) {
         try {
-          await withFloodWait(() => api.editMessageText({ ...body, message_id: draftId }));
+          await withFloodWait(() => api.editMessageText({ ...body, chat_id: target.chat_id, message_id: draftId }));
           return draftId;
         } catch (err) {
           if (err instanceof TelegramError && err.isNotModified) return draftId;
@@ -83,7 +85,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
           if (!(err instanceof TelegramError) || err.isParseError || err.code !== 400) throw err;
         }
       }
-      const m = await withFloodWait(() => api.sendMessage({ ...body, ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}) }));
+      const m = await withFloodWait(() => api.sendMessage({ ...body, ...target, ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}) }));
       return m.message_id;
     };
     try {
@@ -123,7 +125,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
     const keyboard = { inline_keyboard: [[{ text: 'Allow', callback_data: `cf:${id}:y` }, { text: 'Deny', callback_data: `cf:${id}:n` }]] };
     let messageId: number;
     try {
-      messageId = (await withFloodWait(() => api.sendMessage({ chat_id: chatId, text, parse_mode: 'HTML', reply_markup: keyboard }))).message_id;
+      messageId = (await withFloodWait(() => api.sendMessage({ ...targetOf(chatId), text, parse_mode: 'HTML', reply_markup: keyboard }))).message_id;
     } catch (err) {
       log.warn(`telegram: could not ask for confirmation in chat ${chatId}: ${errorMessage(err)}`);
       return false;
@@ -136,14 +138,14 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
       confirmations.set(id, { chatId, resolve: (yes) => (clearTimeout(timer), confirmations.delete(id), resolve(yes)) });
     });
     const outcome = answer === 'timeout' ? 'no answer in time: not allowed' : answer ? 'allowed' : 'denied';
-    await api.editMessageText({ chat_id: chatId, message_id: messageId, text: `${escapeHtml(request.tool)}: ${outcome}`, parse_mode: 'HTML' }).catch((err: unknown) => log.debug(`telegram: ${errorMessage(err)}`));
+    await api.editMessageText({ chat_id: targetOf(chatId).chat_id, message_id: messageId, text: `${escapeHtml(request.tool)}: ${outcome}`, parse_mode: 'HTML' }).catch((err: unknown) => log.debug(`telegram: ${errorMessage(err)}`));
     return answer === true;
   }
 
   function onCallback(q: CallbackQuery, allowed: boolean): void {
     const m = /^cf:([a-z0-9]+):([yn])$/.exec(q.data ?? '');
     const pending = m ? confirmations.get(m[1]!) : undefined;
-    const chatId = q.message ? String(q.message.chat.id) : undefined;
+    const chatId = q.message ? chatKeyOf(q.message) : undefined;
     let note = 'This question has expired.';
     if (pending && allowed && chatId === pending.chatId) {
       pending.resolve(m![2] === 'y');

@@ -13,6 +13,7 @@ import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
 import { addressedText, isAllowed, type BotIdentity } from './access.js';
 import type { TelegramApi } from './api.js';
 import type { Commit } from './poller.js';
+import { chatKeyOf, targetOf } from './topic.js';
 
 export interface InboundOptions {
   api: TelegramApi;
@@ -32,7 +33,8 @@ export interface InboundOptions {
 // Documents the agent can read or pass on; an executable or an archive is refused with this list.
 const ACCEPTED_TYPES = /^(image\/|text\/|application\/(pdf|json|xml|x-yaml|yaml|csv))/;
 
-export const sessionKeyFor = (chatId: number | string) => `telegram:${chatId}`;
+/** A chat's session; a forum topic's chat is "<group>:<topic>" (./topic.ts), so each topic is a session. */
+export const sessionKeyFor = (chat: string) => `telegram:${chat}`;
 
 const nothing = () => {};
 
@@ -40,9 +42,9 @@ const nothing = () => {};
 const MAX_TOLD = 256;
 
 export function createInbound(o: InboundOptions): (update: Update) => Promise<Commit> {
-  const reply = (chatId: number, text: string, key: string) =>
+  const reply = (chatId: string, text: string, key: string) =>
     // Durable like every reply: recorded now, delivered (and retried) by the conductor.
-    o.conductor.send({ channel: 'telegram', chatId: String(chatId), text, idempotencyKey: key });
+    o.conductor.send({ channel: 'telegram', chatId, text, idempotencyKey: key });
 
   const toldDiskFull = new Set<number>();
   /**
@@ -50,11 +52,11 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
    * durable reply would need the same full disk). The update is not confirmed (the poller keeps the
    * offset), so Telegram hands it over again and it is taken once there is space.
    */
-  const tellDiskFull = (chatId: number, updateId: number) => {
+  const tellDiskFull = (chatId: string, updateId: number) => {
     if (toldDiskFull.has(updateId)) return;
     if (toldDiskFull.size >= MAX_TOLD) toldDiskFull.clear();
     toldDiskFull.add(updateId);
-    o.api.sendMessage({ chat_id: chatId, text: 'I could not take your message: the disk of the machine I run on is full. My owner sees it in my log. I will read your message as soon as there is space again (Telegram keeps it for a day); you need not send it again.' })
+    o.api.sendMessage({ ...targetOf(chatId), text: 'I could not take your message: the disk of the machine I run on is full. My owner sees it in my log. I will read your message as soon as there is space again (Telegram keeps it for a day); you need not send it again.' })
       .catch((err: unknown) => log.warn(`telegram: could not tell chat ${chatId} that the disk is full: ${errorMessage(err)}`));
   };
 
@@ -100,7 +102,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     }
     const m = 'message' in update ? update.message : undefined;
     if (!m || !m.from || m.from.is_bot) return nothing;
-    const chatId = m.chat.id;
+    const chatId = chatKeyOf(m);
     const key = sessionKeyFor(chatId);
     const text = addressedText(m, o.bot);
     if (text === null) return nothing;
@@ -135,7 +137,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
         return;
       }
       o.conductor.submit({
-        sessionKey: key, channel: 'telegram', chatId: String(chatId), sender: String(m.from!.id), text: body,
+        sessionKey: key, channel: 'telegram', chatId, sender: String(m.from!.id), text: body,
         meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type },
       });
     };

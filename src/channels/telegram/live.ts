@@ -5,6 +5,7 @@ import type { Bus } from '../../conductor/bus.js';
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import type { TelegramApi } from './api.js';
+import { targetOf } from './topic.js';
 
 const TYPING_EVERY_MS = 4500; // Telegram shows the action for 5 s
 const EDIT_EVERY_MS = 1000;
@@ -34,7 +35,7 @@ export function startLiveView(bus: Bus, api: TelegramApi, streaming: boolean): L
   const drafts = new Map<string, Promise<number | undefined>>();
   const quiet = (what: string) => (err: unknown) => log.debug(`telegram: ${what} failed (best effort): ${errorMessage(err)}`);
 
-  const typing = (l: Live) => void api.call('sendChatAction', { chat_id: l.chatId, action: 'typing' }, { timeoutMs: 10_000 }).catch(quiet('typing indicator'));
+  const typing = (l: Live) => void api.call('sendChatAction', { ...targetOf(l.chatId), action: 'typing' }, { timeoutMs: 10_000 }).catch(quiet('typing indicator'));
 
   function flush(l: Live): void {
     l.flush = undefined;
@@ -45,10 +46,10 @@ export function startLiveView(bus: Bus, api: TelegramApi, streaming: boolean): L
     l.shown = text;
     l.inflight = l.inflight.then(async () => {
       if (l.draftId === undefined) {
-        const m = await api.sendMessage({ chat_id: l.chatId, text, link_preview_options: { is_disabled: true } });
+        const m = await api.sendMessage({ ...targetOf(l.chatId), text, link_preview_options: { is_disabled: true } });
         l.draftId = m.message_id;
       } else {
-        await api.editMessageText({ chat_id: l.chatId, message_id: l.draftId, text, link_preview_options: { is_disabled: true } });
+        await api.editMessageText({ chat_id: targetOf(l.chatId).chat_id, message_id: l.draftId, text, link_preview_options: { is_disabled: true } });
       }
     }).catch(quiet('draft update'));
   }

@@ -9,7 +9,7 @@ import { defaults } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
 import { openDatabase } from '../src/store/db.js';
-import { deliveredParts, outboundBacklog, type OutboundRow } from '../src/store/queue.js';
+import { deliveredParts, outboundBacklog, recordOutbound, type OutboundRow } from '../src/store/queue.js';
 import { toolSet } from '../src/tools/types.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 import { tempDir } from './support/proc.js';
@@ -127,6 +127,34 @@ t.test('a channel that is down never delays another; replies to one chat keep th
   conductor.retryDelivery('down');
   await until('the down channel delivered', () => slowSent.length === 2);
   t.same(slowSent, ['d1', 'd2']);
+});
+
+t.test('replies to one chat keep their order when one send fails once and the next would succeed', async (t) => {
+  const sent: string[] = [];
+  const tries: string[] = [];
+  let failed = false;
+  const { db, conductor } = setup([{
+    name: 'chat',
+    send: async (o) => {
+      tries.push(o.text);
+      // Only the first try of a1 fails (a dropped connection); every other send succeeds.
+      if (o.text === 'a1' && !failed) {
+        failed = true;
+        throw new Error('connection reset');
+      }
+      sent.push(o.text);
+    },
+  }], () => 20);
+  // Recorded before the start, as after a restart: the first delivery pass sees all four at once,
+  // so a2 and a3 would go out in the same pass a1 failed in if that failure did not hold chat a.
+  const record = (chatId: string, text: string) => recordOutbound(db, { idempotencyKey: text, inboundId: null, sessionKey: `chat:${chatId}`, channel: 'chat', chatId, text, kind: 'reply' });
+  for (const [chat, text] of [['a', 'a1'], ['b', 'b1'], ['a', 'a2'], ['a', 'a3']] as const) record(chat, text);
+  conductor.start();
+  await until('all four delivered', () => sent.length === 4);
+  t.same(sent.filter((x) => x.startsWith('a')), ['a1', 'a2', 'a3'], 'chat a in order, a1 first although its first send failed');
+  t.same(tries.slice(0, 2), ['a1', 'b1'], 'the failed first pass sent chat b and held the rest of chat a back');
+  t.same(sent, ['b1', 'a1', 'a2', 'a3']);
+  t.same(tries.filter((x) => x === 'a2'), ['a2'], 'a2 was sent once, after a1');
 });
 
 t.test('a reply in parts resumes after the parts already delivered', async (t) => {

@@ -137,6 +137,39 @@ t.test('provider failure: a short notice, the message stays and is answered on r
   t.same(state, { state: 'done', attempts: 3 });
 });
 
+t.test('shutdown: a turn still running past the drain timeout is released, its attempt not used up, and answered on the next start', async (t) => {
+  // The model never answers; only the abort of the shutdown ends the call.
+  const hanging: Provider = {
+    id: 'hanging/test',
+    complete: (req) => new Promise((_, reject) => req.signal?.addEventListener('abort', () => reject(req.signal!.reason), { once: true })),
+  };
+  let started = false;
+  const first = setup({ id: hanging.id, complete: (req) => { started = true; return hanging.complete(req); } }, { maxAttempts: 1 });
+  first.conductor.start();
+  const row = first.say('s', 'switch the pump off at noon');
+  while (!started) await new Promise((r) => setTimeout(r, 5));
+  t.same(first.db.prepare('select state, attempts from inbound where id = ?').get(row.id), { state: 'processing', attempts: 1 }, 'claimed: one attempt counted');
+  // The drain timer is unref'd (a gateway's server keeps its loop alive); here nothing else would.
+  const alive = setInterval(() => {}, 1000);
+  await first.conductor.stop(20);
+  clearInterval(alive);
+  t.same(first.db.prepare('select state, attempts, owner from inbound where id = ?').get(row.id), { state: 'pending', attempts: 0, owner: null }, 'released with the attempt given back');
+  t.same(first.sent, [], 'no notice: the interruption is not a failure');
+
+  // maxAttempts 1: had the shutdown used the only attempt up, this start's attempt would be a second one.
+  const workspace = join(tempDir(), 'workspace');
+  ensureWorkspace(workspace);
+  const second = createConductor({
+    db: first.db, config: first.config, workspace, provider: async () => scriptedProvider([reply('the pump goes off at noon')]),
+    tools: toolSet([]), countTokens: heuristicCount, bus: createBus(), channels: [{ name: 'test', debounceMs: 0, send: async () => {} }],
+  });
+  second.start();
+  const out = await second.delivered(row.id);
+  await second.stop(1000); // before setup's teardown closes the database
+  t.equal(out.text, 'the pump goes off at noon');
+  t.same(first.db.prepare('select state, attempts from inbound where id = ?').get(row.id), { state: 'done', attempts: 1 }, 'answered on its first counted attempt');
+});
+
 t.test('after maxAttempts the message is marked failed and the user told once more', async (t) => {
   const provider = scriptedProvider([], async () => { throw new Error('401 invalid x-api-key'); });
   const { conductor, say, sent, db } = setup(provider, { maxAttempts: 2 });

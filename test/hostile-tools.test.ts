@@ -148,6 +148,39 @@ t.test('huge strings, huge arrays, many keys and deep nesting are refused with t
   t.same(validateInput(tools[0]!.inputSchema, { x: deepArray }), [`input: nested deeper than ${MAX_DEPTH} levels`]);
 });
 
+t.test('limits hold exactly at the bound: maxLength, minLength, maxItems, minimum and maximum accept the limit itself', async (t) => {
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: {
+      text: { type: 'string', minLength: 2, maxLength: 8 },
+      bytes: { type: 'array', minItems: 1, maxItems: 4 },
+      level: { type: 'integer', minimum: 1, maximum: 5 },
+    },
+  };
+  // Exactly at each limit: valid. A `>=` in place of `>` would refuse the 8-character string.
+  t.same(validateInput(schema, { text: 'a'.repeat(8), bytes: [1, 2, 3, 4], level: 5 }), [], 'the upper limits themselves');
+  t.same(validateInput(schema, { text: 'ab', bytes: [1], level: 1 }), [], 'the lower limits themselves');
+  // One past each: refused, the limit and the value named.
+  t.same(validateInput(schema, { text: 'a'.repeat(9), bytes: [1, 2, 3, 4, 5], level: 6 }), [
+    'input.text: must be at most 8 characters, got 9',
+    'input.bytes: must have at most 4 items, got 5',
+    'input.level: must be <= 5',
+  ]);
+  t.same(validateInput(schema, { text: 'a', bytes: [], level: 0 }), [
+    'input.text: must be at least 2 characters',
+    'input.bytes: must have at least 1 items',
+    'input.level: must be >= 1',
+  ]);
+  // Every built-in tool's own string caps, at the cap: accepted.
+  for (const tool of allTools()) {
+    const ts = tool.inputSchema;
+    for (const [k, f] of Object.entries(ts.properties ?? {})) {
+      if (f.type !== 'string' || f.maxLength === undefined || f.enum) continue;
+      t.same(validateInput(ts, { ...minimalValid(ts), [k]: 'a'.repeat(f.maxLength) }), [], `${tool.name}.${k}: ${f.maxLength} characters pass`);
+    }
+  }
+});
+
 t.test('through the registry, hostile input never reaches a tool', async (t) => {
   let ran = 0;
   const tools = allTools().map((tool) => ({ ...tool, execute: async () => ((ran += 1), { content: 'ran' }) }));

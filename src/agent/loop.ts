@@ -42,6 +42,8 @@ export interface LoopResult {
   /** how many messages the last call's input covered */
   lastInputMessages: number;
   answeredBy?: string;
+  /** agent.fallback's local model, when it answered any call of the turn (the reply says so) */
+  localModel?: string;
 }
 
 const CUT_OFF = 'not executed: the reply was cut off by the output-token limit before this call was complete';
@@ -101,6 +103,7 @@ export async function runAgentLoop(opts: LoopOptions): Promise<LoopResult> {
   let lastUsage: Usage = { inputTokens: 0, outputTokens: 0 };
   let lastInputMessages = 0;
   let answeredBy: string | undefined;
+  let localModel: string | undefined;
   let reply = '';
   const append = (m: Message) => {
     added.push(m);
@@ -125,15 +128,16 @@ export async function runAgentLoop(opts: LoopOptions): Promise<LoopResult> {
     lastInputMessages = conversation.length;
     lastCall = { inputTokens: contextTokens(res.usage), inputMessages: conversation.length };
     answeredBy = res.answeredBy ?? answeredBy;
+    localModel = res.localModel ?? localModel;
     append({ role: 'assistant', content: res.content });
     reply = textOf(res.content);
     const calls = res.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
-    if (calls.length === 0) return { added, conversation, reply, iterations: iteration, lastUsage, lastInputMessages, answeredBy };
+    if (calls.length === 0) return { added, conversation, reply, iterations: iteration, lastUsage, lastInputMessages, answeredBy, localModel };
 
     if (finalRound) {
       // The model was told to answer and still asked for tools: close the calls so the session stays valid.
       append({ role: 'user', content: notExecuted(calls, CAP_REACHED) });
-      return { added, conversation, reply: reply || `I stopped after ${opts.maxIterations} rounds of tool use without a final answer.`, iterations: iteration, lastUsage, lastInputMessages, answeredBy };
+      return { added, conversation, reply: reply || `I stopped after ${opts.maxIterations} rounds of tool use without a final answer.`, iterations: iteration, lastUsage, lastInputMessages, answeredBy, localModel };
     }
     const results = res.stopReason === 'max_tokens' ? notExecuted(calls, CUT_OFF) : await runCalls(calls, opts);
     const content: ContentBlock[] = [...results];

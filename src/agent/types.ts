@@ -63,6 +63,8 @@ export interface ProviderResponse {
   model: string;
   /** which provider/model of a fallback chain answered, e.g. "anthropic/claude-sonnet-5-5" */
   answeredBy?: string;
+  /** set when agent.fallback's local model answered because no provider of the chain could be reached: its model name */
+  localModel?: string;
 }
 
 /** Streaming events a provider emits while a response arrives. */
@@ -81,12 +83,19 @@ export class ProviderError extends Error {
   /** server-requested delay (retry-after), in milliseconds */
   readonly retryAfterMs?: number;
   readonly providerId: string;
-  constructor(providerId: string, message: string, opts: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+  /**
+   * The server was never reached or never answered (DNS failure, connection refused, no route,
+   * connect or request timeout): what moves a turn to agent.fallback, the local model. A server
+   * that answered (any status) is reachable, whatever it said.
+   */
+  readonly unreachable: boolean;
+  constructor(providerId: string, message: string, opts: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown; unreachable?: boolean }) {
     super(message, { cause: opts.cause });
     this.name = 'ProviderError';
     this.providerId = providerId;
     this.status = opts.status;
     this.retryable = opts.retryable;
     this.retryAfterMs = opts.retryAfterMs;
+    this.unreachable = opts.unreachable ?? false;
   }
 }

@@ -6,7 +6,7 @@
 // an idle gateway never runs (tools, MQTT) is imported only when a check runs.
 import { isLoopback } from '../channels/http/guard.js';
 import { configFromRaw, plannedConfig, readConfigFile, type PinclawConfig } from '../config/index.js';
-import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
+import { localFallback, missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import { ConfigError } from '../errors.js';
 import { unknownZoneText } from '../time-zone-check.js';
 import { checkBoardConfig } from '../hardware/boards/config-check.js';
@@ -54,6 +54,7 @@ async function checkedProblems(config: PinclawConfig, { paths, env, host }: Wher
   collect(problems, 'models', () => modelRefs(config));
   // The base URLs of the providers (agent exits 78 on a bad one, the gateway at its first turn).
   collect(problems, 'providers', () => void resolveModels(config, env));
+  collect(problems, 'local fallback', () => void localFallback(config));
   collect(problems, 'owner', () => {
     const owner = ownerNotifyProblem(config);
     if (owner) throw new ConfigError(owner);

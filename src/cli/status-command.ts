@@ -6,7 +6,7 @@
 // last saw; `pinclaw doctor --probe` makes a real request. In the bundle: the lazy chunk 'cli-info'.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { defaults, loadConfig, readConfigFile, type PinclawConfig } from '../config/index.js';
-import { resolveModels, missingProvider } from '../agent/providers/models.js';
+import { localFallback, resolveModels, missingProvider } from '../agent/providers/models.js';
 import { recordedChannelStatus, type ChannelStatus } from '../channels/status.js';
 import { lastProviderOutcomes, type ProviderOutcome } from '../conductor/provider-outcome.js';
 import { ConfigError, EXIT, UsageError, errorMessage } from '../errors.js';
@@ -163,6 +163,8 @@ export async function statusReport(ctx: CliContext): Promise<StatusReport> {
     try {
       const resolved = resolveModels(config, ctx.env);
       models = resolved.map((m) => `${m.provider}/${m.model}`);
+      const local = localFallback(config);
+      if (local) models.push(`local/${local.model} (only when none of these can be reached)`);
       note = missingProvider(resolved);
     } catch (err) {
       note = errorMessage(err);

@@ -9,7 +9,7 @@ import type { Message, Provider } from '../agent/types.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { log } from '../log.js';
 import type { Db } from '../store/db.js';
-import { unfinishedCount, type InboundRow } from '../store/queue.js';
+import { unfinishedCount, waitingReplies, type InboundRow } from '../store/queue.js';
 import { loadSession, resetSession, type Session } from '../store/sessions.js';
 import type { ToolContext, ToolSet } from '../tools/types.js';
 import { pinclawVersion } from '../version.js';
@@ -65,6 +65,17 @@ function statusText(deps: TurnDeps, key: string): string {
     `this conversation: ${session.messages.length} messages, ${context}, compacted ${session.meta.compactions ?? 0} times`,
     `messages being handled: ${waiting}`,
   ].join('\n');
+}
+
+/**
+ * The line a reply from agent.fallback's local model ends with, on every channel: the owner should
+ * know a smaller model answered, and how many replies wait for channels that are down.
+ */
+export function localModelNote(db: Db, model: string): string {
+  const waiting = waitingReplies(db);
+  const total = waiting.reduce((n, w) => n + w.waiting, 0);
+  const queued = total === 0 ? '' : `; ${total} repl${total === 1 ? 'y waits' : 'ies wait'} for channels that are down (${waiting.map((w) => `${w.channel} ${w.waiting}`).join(', ')})`;
+  return `(answered by the local model ${model} — the internet provider is unreachable${queued})`;
 }
 
 /** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */
@@ -164,6 +175,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
   session.meta.lastInputTokens = contextTokens(result.lastUsage);
   session.meta.lastInputMessages = result.lastInputMessages;
   let reply = note + (result.reply || '(no answer)');
+  if (result.localModel) reply += `\n\n${localModelNote(deps.db, result.localModel)}`;
   if (deps.hooks?.has('MessageSending')) {
     const v = await deps.hooks.fire('MessageSending', place, { text: reply }, signal);
     if (v.block) reply = `(The reply was withheld by the owner's hook ${v.block.rule}: ${v.block.reason})`;

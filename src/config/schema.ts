@@ -134,6 +134,15 @@ const sections = {
     fields: {
       model: { kind: 'string', default: 'anthropic/claude-sonnet-5-5', description: 'primary model as provider/model' },
       fallbacks: { kind: 'array', items: { kind: 'string', description: 'provider/model' }, default: [], description: 'models tried in order when the primary fails' },
+      fallback: {
+        kind: 'object',
+        description: 'a local OpenAI-compatible server (Ollama, llama.cpp) asked only when no provider of agent.model and agent.fallbacks can be reached (DNS, connect, timeout); never after an error response',
+        fields: {
+          model: { kind: 'string', description: 'the local model, as the server names it (e.g. llama3)' },
+          baseUrl: { kind: 'string', description: 'the server\'s base URL including /v1 (e.g. http://192.168.1.20:11434/v1)' },
+          apiKey: { kind: 'string', secret: true, description: 'bearer key, if the local server needs one' },
+        },
+      },
       maxTokens: { kind: 'integer', min: 1, default: 4096, description: 'output-token limit of one provider call' },
       maxIterations: { kind: 'integer', min: 1, default: 20, description: 'tool-use rounds before the model is asked for a final answer' },
       requestTimeoutMs: { kind: 'integer', min: 1, default: 120000, description: 'timeout of one provider request' },

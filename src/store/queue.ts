@@ -214,6 +214,11 @@ export function outboundBacklog(db: Db, now = Date.now()): { channel: string; pe
   return rows.map((r) => ({ channel: r.channel, pending: r.pending, oldestAgeMs: now - r.oldest, failedAttempts: r.failed }));
 }
 
+/** Replies that failed at least one delivery and still wait, per channel: what waits for a channel that is down. */
+export function waitingReplies(db: Db): { channel: string; waiting: number }[] {
+  return sql(db, `select channel, count(*) as waiting from outbound where state = 'pending' and attempts > 0 group by channel order by channel`).all() as { channel: string; waiting: number }[];
+}
+
 export function markSent(db: Db, id: number, now = Date.now()): void {
   sql(db, `update outbound set state = 'sent', sent_at = ? where id = ? and state = 'pending'`).run(now, id);
 }

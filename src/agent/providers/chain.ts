@@ -23,6 +23,9 @@ function summarize(chainId: string, failures: readonly Failure[]): ProviderError
     retryable: failures.some((f) => f.error.retryable),
     retryAfterMs: only?.error.retryAfterMs,
     cause: failures.map((f) => f.error),
+    // Unreachable only when no provider was reached: one that answered (a 401, a 500) means the
+    // network is there and the local model is not what is missing.
+    unreachable: failures.every((f) => f.error.unreachable),
   });
 }
 

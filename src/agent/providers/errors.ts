@@ -65,8 +65,9 @@ export class ErrorFactory {
     return new ProviderError(this.providerId, `stream error: ${this.message(`${type}: ${message}`)}`, { retryable });
   }
 
+  /** A request timeout counts as unreachable: a provider that does not answer in time is, for this turn, not there. */
   timeout(ms: number, cause?: unknown): ProviderError {
-    return new ProviderError(this.providerId, `timed out after ${ms} ms`, { retryable: true, cause });
+    return new ProviderError(this.providerId, `timed out after ${ms} ms`, { retryable: true, cause, unreachable: true });
   }
 
   /** The caller (turn cancelled, shutdown) aborted: never retried, never handed to a fallback. */
@@ -77,8 +78,31 @@ export class ErrorFactory {
   network(err: unknown, what = 'connection failed'): ProviderError {
     const code = errorCode(err);
     const detail = rootMessage(err);
-    return new ProviderError(this.providerId, this.message(`${what}${code ? ` (${code})` : ''}: ${detail}`), { retryable: true, cause: err });
+    return new ProviderError(this.providerId, this.message(`${what}${code ? ` (${code})` : ''}: ${detail}`), { retryable: true, cause: err, unreachable: unreachableCode(code) });
   }
+}
+
+/**
+ * System error codes that say the server was not reached at all: the name did not resolve, nobody
+ * listens, no route, the connection attempt timed out. A reset or a broken stream is not here: the
+ * server was reached, and another request to it may well work.
+ */
+const UNREACHABLE_CODES = new Set([
+  'ENOTFOUND', // no such name (NXDOMAIN)
+  'EAI_AGAIN', // the resolver could not be asked (no network): the usual DNS failure offline
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT', // undici's connect timeout
+]);
+
+export function unreachableCode(code: string | undefined): boolean {
+  return code !== undefined && UNREACHABLE_CODES.has(code);
 }
 
 /** The system error code (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET…) of an error or its causes. */

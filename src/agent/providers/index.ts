@@ -4,11 +4,12 @@ import { log } from '../../log.js';
 import type { Provider } from '../types.js';
 import { anthropicProvider } from './anthropic.js';
 import { fallbackChain } from './chain.js';
-import { missingProvider, resolveModels, type ResolvedModel } from './models.js';
+import { withLocalFallback } from './local-fallback.js';
+import { localFallback, missingProvider, resolveModels, type ResolvedModel } from './models.js';
 import { openaiProvider } from './openai.js';
 import type { RetryPolicy } from './retry.js';
 
-export { MISSING_PROVIDER, missingProvider, modelRefs, parseModelRef, resolveModels } from './models.js';
+export { MISSING_PROVIDER, localFallback, missingProvider, modelRefs, parseModelRef, resolveModels } from './models.js';
 
 /** Test seams: the retry layer's sleep and jitter. */
 export type BuildOptions = Pick<RetryPolicy, 'sleep' | 'random'>;
@@ -20,9 +21,10 @@ function create(m: ResolvedModel, timeoutMs: number): Provider {
 }
 
 /**
- * The chain agent.model > agent.fallbacks, each with agent.retries retries. `missing` when the
- * primary model has no credentials; a fallback without them is left out with a warning. Throws a
- * ConfigError naming the key for a malformed model reference or an unknown provider.
+ * The chain agent.model > agent.fallbacks, each with agent.retries retries, then agent.fallback's
+ * local model when none of them can be reached. `missing` when the primary model has no
+ * credentials; a fallback without them is left out with a warning. Throws a ConfigError naming the
+ * key for a malformed model reference, an unknown provider or a half-set agent.fallback.
  */
 export function buildProvider(config: PinclawConfig, env: NodeJS.ProcessEnv, opts: BuildOptions = {}): { provider: Provider } | { missing: string } {
   const models = resolveModels(config, env);
@@ -34,5 +36,9 @@ export function buildProvider(config: PinclawConfig, env: NodeJS.ProcessEnv, opt
   });
   const a = config.agent;
   const policy: RetryPolicy = { retries: a.retries, baseMs: a.retryBaseMs, maxMs: a.retryMaxMs, ...opts };
-  return { provider: fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs)), policy) };
+  const chain = fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs)), policy);
+  const local = localFallback(config);
+  if (!local) return { provider: chain };
+  const localProvider = openaiProvider(local.model, { apiKey: local.apiKey, baseUrl: local.baseUrl, timeoutMs: a.requestTimeoutMs, id: `local/${local.model}` });
+  return { provider: withLocalFallback(chain, localProvider, local.model, policy) };
 }

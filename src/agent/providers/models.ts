@@ -73,6 +73,29 @@ export function resolveModels(config: PinclawConfig, env: NodeJS.ProcessEnv): Re
   });
 }
 
+/** agent.fallback: the local OpenAI-compatible server that answers when no provider can be reached. */
+export interface LocalFallback {
+  model: string;
+  baseUrl: string;
+  apiKey?: string;
+}
+
+/**
+ * agent.fallback when it is set, checked: both model and baseUrl, an http(s) URL. undefined when
+ * neither is set; a ConfigError naming the missing or bad key otherwise, so that a half-set
+ * fallback stops start-up instead of failing silently on the day the internet is gone.
+ */
+export function localFallback(config: PinclawConfig): LocalFallback | undefined {
+  const f = config.agent.fallback;
+  const model = first(f.model);
+  const configured = first(f.baseUrl);
+  if (model === undefined && configured === undefined) return undefined;
+  if (model === undefined) throw new ConfigError(`agent.fallback.model: agent.fallback.baseUrl is set (${configured}) but no model; set the local model's name (e.g. \`pinclaw config set agent.fallback.model llama3\`), or unset agent.fallback.baseUrl`);
+  if (configured === undefined) throw new ConfigError(`agent.fallback.baseUrl: agent.fallback.model is set (${model}) but no server; set the local server's URL including /v1 (e.g. http://192.168.1.20:11434/v1 for Ollama), or unset agent.fallback.model`);
+  const baseUrl = baseUrlOf(configured, 'agent.fallback.baseUrl', {}, 'agent.fallback.baseUrl')!;
+  return { model, baseUrl, apiKey: first(f.apiKey) };
+}
+
 export const MISSING_PROVIDER =
   'No model provider is configured. Set ANTHROPIC_API_KEY, or run `pinclaw config set providers.anthropic.apiKey …`; ' +
   'for a local OpenAI-compatible server set providers.openai.baseUrl and agent.model to openai/<model>.';

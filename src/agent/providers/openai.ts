@@ -16,6 +16,8 @@ export interface OpenAISettings {
   baseUrl?: string;
   /** the whole request, streamed body included */
   timeoutMs: number;
+  /** the provider's name in messages and metrics; default openai/<model> (agent.fallback's is local/<model>) */
+  id?: string;
 }
 
 /** An error page may be anything (a proxy's HTML); only its start is read. */
@@ -66,7 +68,7 @@ function inStreamError(errors: ErrorFactory, e: NonNullable<WireChunk['error']>)
 }
 
 export function openaiProvider(model: string, s: OpenAISettings): Provider {
-  const id = `openai/${model}`;
+  const id = s.id ?? `openai/${model}`;
   const errors = new ErrorFactory(id, [s.apiKey]);
   const base = (s.baseUrl ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '');
   const url = `${base}/chat/completions`;

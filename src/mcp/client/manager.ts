@@ -127,7 +127,12 @@ export function createMcpClient(o: McpClientOptions): McpClient {
 
   /** The resource and prompt lists, for a server that offers them; a failure leaves them empty, logged. */
   async function listCatalog(e: Entry, conn: McpConnection, which: 'resources' | 'prompts'): Promise<void> {
-    if (!conn.handshake?.[which]) return;
+    if (!conn.handshake?.[which]) {
+      // A restarted server may no longer offer what it did.
+      if (which === 'resources') delete e.resources;
+      else delete e.prompts;
+      return;
+    }
     try {
       if (which === 'resources') {
         const [list, templates] = await Promise.all([listResources(conn, e.config.listTimeoutMs), listResourceTemplates(conn, e.config.listTimeoutMs)]);
@@ -196,6 +201,8 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       if (listed.skipped.length) log.warn(`MCP server ${e.name}: tools not offered: ${listed.skipped.slice(0, 10).join(', ')}${listed.skipped.length > 10 ? ` and ${listed.skipped.length - 10} more` : ''}`);
       e.remote = listed.tools;
       await Promise.all([listCatalog(e, conn, 'resources'), listCatalog(e, conn, 'prompts')]);
+      // listCatalog keeps going without a list; a server that died meanwhile is not up.
+      if (conn.rpc.closed !== undefined) throw new Error(conn.rpc.closed);
     } catch (err) {
       await conn.close();
       release();

@@ -67,6 +67,42 @@ t.test('pinclaw mcp list | tools | call', async (t) => {
   t.match(nope.stderr, /no MCP server 'nope' in mcp.servers \(configured: f, off/);
 });
 
+t.test('pinclaw mcp resources | read | prompts | prompt against server-everything, and call\'s progress on stderr', async (t) => {
+  const home = tempDir();
+  const everything = realpathSync(join(import.meta.dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js'));
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mcp: { servers: { every: { command: process.execPath, args: [everything, 'stdio'], sandbox: false }, f: { command: process.execPath, args: [faulty, 'ok'], sandbox: false } } } }));
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const list = await runPinclawAsync(['mcp', 'list'], { env });
+  t.match(list.stdout, /^every \(stdio\): up, \d+ tools, 7 resources, 4 prompts, mcp-servers\/everything 2\.0\.0/m, 'list counts resources and prompts');
+  const resources = await runPinclawAsync(['mcp', 'resources', 'every'], { env });
+  t.equal(resources.code, 0, resources.stderr);
+  t.match(resources.stdout, /^demo:\/\/resource\/static\/document\/features\.md\n {2}features\.md \(text\/markdown\): Static document file exposed from \/docs: features\.md$/m);
+  t.match(resources.stdout, /^demo:\/\/resource\/dynamic\/blob\/\{resourceId\} \(template\)$/m);
+  const text = await runPinclawAsync(['mcp', 'read', 'every', 'demo://resource/dynamic/text/4'], { env });
+  t.equal(text.code, 0, text.stderr);
+  t.match(text.stdout, /^\[resource demo:\/\/resource\/dynamic\/text\/4, text\/plain\]\nResource 4: This is a plaintext resource/);
+  const blob = await runPinclawAsync(['mcp', 'read', 'every', 'demo://resource/dynamic/blob/5', '--json'], { env });
+  const [contents] = JSON.parse(blob.stdout) as { uri: string; blob: string }[];
+  t.match(Buffer.from(contents!.blob, 'base64').toString(), /^Resource 5: This is a base64 blob/, '--json gives the blob as the server sent it');
+  const prompts = await runPinclawAsync(['mcp', 'prompts', 'every'], { env });
+  t.match(prompts.stdout, /^args-prompt city \[state\]\n {2}A prompt with two arguments, one required and one optional$/m);
+  const prompt = await runPinclawAsync(['mcp', 'prompt', 'every', 'args-prompt', '{"city":"Bergen"}'], { env });
+  t.equal(prompt.code, 0, prompt.stderr);
+  t.match(prompt.stdout, /^user: What's weather in Bergen\?$/m);
+  const badArgs = await runPinclawAsync(['mcp', 'prompt', 'every', 'args-prompt', '{"city":["a"]}'], { env });
+  t.equal(badArgs.code, 2);
+  t.match(badArgs.stderr, /prompt argument 'city' must be a string, not an array/);
+  const call = await runPinclawAsync(['mcp', 'call', 'every', 'trigger-long-running-operation', '{"duration":1,"steps":2}'], { env });
+  t.equal(call.code, 0, call.stderr);
+  t.match(call.stderr, /^pinclaw: every__trigger-long-running-operation: progress 1\/2\npinclaw: every__trigger-long-running-operation: progress 2\/2$/m, 'progress on stderr');
+  t.match(call.stdout, /Long running operation completed/);
+  const none = await runPinclawAsync(['mcp', 'resources', 'f'], { env });
+  t.equal(none.code, 1);
+  t.match(none.stderr, /MCP server f offers no resources/);
+  const noPrompts = await runPinclawAsync(['mcp', 'prompts', 'f'], { env });
+  t.match(noPrompts.stderr, /MCP server f offers no prompts/);
+});
+
 const CHROMIUM = '/usr/bin/chromium';
 t.test("in Chromium: the dashboard's health view shows each MCP server's state, and why one is down", { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed` }, async (t) => {
   const { chromium } = await import('playwright-core');

@@ -81,9 +81,9 @@ export const commands: readonly Command[] = [
   },
   {
     name: 'mcp',
-    usage: 'pinclaw mcp list | tools NAME | call NAME TOOL [JSON] | serve',
-    summary: "MCP: the servers of mcp.servers (state, tools, a call through policy and audit); serve: this board's tools to an MCP client over stdio",
-    subcommands: ['list', 'tools', 'call', 'serve'],
+    usage: 'pinclaw mcp list | tools NAME | call NAME TOOL [JSON] | resources NAME | read NAME URI | prompts NAME | prompt NAME PROMPT [JSON] | serve',
+    summary: "MCP: the servers of mcp.servers (state, tools, a call through policy and audit, resources, prompts); serve: this board's tools to an MCP client over stdio",
+    subcommands: ['list', 'tools', 'call', 'resources', 'read', 'prompts', 'prompt', 'serve'],
     // The client's commands and the server (src/mcp/server/) are two lazy chunks: `serve` loads only its own.
     run: async (args, ctx) => (args[0] === 'serve' ? (await import('./mcp-serve-command.js')).runMcpServe(args.slice(1), ctx) : (await import('./mcp-command.js')).runMcp(args, ctx)),
   },

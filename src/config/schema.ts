@@ -605,7 +605,7 @@ const sections = {
             url: { kind: 'string', description: 'Streamable HTTP: the endpoint, e.g. https://host/mcp' },
             headers: { kind: 'record', values: { kind: 'string', secret: true, description: 'value (stored encrypted)' }, default: {}, description: 'Streamable HTTP: request headers (Authorization...); values are secrets, stored encrypted' },
             tools: { kind: 'array', items: { kind: 'string', description: "a tool name as the server calls it, or * for all" }, default: ['*'], description: 'the server\'s tools offered to the agent' },
-            callTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 60000, description: 'longest one tool call may take' },
+            callTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 60000, description: 'longest a tool call may wait for its answer or progress (docs/mcp.md)' },
             listTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 10000, description: 'longest the start (initialize) and the tool listing may take' },
             maxResultBytes: { kind: 'integer', min: 1024, max: 10485760, default: 65536, description: 'most bytes of one result the model gets; the rest is cut and said' },
             sandbox: { kind: 'boolean', default: true, description: 'stdio: run the server in the OS sandbox (bubblewrap); false runs it unconfined' },

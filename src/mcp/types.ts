@@ -22,6 +22,10 @@ export interface McpServerStatus {
   serverInfo?: string;
   /** tools offered to the agent (after the tools allow-list) */
   tools: number;
+  /** resources it lists, when it offers resources */
+  resources?: number;
+  /** prompts it lists, when it offers prompts */
+  prompts?: number;
   /** why it is down (names the server, with its last stderr lines) */
   error?: string;
   /** starts so far (the first included) */

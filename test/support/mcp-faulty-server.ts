@@ -4,7 +4,8 @@
 //   ok         a working server: tools echo, sleep, die (exits in the middle of the call), big
 //              (a result of `bytes` bytes), add-tool (adds a tool and sends tools/list_changed)
 //   no-list    never answers tools/list
-//   many       200 tools, 50 per tools/list page
+//   many       200 tools, 50 per tools/list page; 120 resources, 50 per resources/list page, and
+//              a resource template (the only mode that declares resources)
 //   garbage    a line of non-JSON before every answer
 //   old        answers initialize with 2024-11-05 whatever it was asked
 //   future     answers initialize with a revision nobody speaks
@@ -87,9 +88,19 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   switch (m.method) {
     case 'initialize': {
       const version = mode === 'old' ? '2024-11-05' : mode === 'future' ? '2099-01-01' : String(m.params?.protocolVersion);
-      answer(m.id, { protocolVersion: version, capabilities: { tools: { listChanged: true } }, serverInfo: { name: `faulty-${mode}`, version: '1.0.0' } });
+      const resources = mode === 'many' ? { resources: {} } : {};
+      answer(m.id, { protocolVersion: version, capabilities: { tools: { listChanged: true }, ...resources }, serverInfo: { name: `faulty-${mode}`, version: '1.0.0' } });
       return;
     }
+    case 'resources/list': {
+      const start = typeof m.params?.cursor === 'string' ? Number(m.params.cursor) : 0;
+      const page = Array.from({ length: Math.max(0, Math.min(PAGE, 120 - start)) }, (_, i) => ({ uri: `test://r/${start + i}`, name: `r${start + i}` }));
+      answer(m.id, { resources: page, ...(start + PAGE < 120 ? { nextCursor: String(start + PAGE) } : {}) });
+      return;
+    }
+    case 'resources/templates/list':
+      answer(m.id, { resourceTemplates: [{ uriTemplate: 'test://r/{n}', name: 'numbered' }] });
+      return;
     case 'tools/list': {
       if (mode === 'no-list') return;
       const start = typeof m.params?.cursor === 'string' ? Number(m.params.cursor) : 0;

@@ -1,10 +1,10 @@
 // One MCP session over a transport: the initialize handshake (pinclaw asks for the newest revision
 // and accepts an older one the server answers with, if it is one pinclaw speaks), the tool list
 // page by page, and tool calls. Field names as the spec (modelcontextprotocol.io/specification)
-// and the official SDK's schemas spell them.
+// and the official SDK's schemas spell them. Resources and prompts live in catalog.ts.
 import { pinclawVersion } from '../../version.js';
 import { PROTOCOL_VERSIONS, type JsonObject } from '../types.js';
-import { RpcSession, type Transport } from './jsonrpc.js';
+import { RpcSession, type ProgressParams, type Transport } from './jsonrpc.js';
 
 export interface RemoteTool {
   name: string;
@@ -23,10 +23,24 @@ export interface Handshake {
   protocolVersion: string;
   serverInfo: string;
   listChanged: boolean;
+  /** the server declared the resources capability: resources/* may be asked */
+  resources: boolean;
+  /** the server declared the prompts capability: prompts/* may be asked */
+  prompts: boolean;
 }
 
-/** Pages of tools/list read at most; a server whose cursors never end is cut off here. */
-const MAX_PAGES = 100;
+/** Pages of a list read at most; a server whose cursors never end is cut off here. */
+export const MAX_PAGES = 100;
+
+/**
+ * The longest a tool call may take however often it reports progress, given callTimeoutMs: ten
+ * times it, at least callTimeoutMs and at most 600000 ms unless callTimeoutMs itself is larger.
+ * Progress restarts callTimeoutMs, so a server that reports every few seconds could otherwise hold
+ * a turn (and the agent's reply) open for good.
+ */
+export function progressCapMs(callTimeoutMs: number): number {
+  return Math.max(callTimeoutMs, Math.min(10 * callTimeoutMs, 600_000));
+}
 /** Tools kept from one server at most (a model cannot use thousands anyway). */
 export const MAX_TOOLS = 1000;
 
@@ -37,13 +51,14 @@ function isObject(v: unknown): v is JsonObject {
 export class McpConnection {
   readonly rpc: RpcSession;
   handshake: Handshake | undefined;
-  /** Told when the server says its tool list changed. */
-  onToolsChanged?: () => void;
+  /** Told when the server says one of its lists changed (`tools`, `resources` or `prompts`). */
+  onListChanged?: (list: 'tools' | 'resources' | 'prompts') => void;
 
   constructor(readonly server: string, readonly transport: Transport) {
     this.rpc = new RpcSession(transport, server);
     this.rpc.onNotification = (method) => {
-      if (method === 'notifications/tools/list_changed') this.onToolsChanged?.();
+      const m = /^notifications\/(tools|resources|prompts)\/list_changed$/.exec(method);
+      if (m) this.onListChanged?.(m[1] as 'tools' | 'resources' | 'prompts');
     };
   }
 
@@ -70,6 +85,8 @@ export class McpConnection {
       protocolVersion: version,
       serverInfo: `${typeof info.name === 'string' ? info.name : '?'} ${typeof info.version === 'string' ? info.version : ''}`.trim(),
       listChanged: isObject(caps.tools) && caps.tools.listChanged === true,
+      resources: isObject(caps.resources),
+      prompts: isObject(caps.prompts),
     };
     await this.rpc.notify('notifications/initialized');
     return this.handshake;
@@ -116,9 +133,14 @@ export class McpConnection {
     return { tools, skipped };
   }
 
-  async callTool(name: string, args: unknown, timeoutMs: number, signal?: AbortSignal): Promise<CallToolResult> {
-    const result = await this.rpc.request('tools/call', { name, arguments: isObject(args) ? args : {} }, timeoutMs, signal).catch((err: Error) => {
-      throw new Error(err.message.replace(/within (\d+) ms$/, `within $1 ms (mcp.servers.${this.server}.callTimeoutMs)`));
+  /**
+   * Calls a tool, asking for progress: each `notifications/progress` starts `timeoutMs` again (up
+   * to progressCapMs) and is handed to `onProgress`.
+   */
+  async callTool(name: string, args: unknown, timeoutMs: number, signal?: AbortSignal, onProgress?: (p: ProgressParams) => void): Promise<CallToolResult> {
+    const progress = { hardCapMs: progressCapMs(timeoutMs), ...(onProgress ? { onProgress } : {}) };
+    const result = await this.rpc.request('tools/call', { name, arguments: isObject(args) ? args : {} }, timeoutMs, signal, progress).catch((err: Error) => {
+      throw new Error(err.message.replace(/within (\d+) ms/, `within $1 ms (mcp.servers.${this.server}.callTimeoutMs)`).replace(/after (\d+) ms, the most/, `after $1 ms (10 × mcp.servers.${this.server}.callTimeoutMs, at most 600000), the most`));
     });
     if (!isObject(result)) throw new Error(`MCP server ${this.server}: its answer to tools/call ${name} is not an object`);
     return {

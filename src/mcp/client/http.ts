@@ -9,6 +9,8 @@ import type { Transport } from './jsonrpc.js';
 
 /** The largest answer read; a bigger one is refused rather than held in memory. */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** The wait before a GET stream that ended is opened again. */
+const LISTEN_RETRY_MS = 5000;
 
 export interface HttpTarget {
   url: string;
@@ -51,6 +53,9 @@ export class HttpTransport implements Transport {
     }
     const sid = res.headers.get('mcp-session-id');
     if (sid) this.sessionId = sid;
+    // Once the session exists, the server may push notifications (list_changed) on a GET stream.
+    // The server accepts notifications/initialized with 202, so this comes before that return.
+    if (message.method === 'notifications/initialized' && res.ok) void this.listen();
     if (res.status === 202) {
       await res.body?.cancel();
       return;
@@ -66,8 +71,6 @@ export class HttpTransport implements Transport {
     if (type.includes('text/event-stream')) void this.readEvents(res, 'POST', done);
     else if (type.includes('application/json')) this.deliver(await readCapped(res, this.server), 'a JSON answer');
     else await res.body?.cancel();
-    // Once the session exists, the server may push notifications on a GET stream.
-    if (message.method === 'notifications/initialized') void this.listen();
   }
 
   private deliver(text: string, what: string): void {
@@ -112,17 +115,25 @@ export class HttpTransport implements Transport {
     }
   }
 
-  /** The optional GET stream of server notifications; a server without one answers 405. */
+  /**
+   * The optional GET stream of server notifications; a server without one answers 405 (or anything
+   * but an event stream), and then list changes are seen at the next start. A stream the server
+   * (or a proxy) ends is opened again after LISTEN_RETRY_MS, as long as the session lasts.
+   */
   private async listen(): Promise<void> {
-    try {
-      const res = await fetch(this.target.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: this.streams.signal });
-      if (!res.ok || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        await res.body?.cancel();
-        return;
+    while (!this.closed) {
+      try {
+        const res = await fetch(this.target.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: this.streams.signal });
+        if (!res.ok || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+          await res.body?.cancel();
+          return;
+        }
+        await this.readEvents(res, 'GET');
+      } catch {
+        // unreachable now: tried again below, like an ended stream
       }
-      await this.readEvents(res, 'GET');
-    } catch {
-      // no stream: list changes are then seen at the next start
+      if (this.closed) return;
+      await new Promise((resolve) => setTimeout(resolve, LISTEN_RETRY_MS).unref());
     }
   }
 

@@ -31,6 +31,25 @@ interface Pending {
   reject(err: Error): void;
   timer: NodeJS.Timeout;
   cleanup(): void;
+  /** set when the request asked for progress: a notification for it starts its time limit again */
+  progress?: (params: ProgressParams) => void;
+}
+
+/** What `notifications/progress` carries (the spec's ProgressNotification params). */
+export interface ProgressParams {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface ProgressOptions {
+  /** told of each progress notification for the request */
+  onProgress?: (p: ProgressParams) => void;
+  /**
+   * The longest the request may take however often the server reports progress: `timeoutMs` counts
+   * from the last progress, and a server that reports forever must not hold a call forever.
+   */
+  hardCapMs: number;
 }
 
 const METHOD_NOT_FOUND = -32601;
@@ -57,31 +76,52 @@ export class RpcSession {
     return this.closedWith;
   }
 
-  request(method: string, params: JsonObject | undefined, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * Sends a request and waits `timeoutMs` for its answer. With `progress`, the request carries
+   * `_meta.progressToken` (its id, unique among the requests in flight as the spec asks) and each
+   * `notifications/progress` for it starts `timeoutMs` again, up to `progress.hardCapMs` in all.
+   */
+  request(method: string, params: JsonObject | undefined, timeoutMs: number, signal?: AbortSignal, progress?: ProgressOptions): Promise<unknown> {
     if (this.closedWith !== undefined) return Promise.reject(new Error(this.closedWith));
     const id = this.nextId++;
     const done = new AbortController();
+    const startedAt = Date.now();
     return new Promise<unknown>((resolve, reject) => {
       const onAbort = (): void => {
         this.settle(id)?.reject(new Error(`MCP server ${this.server}: ${method} was stopped`));
         // The server may still be working on it; cancelling tells it to stop.
         void this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'stopped by the client' } }).catch(() => undefined);
       };
-      const timer = setTimeout(() => {
-        this.settle(id)?.reject(new Error(`MCP server ${this.server}: no answer to ${method} within ${timeoutMs} ms`));
+      const expire = (why: string): void => {
+        this.settle(id)?.reject(new Error(why));
         void this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } }).catch(() => undefined);
-      }, timeoutMs);
+      };
+      const silence = `MCP server ${this.server}: no answer to ${method} within ${timeoutMs} ms`;
+      const timer = setTimeout(() => expire(silence), timeoutMs);
       const cleanup = (): void => {
         signal?.removeEventListener('abort', onAbort);
         done.abort();
       };
-      this.pending.set(id, { method, resolve, reject, timer, cleanup });
+      const entry: Pending = { method, resolve, reject, timer, cleanup };
+      if (progress) {
+        entry.progress = (p) => {
+          clearTimeout(entry.timer);
+          const left = startedAt + progress.hardCapMs - Date.now();
+          const capped = left < timeoutMs;
+          entry.timer = setTimeout(() => expire(capped
+            ? `MCP server ${this.server}: ${method} still unanswered after ${progress.hardCapMs} ms, the most a call may take even while it reports progress`
+            : `${silence} since its last progress`), Math.max(0, Math.min(timeoutMs, left)));
+          progress.onProgress?.(p);
+        };
+      }
+      this.pending.set(id, entry);
       if (signal?.aborted) {
         onAbort();
         return;
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.transport.send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, done.signal).catch((err: unknown) => {
+      const sent = progress ? { ...params, _meta: { ...(isObject(params?._meta) ? params._meta : {}), progressToken: id } } : params;
+      this.transport.send({ jsonrpc: '2.0', id, method, ...(sent ? { params: sent } : {}) }, done.signal).catch((err: unknown) => {
         this.settle(id)?.reject(err instanceof Error ? err : new Error(String(err)));
       });
     });
@@ -105,6 +145,21 @@ export class RpcSession {
     return p;
   }
 
+  /** A progress notification: its token is the id of a request in flight that asked for progress. */
+  private progress(params: unknown): void {
+    if (!isObject(params) || typeof params.progress !== 'number') return;
+    const token = params.progressToken;
+    const id = typeof token === 'number' ? token : typeof token === 'string' && /^\d+$/.test(token) ? Number(token) : undefined;
+    const p = id === undefined ? undefined : this.pending.get(id);
+    // A token of no request in flight (a late one, or a server's mistake): nothing to extend.
+    if (!p?.progress) return;
+    p.progress({
+      progress: params.progress,
+      ...(typeof params.total === 'number' ? { total: params.total } : {}),
+      ...(typeof params.message === 'string' ? { message: params.message } : {}),
+    });
+  }
+
   private fail(reason: string): void {
     if (this.closedWith !== undefined) return;
     this.closedWith = reason;
@@ -122,7 +177,8 @@ export class RpcSession {
     const hasId = typeof m.id === 'number' || typeof m.id === 'string';
     if (typeof m.method === 'string') {
       if (!hasId) {
-        this.onNotification?.(m.method, m.params);
+        if (m.method === 'notifications/progress') this.progress(m.params);
+        else this.onNotification?.(m.method, m.params);
         return;
       }
       // The server asks us something. We declare no client capabilities, so only ping is ours to answer.

@@ -2,18 +2,22 @@
 // (in the background: the gateway does not wait for it), its tools listed and offered as
 // `<server>__<tool>`. A server that fails or dies is marked down with why (its last stderr lines);
 // a call to one of its tools starts it again once its backoff has passed (1 s, doubling to 5 min)
-// and fetches its list again. A server's own tools/list_changed refreshes its list. Closing kills
-// every server's process group and waits until each is reaped.
+// and fetches its list again. A server's own list_changed notifications (tools, resources, prompts)
+// refresh that list. A server that offers resources gets one more tool, `<server>__read_resource`
+// (resource-tool.ts). Closing kills every server's process group and waits until each is reaped.
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import type { SandboxSettings } from '../../sandbox/types.js';
 import type { Tool, ToolContext, ToolResult } from '../../tools/types.js';
 import type { JsonSchema } from '../../tools/validate.js';
 import type { McpServerConfig, McpServerStatus, ServerState } from '../types.js';
-import { McpConnection, type RemoteTool } from './connection.js';
+import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type PromptMessage, type RemotePrompt, type RemoteResource, type RemoteResourceTemplate, type ResourceContents } from './catalog.js';
+import { McpConnection, progressCapMs, type RemoteTool } from './connection.js';
+import type { ProgressParams } from './jsonrpc.js';
 import { HttpTransport } from './http.js';
 import { stdioLaunch } from './launch.js';
 import { toolNames } from './names.js';
+import { resourceTool } from './resource-tool.js';
 import { resultText } from './result.js';
 import { StdioTransport } from './stdio.js';
 
@@ -42,6 +46,12 @@ interface Entry {
   starting?: Promise<McpConnection>;
   remote: RemoteTool[];
   tools: Tool[];
+  /** what resources/list and resources/templates/list gave, when the server offers resources */
+  resources?: { list: RemoteResource[]; templates: RemoteResourceTemplate[] };
+  /** what prompts/list gave, when the server offers prompts */
+  prompts?: RemotePrompt[];
+  /** `<server>__read_resource`, when the server offers resources */
+  resourceTool?: Tool;
   error?: string;
   protocolVersion?: string;
   serverInfo?: string;
@@ -63,8 +73,21 @@ export interface McpClient {
   toolName(server: string, tool: string): string | undefined;
   /** A server's tools as it names them, fetched now (`pinclaw mcp tools NAME`). */
   remoteTools(server: string): Promise<RemoteTool[]>;
+  /** A server's resources and resource templates, fetched now (`pinclaw mcp resources NAME`). */
+  resources(server: string): Promise<{ resources: RemoteResource[]; templates: RemoteResourceTemplate[] }>;
+  /** resources/read for the owner (`pinclaw mcp read NAME URI`): the contents as the server sent them. */
+  readResource(server: string, uri: string): Promise<ResourceContents[]>;
+  /** A server's prompts, fetched now (`pinclaw mcp prompts NAME`). */
+  prompts(server: string): Promise<RemotePrompt[]>;
+  /** prompts/get (`pinclaw mcp prompt NAME PROMPT [JSON]`). */
+  getPrompt(server: string, prompt: string, args: Record<string, string>): Promise<{ description?: string; messages: PromptMessage[] }>;
   /** Stops every server (SIGTERM, SIGKILL after 2 s) and waits until each is gone. */
   close(): Promise<void>;
+}
+
+/** A progress notification as one line: `progress 2/5: message`. */
+export function progressLine(p: ProgressParams): string {
+  return `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${p.message}` : ''}`;
 }
 
 function allowed(config: McpServerConfig, tool: string): boolean {
@@ -86,8 +109,41 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       const offered = e.remote.filter((t) => allowed(e.config, t.name));
       const names = toolNames(e.name, offered.map((t) => t.name), taken);
       e.tools = offered.map((t, i) => toolFor(e, t, names[i]!));
+      e.resourceTool = e.resources ? resourceTool({ server: e.name, name: toolNames(e.name, ['read_resource'], taken)[0]!, config: e.config, ...e.resources, read: (uri, signal) => readVia(e, uri, signal) }) : undefined;
     }
-    all = entries.flatMap((e) => e.tools);
+    all = entries.flatMap((e) => (e.resourceTool ? [...e.tools, e.resourceTool] : e.tools));
+  }
+
+  /** resources/read for the model's tool: counted like a tool call. */
+  async function readVia(e: Entry, uri: string, signal?: AbortSignal): Promise<ResourceContents[]> {
+    e.calls++;
+    try {
+      return await readResource(await up(e), uri, e.config.callTimeoutMs, signal);
+    } catch (err) {
+      e.failedCalls++;
+      throw err;
+    }
+  }
+
+  /** The resource and prompt lists, for a server that offers them; a failure leaves them empty, logged. */
+  async function listCatalog(e: Entry, conn: McpConnection, which: 'resources' | 'prompts'): Promise<void> {
+    if (!conn.handshake?.[which]) {
+      // A restarted server may no longer offer what it did.
+      if (which === 'resources') delete e.resources;
+      else delete e.prompts;
+      return;
+    }
+    try {
+      if (which === 'resources') {
+        const [list, templates] = await Promise.all([listResources(conn, e.config.listTimeoutMs), listResourceTemplates(conn, e.config.listTimeoutMs)]);
+        e.resources = { list, templates };
+      } else {
+        e.prompts = await listPrompts(conn, e.config.listTimeoutMs);
+      }
+    } catch (err) {
+      if (which === 'resources') e.resources ??= { list: [], templates: [] };
+      if (!closed && !conn.rpc.closed) log.warn(`MCP server ${e.name}: cannot list its ${which}: ${errorMessage(err)}`);
+    }
   }
 
   function markDown(e: Entry, reason: string): void {
@@ -139,11 +195,14 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       release();
       if (e.conn === conn) markDown(e, reason);
     };
-    conn.onToolsChanged = () => void refresh(e, conn);
+    conn.onListChanged = (list) => void refresh(e, conn, list);
     try {
       const listed = await conn.listTools(c.listTimeoutMs);
       if (listed.skipped.length) log.warn(`MCP server ${e.name}: tools not offered: ${listed.skipped.slice(0, 10).join(', ')}${listed.skipped.length > 10 ? ` and ${listed.skipped.length - 10} more` : ''}`);
       e.remote = listed.tools;
+      await Promise.all([listCatalog(e, conn, 'resources'), listCatalog(e, conn, 'prompts')]);
+      // listCatalog keeps going without a list; a server that died meanwhile is not up.
+      if (conn.rpc.closed !== undefined) throw new Error(conn.rpc.closed);
     } catch (err) {
       await conn.close();
       release();
@@ -160,11 +219,20 @@ export function createMcpClient(o: McpClientOptions): McpClient {
     e.protocolVersion = conn.handshake?.protocolVersion;
     e.serverInfo = conn.handshake?.serverInfo;
     rename();
-    log.info(`MCP server ${e.name}: up (${e.serverInfo}, protocol ${e.protocolVersion}, ${e.tools.length} tools, ${e.sandbox})`);
+    log.info(`MCP server ${e.name}: up (${e.serverInfo}, protocol ${e.protocolVersion}, ${e.tools.length} tools${e.resources ? `, ${e.resources.list.length} resources` : ''}${e.prompts ? `, ${e.prompts.length} prompts` : ''}, ${e.sandbox})`);
     return conn;
   }
 
-  async function refresh(e: Entry, conn: McpConnection): Promise<void> {
+  async function refresh(e: Entry, conn: McpConnection, list: 'tools' | 'resources' | 'prompts'): Promise<void> {
+    // A notification that comes while the server is still starting is covered by the listing then.
+    if (e.conn !== conn) return;
+    if (list !== 'tools') {
+      await listCatalog(e, conn, list);
+      if (e.conn !== conn) return;
+      rename();
+      log.info(`MCP server ${e.name}: its ${list} list changed (${list === 'resources' ? e.resources?.list.length ?? 0 : e.prompts?.length ?? 0} ${list})`);
+      return;
+    }
     try {
       const listed = await conn.listTools(e.config.listTimeoutMs);
       if (e.conn !== conn) return;
@@ -208,13 +276,16 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       mcpServer: e.name,
       mcpTool: t.name,
       // The registry's limits: a start may come before the call, and the frame around the result.
-      timeoutMs: e.config.callTimeoutMs + e.config.listTimeoutMs,
+      // Progress extends a call up to progressCapMs (connection.ts); the registry must not cut it first.
+      timeoutMs: progressCapMs(e.config.callTimeoutMs) + e.config.listTimeoutMs,
       maxOutputBytes: e.config.maxResultBytes + 1024,
       async execute(input: unknown, ctx: ToolContext): Promise<ToolResult> {
         e.calls++;
         try {
           const conn = await up(e);
-          const r = await conn.callTool(t.name, input, e.config.callTimeoutMs, ctx.signal);
+          // Progress reaches the caller as tool output (the registry redacts it; a channel shows it).
+          const onProgress = ctx.onOutput ? (p: ProgressParams) => ctx.onOutput!('stderr', `${progressLine(p)}\n`) : undefined;
+          const r = await conn.callTool(t.name, input, e.config.callTimeoutMs, ctx.signal, onProgress);
           if (r.isError) e.failedCalls++;
           return { content: resultText(e.name, t.name, r, e.config.maxResultBytes), ...(r.isError ? { isError: true } : {}) };
         } catch (err) {
@@ -227,6 +298,12 @@ export function createMcpClient(o: McpClientOptions): McpClient {
         }
       },
     };
+  }
+
+  function entry(server: string): Entry {
+    const e = entries.find((x) => x.name === server);
+    if (!e) throw new Error(`no MCP server '${server}' in mcp.servers (configured: ${entries.map((x) => x.name).join(', ') || 'none'})`);
+    return e;
   }
 
   const starts = entries.filter((e) => e.state === 'starting').map((e) => start(e).then(() => undefined, () => undefined));
@@ -243,6 +320,8 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       transport: e.config.url ? 'http' : 'stdio',
       state: e.state,
       tools: e.tools.length,
+      ...(e.resources ? { resources: e.resources.list.length } : {}),
+      ...(e.prompts ? { prompts: e.prompts.length } : {}),
       starts: e.starts,
       calls: e.calls,
       failedCalls: e.failedCalls,
@@ -254,11 +333,28 @@ export function createMcpClient(o: McpClientOptions): McpClient {
     ready: () => readyAll,
     toolName: (server, tool) => entries.find((e) => e.name === server)?.tools.find((t) => t.mcpTool === tool)?.name,
     async remoteTools(server) {
-      const e = entries.find((x) => x.name === server);
-      if (!e) throw new Error(`no MCP server '${server}' in mcp.servers (configured: ${entries.map((x) => x.name).join(', ') || 'none'})`);
+      const e = entry(server);
       const conn = await up(e);
       const listed = await conn.listTools(e.config.listTimeoutMs);
       return listed.tools;
+    },
+    async resources(server) {
+      const e = entry(server);
+      const conn = await up(e);
+      const [resources, templates] = await Promise.all([listResources(conn, e.config.listTimeoutMs), listResourceTemplates(conn, e.config.listTimeoutMs)]);
+      return { resources, templates };
+    },
+    async readResource(server, uri) {
+      const e = entry(server);
+      return readResource(await up(e), uri, e.config.callTimeoutMs);
+    },
+    async prompts(server) {
+      const e = entry(server);
+      return listPrompts(await up(e), e.config.listTimeoutMs);
+    },
+    async getPrompt(server, prompt, args) {
+      const e = entry(server);
+      return getPrompt(await up(e), prompt, args, e.config.callTimeoutMs);
     },
     async close() {
       closed = true;

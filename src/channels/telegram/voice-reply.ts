@@ -1,0 +1,47 @@
+// The voice side of a reply: the transcripts of the owner's voice notes quoted above the answer,
+// and the answer spoken as a voice note (chats with /voice on). Speaking loads the voice chunk.
+import type { PinclawConfig } from '../../config/schema.js';
+import { errorMessage } from '../../errors.js';
+import { log } from '../../log.js';
+import { TelegramError, type TelegramApi } from './api.js';
+
+/** Backslash-escapes what Markdown would read as formatting: the transcript is the owner's words. */
+const escapeMarkdown = (s: string) => s.replace(/[\\`*_{}[\]()#+\-.!|>~<&]/g, (c) => `\\${c}`);
+
+/** A quoted line per transcript ("🎤 …"), then a blank line; empty without transcripts. */
+export function quoteTranscripts(transcripts: readonly string[]): string {
+  if (transcripts.length === 0) return '';
+  return `${transcripts.map((t) => `> 🎤 ${escapeMarkdown(t.replace(/\s+/g, ' ').trim())}`).join('\n>\n')}\n\n`;
+}
+
+export interface VoiceReplyOptions {
+  api: TelegramApi;
+  config: PinclawConfig;
+  chatId: string;
+  /** the reply as plain text (no Markdown marks to read out) */
+  text: string;
+  replyTo?: number;
+  withFloodWait<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Sends the spoken reply, or, when it cannot be made, a short note saying why; returns the id of
+ * the message sent. Throws only when Telegram itself is out of reach (the delivery retries later).
+ */
+export async function sendVoiceReply(o: VoiceReplyOptions): Promise<string> {
+  void o.api.call('sendChatAction', { chat_id: o.chatId, action: 'record_voice' }).catch(() => {});
+  let why: string;
+  try {
+    const { speak } = await import('../../voice/index.js');
+    const spoken = await speak(o.config, o.text);
+    const m = await o.withFloodWait(() => o.api.sendVoice(o.chatId, spoken.ogg, { duration: spoken.seconds, replyTo: o.replyTo }));
+    return String(m.message_id);
+  } catch (err) {
+    // Telegram down or failing: retried with the delivery (the text parts are not sent again).
+    if (err instanceof TelegramError && (err.code === 0 || err.code >= 500 || err.code === 429)) throw err;
+    why = errorMessage(err);
+  }
+  log.warn(`telegram: no voice reply in chat ${o.chatId}: ${why}`);
+  const note = await o.withFloodWait(() => o.api.sendMessage({ chat_id: o.chatId, text: `(No voice note for this reply: ${why})` }));
+  return String(note.message_id);
+}

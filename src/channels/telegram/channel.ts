@@ -124,7 +124,8 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
     }
     // The voice note comes after the text, as one more part: a retry after it was sent does not
     // send it again, and a failure to speak never holds back the text, which is already out.
-    if (row.kind === 'reply' && row.inbound_id !== null && delivery.sentParts.length === parts.length && voiceRepliesOn(o.db, 'telegram', row.chat_id)) {
+    // (sentParts is what earlier attempts delivered: more than the text parts means the voice went.)
+    if (row.kind === 'reply' && row.inbound_id !== null && delivery.sentParts.length <= parts.length && voiceRepliesOn(o.db, 'telegram', row.chat_id)) {
       const spoken = telegramParts(row.text).map((p) => p.text).join('\n');
       delivery.partSent(await sendVoiceReply({ api, config: o.config, chatId: row.chat_id, text: spoken, replyTo, withFloodWait }));
     }

@@ -17,11 +17,11 @@ export interface Synthesizer {
 export function synthesizerFor(cfg: TtsConfig): Synthesizer | { missing: string } {
   if (cfg.backend === 'openai') return openaiSynthesizer(cfg);
   if (cfg.backend === 'command') {
-    if (cfg.command.length === 0) return { missing: 'voice.tts.backend is command but voice.tts.command is empty: set it, e.g. ["espeak-ng","-w","{wav}","{text}"]' };
+    if (cfg.command.length === 0) return { missing: 'voice.tts.backend is command but voice.tts.command is empty: set it, e.g. ["espeak-ng","-w","{wav}"]' };
     if (!cfg.command.some((a) => a.includes('{wav}'))) return { missing: 'voice.tts.command has no {wav}: put {wav} where the program takes the file to write' };
     return commandSynthesizer(cfg);
   }
-  return { missing: 'text to speech is not set up: set voice.tts.backend to openai (with voice.tts.baseUrl) or command (with voice.tts.command, e.g. ["espeak-ng","-w","{wav}","{text}"]); see docs/configuration.md#voice' };
+  return { missing: 'text to speech is not set up: set voice.tts.backend to openai (with voice.tts.baseUrl) or command (with voice.tts.command, e.g. ["espeak-ng","-w","{wav}"]); see docs/configuration.md#voice' };
 }
 
 function openaiSynthesizer(cfg: TtsConfig): Synthesizer {
@@ -42,7 +42,8 @@ function commandSynthesizer(cfg: TtsConfig): Synthesizer {
   return {
     name,
     async synthesize(text, outPath, signal) {
-      // The text as an argument ({text}) and on stdin: espeak-ng takes the one, Piper the other.
+      // The text on stdin (espeak-ng and Piper read it there; no text starting with "-" is taken for
+      // an option), and as {text} for a program that wants it as an argument.
       await runProgram({ argv: fillArgv(cfg.command, { wav: outPath, text }), stdin: text, timeoutMs: cfg.timeoutSeconds * 1000, what: name, signal });
     },
   };

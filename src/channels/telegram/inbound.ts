@@ -15,7 +15,6 @@ import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
 import { addressedText, isAllowed, type BotIdentity } from './access.js';
 import type { TelegramApi } from './api.js';
 import type { Commit } from './poller.js';
-import { handleVoiceNote } from './voice-note.js';
 
 export interface InboundOptions {
   api: TelegramApi;
@@ -135,7 +134,10 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     }
     let file: { note?: string; refusal?: string; transcript?: string };
     try {
-      file = 'voice' in m && m.voice ? await handleVoiceNote({ ...m, voice: m.voice }, { api: o.api, config: o.config, workspace: o.workspace, maxFileBytes: o.maxFileBytes }) : await saveFile(m);
+      // The voice chunk (src/voice/ and ./voice-note.ts) is loaded by the first voice note.
+      file = 'voice' in m && m.voice
+        ? await (await import('./voice-note.js')).handleVoiceNote({ ...m, voice: m.voice }, { api: o.api, config: o.config, workspace: o.workspace, maxFileBytes: o.maxFileBytes })
+        : await saveFile(m);
     } catch (err) {
       log.warn(`telegram: a file from chat ${chatId} could not be fetched: ${errorMessage(err)}`);
       file = { refusal: `I could not fetch your file (${errorMessage(err)}). Please send it again.` };

@@ -1,12 +1,14 @@
 // A voice note from the owner: saved into the workspace like any file (so that nothing is lost,
-// whatever happens next), then transcribed by the voice chunk (src/voice/, loaded here on the first
-// note). The outcome is the text the turn gets, or a sentence telling the owner why there is none.
+// whatever happens next), then transcribed (src/voice/). The outcome is the text the turn gets, or a
+// sentence telling the owner why there is none. Part of the voice chunk, not of the Telegram one: a
+// gateway with a bot token but no voice notes never loads it (inbound.ts imports it on the first note).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '@grammyjs/types';
 import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
+import { hear } from '../../voice/hear.js';
 import type { TelegramApi } from './api.js';
 
 export type VoiceOutcome = { transcript: string } | { refusal: string };
@@ -27,7 +29,6 @@ export async function handleVoiceNote(m: Message & { voice: NonNullable<Message[
   const saved = `It is saved in the workspace as ${rel}.`;
   // Telegram says how long the note is: a note over the limit is refused before any conversion.
   if (v.duration > max) return { refusal: `Your voice note is ${minutes(v.duration)} long; I transcribe up to ${minutes(max)} (voice.maxSeconds). ${saved} Please send it in shorter parts.` };
-  const { hear } = await import('../../voice/index.js');
   try {
     const heard = await hear(o.config, join(o.workspace, rel));
     switch (heard.kind) {

@@ -153,3 +153,16 @@ t.test('/voice on without text to speech set up is refused with what to set', as
   await tg.waitFor(() => tg.sent.length === 3, 20_000);
   t.match(tg.sent[2]!.text, /^Voice replies are off in this chat/);
 });
+
+t.test('Telegram down while the voice note goes: retried with the reply, the text not sent twice', async (t) => {
+  const f = await fixture(t, commandStt('hello'));
+  const { tg } = f;
+  tg.userMessage({ from: OWNER, text: '/voice on' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  tg.fail('sendVoice', { status: 502 });
+  tg.userMessage({ from: OWNER, text: 'still there?' });
+  await tg.waitFor(() => tg.voices.length === 1, 30_000);
+  t.same(textsTo(tg), [tg.sent[0]!.text, 'echo: still there?'], 'the text reply once, no note: the voice came on the retry');
+  t.equal(tg.calls.filter((c) => c.method === 'sendVoice').length, 2, 'the first sendVoice failed, the second went');
+  t.match(f.gw.stderr(), /delivery of reply \d+ through telegram failed \(attempt 1\).*sendVoice: 502/);
+});

@@ -18,7 +18,7 @@ import { createInbound } from './inbound.js';
 import { startLiveView, type LiveView } from './live.js';
 import { fatalReason, runPoller } from './poller.js';
 import { voiceRepliesOn } from '../../voice/chat-setting.js';
-import { quoteTranscripts, sendVoiceReply } from './voice-reply.js';
+import { quoteTranscripts, sendVoiceReply, speakable } from './voice-reply.js';
 
 export interface TelegramChannel extends ChannelAdapter {
   /** checks the token, then polls in the background; resolves once the first check is done */
@@ -126,7 +126,7 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
     // send it again, and a failure to speak never holds back the text, which is already out.
     // (sentParts is what earlier attempts delivered: more than the text parts means the voice went.)
     if (row.kind === 'reply' && row.inbound_id !== null && delivery.sentParts.length <= parts.length && voiceRepliesOn(o.db, 'telegram', row.chat_id)) {
-      const spoken = telegramParts(row.text).map((p) => p.text).join('\n');
+      const spoken = speakable(telegramParts(row.text));
       delivery.partSent(await sendVoiceReply({ api, config: o.config, chatId: row.chat_id, text: spoken, replyTo, withFloodWait }));
     }
   }

@@ -14,6 +14,22 @@ export function quoteTranscripts(transcripts: readonly string[]): string {
   return `${transcripts.map((t) => `> 🎤 ${escapeMarkdown(t.replace(/\s+/g, ' ').trim())}`).join('\n>\n')}\n\n`;
 }
 
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', '#39': "'" };
+
+/**
+ * The words of a formatted reply, as a voice reads them: Telegram's HTML without its tags (the
+ * Markdown source would have the voice say "asterisk"). List markers go with the tags.
+ */
+export function speakable(parts: readonly { html: string }[]): string {
+  return parts
+    .map((p) => p.html.replace(/<[^>]*>/g, '').replace(/&(lt|gt|amp|quot|#39);/g, (_m, e: string) => ENTITIES[e]!))
+    .join('\n')
+    // List bullets are layout, not words.
+    .replace(/^[ \t]*[•◦▪‣][ \t]*/gm, '')
+    .replace(/[ \t]+\n/g, '\n')
+    .trim();
+}
+
 export interface VoiceReplyOptions {
   api: TelegramApi;
   config: PinclawConfig;

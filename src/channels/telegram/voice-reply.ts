@@ -25,7 +25,7 @@ export function speakable(parts: readonly { html: string }[]): string {
     .map((p) => p.html.replace(/<[^>]*>/g, '').replace(/&(lt|gt|amp|quot|#39);/g, (_m, e: string) => ENTITIES[e]!))
     .join('\n')
     // List bullets are layout, not words.
-    .replace(/^[ \t]*[•◦▪‣][ \t]*/gm, '')
+    .replace(/^[ \t]*[\u2022\u25e6\u25aa\u2023][ \t]*/gm, '')
     .replace(/[ \t]+\n/g, '\n')
     .trim();
 }

@@ -96,6 +96,10 @@ export const lazyChunks = [
   // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/ops/archive.ts),
   // which may be in one chunk only.
   { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
+  // Voice notes: ffmpeg conversion, speech to text, text to speech (src/voice/) and the Telegram
+  // channel's handling of a voice note; loaded by the first voice note or voice reply, and by
+  // `pinclaw voice ...`.
+  { name: 'voice', entries: [srcFile('voice/index.ts'), srcFile('channels/telegram/voice-note.ts'), srcFile('cli/voice-command.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
 ];

@@ -40,6 +40,14 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     // `pinclaw skills`: the archive checks and the zip reader; the bundle keeps only the .disabled check.
     ['src/skills/source.ts', 'refused before anything was written', 'ops-cli'],
     ['src/skills/zip.ts', 'not a zip archive (no end of central directory record)', 'ops-cli'],
+    // Voice: the conversion, the backends, a Telegram voice note and `pinclaw voice`, evaluated by the
+    // first voice note or voice command; the Telegram chunk keeps only the per-chat /voice setting.
+    ['src/voice/ffmpeg.ts', 'converting the audio (voice.ffmpeg)', 'voice'],
+    ['src/voice/stt.ts', 'speech to text is not set up', 'voice'],
+    ['src/voice/tts.ts', 'voice.tts.command has no {wav}', 'voice'],
+    ['src/channels/telegram/voice-note.ts', 'I cannot listen to voice notes yet', 'voice'],
+    ['src/cli/voice-command.ts', 'say needs -o FILE', 'voice'],
+    ['src/voice/chat-setting.ts', 'voice.replies:', 'telegram'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

@@ -55,6 +55,7 @@ export const backupOptions = { 'include-secrets': { type: 'boolean' }, force: { 
 export const restoreOptions = { force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const logsOptions = { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } } as const satisfies CommandOptions;
 export const skillsOptions = { enable: { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
+export const voiceOptions = { out: { type: 'string', short: 'o' } } as const satisfies CommandOptions;
 export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const commands: readonly Command[] = [
@@ -102,6 +103,14 @@ export const commands: readonly Command[] = [
     summary: 'skills under workspace/skills: install from a directory, .tar.gz, .zip or https URL (checked, shown, disabled until enabled)',
     subcommands: ['list', 'install', 'enable', 'disable', 'remove'],
     run: async (args, ctx) => (await import('./skills-command.js')).runSkills(args[0]!, args.slice(1), ctx),
+  },
+  {
+    name: 'voice',
+    options: voiceOptions,
+    usage: 'pinclaw voice transcribe FILE | say TEXT -o FILE',
+    summary: 'test the voice setup: the speech-to-text backend on an audio file, the text-to-speech backend into an OGG/Opus voice note',
+    subcommands: ['transcribe', 'say'],
+    run: async (args, ctx) => (await import('./voice-command.js')).runVoice(args[0]!, args.slice(1), ctx),
   },
   {
     name: 'board',

@@ -661,6 +661,41 @@ const sections = {
       HardwareTrigger: hookList('before a hardware trigger queues a turn: block means no turn'),
     },
   },
+  voice: {
+    kind: 'object',
+    description: 'voice notes (docs/configuration.md#voice): speech to text in, text to speech out (/voice on); audio through ffmpeg',
+    fields: {
+      stt: {
+        kind: 'object',
+        description: 'speech to text: a voice note becomes the owner\'s text',
+        fields: {
+          backend: { kind: 'enum', values: ['openai', 'command'], description: 'openai: an OpenAI-compatible {baseUrl}/audio/transcriptions (whisper.cpp server, OpenAI, Groq); command: the program in command; unset: voice notes are saved, not transcribed' },
+          baseUrl: { kind: 'string', default: 'https://api.openai.com/v1', description: 'openai: the server\'s base URL (a whisper.cpp server on the LAN: http://HOST:8080/v1)' },
+          model: { kind: 'string', default: 'whisper-1', description: 'openai: the model (whisper-large-v3 on Groq; a whisper.cpp server ignores it)' },
+          apiKey: { kind: 'string', secret: true, description: 'openai: bearer key, if the server needs one' },
+          language: { kind: 'string', description: 'openai: the spoken language as an ISO-639-1 code (en, de); unset: the server guesses' },
+          command: { kind: 'array', items: { kind: 'string', description: 'program, then its arguments' }, default: [], description: 'command: the argv of the program, {wav} replaced by the path of a 16 kHz mono 16-bit WAV; it prints the text' },
+          timeoutSeconds: { kind: 'integer', min: 1, max: 3600, default: 120, description: 'longest one transcription may take' },
+        },
+      },
+      tts: {
+        kind: 'object',
+        description: 'text to speech: the reply also as a voice note, in chats where the owner said /voice on',
+        fields: {
+          backend: { kind: 'enum', values: ['openai', 'command'], description: 'openai: an OpenAI-compatible {baseUrl}/audio/speech; command: the program in command (espeak-ng, Piper); unset: /voice on is refused' },
+          baseUrl: { kind: 'string', default: 'https://api.openai.com/v1', description: 'openai: the server\'s base URL' },
+          model: { kind: 'string', default: 'tts-1', description: 'openai: the model' },
+          voice: { kind: 'string', default: 'alloy', description: 'openai: the voice' },
+          apiKey: { kind: 'string', secret: true, description: 'openai: bearer key, if the server needs one' },
+          command: { kind: 'array', items: { kind: 'string', description: 'program, then its arguments' }, default: [], description: 'command: the argv of the program, {wav} replaced by the WAV it writes, {text} by the text (also on its stdin), e.g. ["espeak-ng","-w","{wav}"]' },
+          timeoutSeconds: { kind: 'integer', min: 1, max: 3600, default: 60, description: 'longest one synthesis may take' },
+          maxChars: { kind: 'integer', min: 1, max: 100000, default: 1500, description: 'longer replies go as text only (the owner is told why)' },
+        },
+      },
+      maxSeconds: { kind: 'integer', min: 1, max: 3600, default: 300, description: 'longest voice note transcribed; a longer one is saved in the workspace and the owner is told' },
+      ffmpeg: { kind: 'string', default: 'ffmpeg', description: 'the ffmpeg program (Debian: apt install ffmpeg)' },
+    },
+  },
   service: {
     kind: 'object',
     description: 'the systemd unit pinclaw service install writes (docs/operations.md#under-systemd)',

@@ -29,6 +29,9 @@
 // Faults (`fail`) answer before any processing, so a faulted getUpdates confirms nothing; 502 is
 // nginx's HTML page like the real front end; 'parse-error' only hits calls that have a parse_mode.
 // File downloads are recorded in `calls` as method 'file' and can be faulted as 'file'.
+// Voice: `userMessage({ voice })` sends a voice note (the bytes as given: OGG/Opus, as Telegram's
+// apps record); sendVoice takes multipart/form-data and, like Telegram, shows only OGG/Opus as a
+// voice note: anything else is refused here (Telegram would show it as a file), so a test sees it.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -64,6 +67,8 @@ export interface UserMessageSpec {
    */
   topicId?: number;
   topicByBot?: boolean;
+  /** a voice note; `duration` in seconds, as the sender's app reports it */
+  voice?: { bytes: Buffer; duration: number };
 }
 export interface CallbackQuerySpec { chatId: number; from: UserSpec; messageId: number; data: string }
 export type Fault =
@@ -80,6 +85,7 @@ export type Fault =
 export interface CallRecord { method: string; params: Params; at: number; status?: number; fault?: string }
 export interface SentMessage { chatId: number; messageId: number; text: string; threadId?: number; parseMode?: string; entities?: MessageEntity[]; replyMarkup?: InlineKeyboardMarkup; replyToMessageId?: number; params: Params; at: number }
 export interface EditRecord { method: 'editMessageText' | 'editMessageReplyMarkup'; chatId: number; messageId: number; text: string; parseMode?: string; replyMarkup?: InlineKeyboardMarkup; params: Params; at: number }
+export interface VoiceRecord { chatId: number; messageId: number; bytes: Buffer; duration?: number; replyToMessageId?: number; threadId?: number; at: number }
 export interface ChatActionRecord { chatId: number; action: string; threadId?: number; at: number }
 export interface CallbackAnswerRecord { callbackQueryId: string; text?: string; showAlert?: boolean; params: Params; at: number }
 export interface TelegramApiOptions { token?: string; username?: string; firstName?: string; privacyMode?: boolean; canJoinGroups?: boolean; updateIdBase?: number }
@@ -99,6 +105,8 @@ export interface TelegramApi {
   /** a stored message as it is now (edits applied) */
   message(chatId: number, messageId: number): Message | undefined;
   readonly sent: SentMessage[];
+  /** voice notes the bot sent (sendVoice) */
+  readonly voices: VoiceRecord[];
   readonly edits: EditRecord[];
   readonly chatActions: ChatActionRecord[];
   readonly callbackAnswers: CallbackAnswerRecord[];
@@ -148,7 +156,7 @@ function formatText(p: Params): { text: string; entities: MessageEntity[] } {
 const now = (): number => Math.floor(Date.now() / 1000);
 const snapshot = <T>(v: T): T => structuredClone(v);
 
-const METHODS = ['getMe', 'deleteWebhook', 'setMyCommands', 'getUpdates', 'sendMessage', 'editMessageText', 'editMessageReplyMarkup', 'sendChatAction', 'answerCallbackQuery', 'getFile'];
+const METHODS = ['getMe', 'deleteWebhook', 'setMyCommands', 'getUpdates', 'sendMessage', 'sendVoice', 'editMessageText', 'editMessageReplyMarkup', 'sendChatAction', 'answerCallbackQuery', 'getFile'];
 const canonical = (m: string): string => METHODS.find((x) => x.toLowerCase() === m.toLowerCase()) ?? m;
 const ACTIONS = new Set(['typing', 'upload_photo', 'record_video', 'upload_video', 'record_voice', 'upload_voice', 'upload_document', 'choose_sticker', 'find_location', 'record_video_note', 'upload_video_note']);
 const BUTTON_ACTIONS = ['url', 'callback_data', 'web_app', 'login_url', 'switch_inline_query', 'switch_inline_query_current_chat', 'switch_inline_query_chosen_chat', 'copy_text', 'callback_game', 'pay'];
@@ -196,6 +204,24 @@ function parseParams(url: URL, contentType: string, body: string): Params {
 }
 
 interface ChatState { chat: GroupChat; next: number; messages: Map<number, Message>; topics: Set<number> }
+/** An uploaded file of a multipart request, as a param's value. */
+export interface Upload { fileName: string; bytes: Buffer }
+
+/** multipart/form-data: text fields as strings, files as Upload (parsed by the platform's own parser). */
+async function parseMultipart(url: URL, contentType: string, body: Buffer): Promise<Params> {
+  const params: Params = Object.fromEntries(url.searchParams);
+  let form: FormData;
+  try {
+    form = await new Response(new Uint8Array(body), { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    throw bad("can't parse multipart/form-data");
+  }
+  for (const [k, v] of form) params[k] = typeof v === 'string' ? v : ({ fileName: v.name, bytes: Buffer.from(await v.arrayBuffer()) } satisfies Upload);
+  return params;
+}
+
+/** OGG pages ("OggS") whose first packet is an Opus header ("OpusHead"): what Telegram plays as a voice note. */
+export const isOggOpus = (b: Buffer): boolean => b.subarray(0, 4).toString('latin1') === 'OggS' && b.subarray(0, 200).includes('OpusHead');
 
 export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<TelegramApi> {
   let token = opts.token ?? DEFAULT_TOKEN;
@@ -218,6 +244,7 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
   const sockets = new Set<Socket>();
   let fileCount = 0;
   const sent: SentMessage[] = [];
+  const voices: VoiceRecord[] = [];
   const edits: EditRecord[] = [];
   const chatActions: ChatActionRecord[] = [];
   const callbackAnswers: CallbackAnswerRecord[] = [];
@@ -360,6 +387,25 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     sent.push({ chatId: st.chat.id, messageId: msg.message_id, text: f.text, threadId, parseMode: str(p.parse_mode), entities: msg.entities, replyMarkup: markup, replyToMessageId: target?.message_id, params: p, at: Date.now() });
     return msg;
   }
+  function sendVoice(p: Params): Message {
+    const st = chatOf(p);
+    const threadId = threadOf(p, st);
+    const up = p.voice;
+    if (up === undefined || up === '') throw bad('there is no voice in the request');
+    if (typeof up === 'string') throw bad('wrong remote file identifier specified: Wrong string length');
+    const bytes = (up as Upload).bytes;
+    if (!isOggOpus(bytes)) throw bad('VOICE_MESSAGES_FORBIDDEN: the stand-in takes only OGG/Opus as a voice note');
+    const rp = jsonParam(p, 'reply_parameters', 'reply parameters');
+    const replyId = int(isObj(rp) ? rp.message_id : undefined);
+    const target = replyId === undefined ? undefined : st.messages.get(replyId);
+    const duration = int(p.duration);
+    const msg: Message = { message_id: st.next++, from: botUser, chat: st.chat, date: now(), voice: { ...storeFile(bytes, 'voice', '.oga'), duration: duration ?? 0, mime_type: 'audio/ogg' } };
+    if (threadId !== undefined) Object.assign(msg, { message_thread_id: threadId, is_topic_message: true });
+    if (target) msg.reply_to_message = replyCopy(target);
+    st.messages.set(msg.message_id, msg);
+    voices.push({ chatId: st.chat.id, messageId: msg.message_id, bytes, duration, replyToMessageId: target?.message_id, threadId, at: Date.now() });
+    return msg;
+  }
   const NOT_MODIFIED = 'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message';
   const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
   function edit(p: Params, method: EditRecord['method']): Message {
@@ -410,6 +456,7 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
       return true;
     },
     sendMessage: (p) => snapshot(sendMessage(p)),
+    sendVoice: (p) => snapshot(sendVoice(p)),
     editMessageText: (p) => snapshot(edit(p, 'editMessageText')),
     editMessageReplyMarkup: (p) => snapshot(edit(p, 'editMessageReplyMarkup')),
     sendChatAction: (p) => {
@@ -465,7 +512,8 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     const call: CallRecord = { method: file ? 'file' : canonical(api?.[2] ?? ''), params: file ? { path: decodeURIComponent(file[2] ?? '') } : {}, at: Date.now() };
     calls.push(call);
     try {
-      if (!file) call.params = parseParams(url, req.headers['content-type'] ?? '', Buffer.concat(chunks).toString('utf8'));
+      const type = req.headers['content-type'] ?? '';
+      if (!file) call.params = type.includes('multipart/form-data') ? await parseMultipart(url, type, Buffer.concat(chunks)) : parseParams(url, type, Buffer.concat(chunks).toString('utf8'));
       if (!tokenValid || decodeURIComponent(route[1] ?? '') !== token) throw new ApiError(401, 'Unauthorized');
       const fault = takeFault(call.method, call.params);
       if (fault) return applyFault(fault, req, res, call);
@@ -536,7 +584,8 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
         const ext = /\.[A-Za-z0-9]+$/.exec(m.document.fileName)?.[0] ?? '';
         msg.document = { ...storeFile(m.document.bytes, 'documents', ext), file_name: m.document.fileName, mime_type: m.document.mimeType };
       }
-      const media = Boolean(m.photo || m.document);
+      if (m.voice) msg.voice = { ...storeFile(m.voice.bytes, 'voice', '.oga'), duration: m.voice.duration, mime_type: 'audio/ogg' };
+      const media = Boolean(m.photo || m.document || m.voice);
       if (text !== undefined) {
         const entities = detectEntities(text);
         if (media) msg.caption = text;
@@ -571,6 +620,7 @@ export async function startTelegramApi(opts: TelegramApiOptions = {}): Promise<T
     addChat: (chat) => void ensureChat(chat),
     message: (chatId, messageId) => chats.get(chatId)?.messages.get(messageId),
     sent,
+    voices,
     edits,
     chatActions,
     callbackAnswers,

@@ -2,6 +2,7 @@
 // framework: grammY would add ~424 KiB to the bundle (mostly Unicode tables) and every KiB there
 // costs idle memory; the types come from @grammyjs/types at build time only.
 import type { File, Message, Update, UserFromGetMe } from '@grammyjs/types';
+import { targetOf } from './topic.js';
 
 /** A refusal by Telegram ({"ok": false}) or a transport failure (code 0). */
 export class TelegramError extends Error {
@@ -31,6 +32,8 @@ export interface TelegramApi {
   sendMessage(params: Record<string, unknown>): Promise<Message.TextMessage>;
   editMessageText(params: Record<string, unknown>): Promise<Message.TextMessage | true>;
   getFile(fileId: string): Promise<File>;
+  /** a voice note (OGG/Opus bytes), uploaded as multipart/form-data */
+  sendVoice(chatId: string, ogg: Buffer, opts?: { duration?: number; replyTo?: number }): Promise<Message.VoiceMessage>;
   /** the bytes of a file, refused above `maxBytes` while it downloads */
   download(filePath: string, maxBytes: number): Promise<Buffer>;
 }
@@ -43,12 +46,14 @@ export const pollDeadlineMs = (timeoutSeconds: number) => timeoutSeconds * 1000 
 export function telegramApi(baseUrl: string, token: string): TelegramApi {
   const base = baseUrl.replace(/\/+$/, '');
   // The token is part of every URL: errors never show a URL, only the method.
-  async function call<T>(method: string, params: Record<string, unknown> = {}, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+  async function call<T>(method: string, params: Record<string, unknown> | FormData = {}, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    // A file goes as multipart/form-data (fetch sets the boundary); everything else as JSON.
+    const init = params instanceof FormData ? { body: params } : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) };
     let res: Response;
     try {
-      res = await fetch(`${base}/bot${token}/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params), signal });
+      res = await fetch(`${base}/bot${token}/${method}`, { method: 'POST', ...init, signal });
     } catch (err) {
       const why = timeout.aborted ? `no answer within ${Math.round((opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s` : opts.signal?.aborted ? 'cancelled' : transportReason(err);
       throw new TelegramError(method, 0, why);
@@ -72,6 +77,17 @@ export function telegramApi(baseUrl: string, token: string): TelegramApi {
     sendMessage: (params) => call<Message.TextMessage>('sendMessage', params),
     editMessageText: (params) => call<Message.TextMessage | true>('editMessageText', params),
     getFile: (fileId) => call<File>('getFile', { file_id: fileId }),
+    sendVoice(chatId, ogg, opts = {}) {
+      const form = new FormData();
+      const target = targetOf(chatId);
+      form.append('chat_id', target.chat_id);
+      if (target.message_thread_id !== undefined) form.append('message_thread_id', String(target.message_thread_id));
+      form.append('voice', new Blob([new Uint8Array(ogg)], { type: 'audio/ogg' }), 'reply.ogg');
+      if (opts.duration !== undefined) form.append('duration', String(Math.max(1, Math.round(opts.duration))));
+      if (opts.replyTo !== undefined) form.append('reply_parameters', JSON.stringify({ message_id: opts.replyTo, allow_sending_without_reply: true }));
+      // An upload of a minute of speech is ~250 KB: more time than a text message, on a slow uplink.
+      return call<Message.VoiceMessage>('sendVoice', form, { timeoutMs: 120_000 });
+    },
     async download(filePath, maxBytes) {
       let res: Response;
       try {

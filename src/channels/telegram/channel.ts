@@ -10,7 +10,7 @@ import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Db } from '../../store/db.js';
-import { inboundById, type OutboundRow } from '../../store/queue.js';
+import { burstMembers, inboundById, type OutboundRow } from '../../store/queue.js';
 import type { ConfirmRequest } from '../../tools/types.js';
 import type { BotIdentity } from './access.js';
 import { TelegramError, telegramApi, type TelegramApi } from './api.js';
@@ -18,6 +18,8 @@ import { createInbound } from './inbound.js';
 import { startLiveView, type LiveView } from './live.js';
 import { fatalReason, runPoller } from './poller.js';
 import { chatKeyOf, targetOf } from './topic.js';
+import { voiceRepliesOn } from '../../voice/chat-setting.js';
+import { quoteTranscripts, sendVoiceReply, speakable } from './voice-reply.js';
 
 export interface TelegramChannel extends ChannelAdapter {
   /** checks the token, then polls in the background; resolves once the first check is done */
@@ -99,7 +101,13 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
 
   async function send(row: OutboundRow, delivery: Delivery): Promise<void> {
     const { telegramParts } = await loadFormat();
-    const parts = telegramParts(row.text);
+    // What the owner said in their voice notes is shown above the answer, so a misheard word shows.
+    const heard = row.inbound_id === null ? [] : burstMembers(o.db, row.inbound_id).sort((a, b) => a - b).flatMap((id) => {
+      const meta = inboundById(o.db, id)?.meta;
+      const t = meta ? (JSON.parse(meta) as { transcript?: unknown }).transcript : undefined;
+      return typeof t === 'string' ? [t] : [];
+    });
+    const parts = telegramParts(quoteTranscripts(heard) + row.text);
     if (parts.length === 0) return;
     // The streamed draft of this turn becomes the reply's first part (edited), so the chat does not
     // show the answer twice.
@@ -115,6 +123,13 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
       const id = await sendPart(row.chat_id, parts[i]!, i === 0 ? draftId : undefined, i === 0 ? replyTo : undefined);
       draftId = undefined;
       delivery.partSent(String(id));
+    }
+    // The voice note comes after the text, as one more part: a retry after it was sent does not
+    // send it again, and a failure to speak never holds back the text, which is already out.
+    // (sentParts is what earlier attempts delivered: more than the text parts means the voice went.)
+    if (row.kind === 'reply' && row.inbound_id !== null && delivery.sentParts.length <= parts.length && voiceRepliesOn(o.db, 'telegram', row.chat_id)) {
+      const spoken = speakable(telegramParts(row.text));
+      delivery.partSent(await sendVoiceReply({ api, config: o.config, chatId: row.chat_id, text: spoken, replyTo, withFloodWait }));
     }
   }
 
@@ -181,11 +196,12 @@ export function createTelegramChannel(o: TelegramChannelOptions): TelegramChanne
       { command: 'status', description: 'how pinclaw is doing' },
       { command: 'reset', description: 'start a fresh conversation' },
       { command: 'compact', description: 'summarize a long conversation' },
+      { command: 'voice', description: 'voice replies: /voice on or /voice off' },
     ] }).catch((err: unknown) => log.debug(`telegram: setMyCommands: ${errorMessage(err)}`));
     live = startLiveView(o.bus, api, cfg.streaming);
     const prepare = createInbound({
       api, db: o.db, conductor, bot: me, allowFrom: cfg.allowFrom, maxFileBytes: cfg.maxFileBytes,
-      maxMessageChars: o.config.agent.maxMessageChars, workspace: o.workspace, home: o.home, onCallback,
+      maxMessageChars: o.config.agent.maxMessageChars, workspace: o.workspace, config: o.config, home: o.home, onCallback,
     });
     polling = runPoller({
       api, db: o.db, timeoutSeconds: cfg.pollTimeoutSeconds, prepare, signal: abort.signal,

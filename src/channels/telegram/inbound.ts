@@ -8,7 +8,9 @@ import type { Conductor } from '../../conductor/conductor.js';
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import { approveCommand } from '../pairing-hint.js';
+import type { PinclawConfig } from '../../config/schema.js';
 import type { Db } from '../../store/db.js';
+import { setVoiceReplies, voiceRepliesOn } from '../../voice/chat-setting.js';
 import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
 import { addressedText, isAllowed, type BotIdentity } from './access.js';
 import type { TelegramApi } from './api.js';
@@ -24,6 +26,8 @@ export interface InboundOptions {
   maxFileBytes: number;
   maxMessageChars: number;
   workspace: string;
+  /** voice.* (voice notes, /voice) */
+  config: PinclawConfig;
   /** the gateway's home: the pairing hint names it when it is not the default one */
   home?: string;
   /** a button press under a confirmation message */
@@ -61,6 +65,19 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
   };
 
   const allowed = (user: { id: number; username?: string }) => isAllowed(o.allowFrom, user) || isPaired(o.db, 'telegram', String(user.id));
+
+  /** /voice on|off: this chat's replies also as voice notes, kept in the database across restarts. */
+  function voiceCommand(chatId: string, arg: string | undefined): string {
+    const on = voiceRepliesOn(o.db, 'telegram', chatId);
+    if (arg === undefined) return `Voice replies are ${on ? 'on' : 'off'} in this chat. /voice on sends each reply also as a voice note, /voice off stops it.`;
+    if (arg !== 'on' && arg !== 'off') return `/voice takes on or off, not "${arg}".`;
+    const tts = o.config.voice.tts;
+    if (arg === 'on' && (!tts.backend || (tts.backend === 'command' && tts.command.length === 0))) {
+      return 'I cannot speak yet: text to speech is not set up. My owner sets voice.tts.backend (openai, or command with voice.tts.command, e.g. espeak-ng); see docs/configuration.md#voice.';
+    }
+    setVoiceReplies(o.db, 'telegram', chatId, arg === 'on');
+    return arg === 'on' ? 'Voice replies on: each reply comes as text and as a voice note.' : 'Voice replies off: text only.';
+  }
 
   async function saveFile(m: Message): Promise<{ note?: string; refusal?: string }> {
     let fileId: string | undefined;
@@ -117,19 +134,28 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       log.info(`telegram: ${label} (${m.from.id}) asked to talk to the bot; to let them in: ${approve}`);
       return () => void reply(chatId, `I only talk to my owner. To let you in, my owner runs this on my machine:\n\n${approve}\n\n(The code is good for an hour.)`, `pairing:${pairing.id}:${pairing.code}`);
     }
-    let file: { note?: string; refusal?: string };
+    let file: { note?: string; refusal?: string; transcript?: string };
     try {
-      file = await saveFile(m);
+      // The voice chunk (src/voice/ and ./voice-note.ts) is loaded by the first voice note.
+      file = 'voice' in m && m.voice
+        ? await (await import('./voice-note.js')).handleVoiceNote({ ...m, voice: m.voice }, { api: o.api, config: o.config, workspace: o.workspace, maxFileBytes: o.maxFileBytes })
+        : await saveFile(m);
     } catch (err) {
       log.warn(`telegram: a file from chat ${chatId} could not be fetched: ${errorMessage(err)}`);
       file = { refusal: `I could not fetch your file (${errorMessage(err)}). Please send it again.` };
     }
-    const body = [text, file.note].filter(Boolean).join('\n\n');
+    // A voice note's transcript is the owner's text (after its caption, if it has one).
+    const body = [text, file.transcript, file.note].filter(Boolean).join('\n\n');
     const commit = () => {
       if (file.refusal) reply(chatId, file.refusal, `refused:${chatId}:${m.message_id}`);
       if (!body) return;
       if (body === '/start') {
-        reply(chatId, 'Hello! Write to me any time. /status shows how I am, /reset starts a fresh conversation, /compact summarizes a long one.', `start:${chatId}:${m.message_id}`);
+        reply(chatId, 'Hello! Write to me any time. /status shows how I am, /reset starts a fresh conversation, /compact summarizes a long one, /voice on answers with voice notes too.', `start:${chatId}:${m.message_id}`);
+        return;
+      }
+      const voice = /^\/voice(?:\s+(\S+))?$/i.exec(body);
+      if (voice) {
+        reply(chatId, voiceCommand(chatId, voice[1]?.toLowerCase()), `voice:${chatId}:${m.message_id}`);
         return;
       }
       if (body.length > o.maxMessageChars) {
@@ -138,7 +164,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       }
       o.conductor.submit({
         sessionKey: key, channel: 'telegram', chatId, sender: String(m.from!.id), text: body,
-        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type },
+        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type, ...(file.transcript ? { transcript: file.transcript } : {}) },
       });
     };
     // The submit, or the commit of its transaction, can find the disk full: the poller calls this then.

@@ -260,9 +260,11 @@ async function buildChunks(dir, version, host) {
  * chunks (about 60 shared modules). Far more means a chunk uses much of a module the bundle barely
  * holds (tree-shaken from the bundle): see `copies` in lazyChunks. Raised from 6 to 7 KiB when the
  * dashboard's admin chunk and the CLI's status chunk came: ~100 bytes per shared module is the price
- * of one instance of the logger, the store and the config on both sides.
+ * of one instance of the logger, the store and the config on both sides. Raised to 9 KiB with batch
+ * three's chunks (voice, images and camera, update, signal): each shares the logger, the config and
+ * the store again; bench:footprint's idle RssAnon, the figure this guards, is measured with them.
  */
-const REGISTRY_GROWTH_LIMIT = 7168;
+const REGISTRY_GROWTH_LIMIT = 9216;
 
 // Which addon a package's loader call stands for, by the path of the file that makes the call.
 const owners = [

@@ -75,7 +75,8 @@ function providerCheck(config: PinclawConfig, env: NodeJS.ProcessEnv): Check {
 function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undefined {
   const rec = recordedChannelStatus(db);
   if (!rec) {
-    return config?.channels.telegram.token ? { name: 'channels', state: 'warn', detail: 'telegram is configured; no gateway has run yet' } : undefined;
+    const configured = [config?.channels.telegram.token && 'telegram', config?.channels.signal.url && 'signal'].filter(Boolean);
+    return configured.length ? { name: 'channels', state: 'warn', detail: `${configured.join(' and ')} ${configured.length > 1 ? 'are' : 'is'} configured; no gateway has run yet` } : undefined;
   }
   const alive = pidAlive(rec.pid);
   const states = rec.channels.map((c) => `${c.channel} ${c.state}${c.state === 'up' ? '' : ` (${c.detail})`}`);
@@ -83,6 +84,21 @@ function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undef
   const down = alive && rec.channels.some((c) => c.state !== 'up');
   const detail = `${alive ? 'gateway running' : `gateway not running (last seen ${rec.at})`}: ${states.join(', ')}${waiting.length ? `; ${waiting.join(', ')}` : ''}`;
   return { name: 'channels', state: down || waiting.length ? 'warn' : 'ok', detail };
+}
+
+/** The signal-cli daemon the Signal channel talks to (pinclaw does not start it): GET /api/v1/check. */
+async function signalDaemonCheck(url: string, account: string | undefined): Promise<Check> {
+  const check = `${url.replace(/\/+$/, '')}/api/v1/check`;
+  const start = `start it: signal-cli -a ${account ?? 'ACCOUNT'} daemon --http ${URL.canParse(url) ? new URL(url).host : 'HOST:PORT'}`;
+  try {
+    const res = await fetch(check, { signal: AbortSignal.timeout(5000) });
+    await res.body?.cancel();
+    if (res.status === 200) return { name: 'signal', state: 'ok', detail: `signal-cli daemon at ${url} answers` };
+    return { name: 'signal', state: 'fail', detail: `${check} answered HTTP ${res.status}: is channels.signal.url a signal-cli daemon started with --http?` };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return { name: 'signal', state: 'fail', detail: `no signal-cli daemon answers at ${url} (${cause ?? errorMessage(err)}); ${start}. The other channels are not affected` };
+  }
 }
 
 /** Below this nothing can be saved: a turn's commit needs a few pages. */
@@ -189,6 +205,7 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
     }
   }
   if (channels) checks.push(channels);
+  if (config?.channels.signal.url) checks.push(await signalDaemonCheck(config.channels.signal.url, config.channels.signal.account));
   if (hardware) checks.push(hardware);
 
   const addons = {} as DoctorReport['native']['addons'];

@@ -157,7 +157,7 @@ t.test('attachments are copied into the workspace and named in the turn; too lar
   t.match(sends(sd)[1]!.message, /big\.txt is 5000 bytes, more than the 1000 bytes I accept \(channels\.signal\.maxFileBytes\)/);
   sd.message({ from: OWNER, text: 'and this one', attachments: [{ bytes: Buffer.from('\x7fELF'), contentType: 'application/octet-stream', filename: 'tool.bin' }] });
   await sd.waitFor(() => sd.sent.length === 4);
-  t.match(sends(sd).slice(2).map((s) => s.message).sort(), [/^echo: and this one/, /I don't accept application\/octet-stream files \(tool\.bin\)/], 'the text goes on, the file is refused');
+  t.match(sends(sd).slice(2).map((s) => s.message).sort(), [/I don't accept application\/octet-stream files \(tool\.bin\)/, /^echo: and this one/], 'the text goes on, the file is refused');
   t.equal(llm.requests.length, 2, 'a refused file alone starts no turn');
   t.notOk(existsSync(join(home, 'workspace', 'inbox', 'signal', 'big.txt')));
 });

@@ -12,6 +12,7 @@ import { isAllowed } from '../src/channels/signal/inbound.js';
 import { runReceiver } from '../src/channels/signal/receiver.js';
 import { openSeen } from '../src/channels/signal/seen.js';
 import { signalIssues } from '../src/config/signal.js';
+import { chatProblem } from '../src/scheduler/targets.js';
 import { openDatabase } from '../src/store/db.js';
 import { tempDir } from './support/proc.js';
 
@@ -116,4 +117,11 @@ t.test('the receiver abandons a stream that goes silent (no keep-alive) and reco
   t.ok(connections >= 3, `reconnected after silence (${connections} connections)`);
   t.same(prepared, [42], 'the envelope handed over on every connection was taken once');
   t.match(statuses, ['up: receiving', /down: the event stream went silent for 0\.3 s/]);
+});
+
+t.test('a Signal chat as a delivery target (owner.notify, --deliver): a number, uuid:<ACI> or group.<id>', async (t) => {
+  t.equal(chatProblem({ channel: 'signal', chatId: '+15550001111' }), undefined);
+  t.equal(chatProblem({ channel: 'signal', chatId: `uuid:${UUID}` }), undefined);
+  t.equal(chatProblem({ channel: 'signal', chatId: 'group.ab-_cd' }), undefined);
+  t.match(chatProblem({ channel: 'signal', chatId: '15550001111' }), /the Signal chat "15550001111" must be a number \(\+4915112345678\), uuid:<ACI> or group\.<id>/);
 });

@@ -54,7 +54,8 @@ export const lazyChunks = [
   { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts'), srcFile('channels/telegram/owner-chat.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
   // The Signal channel (a signal-cli daemon's client): loaded by a gateway with channels.signal.url.
   // Its pairing uses most of src/store/pairing.ts, of which the bundle holds a little: a copy.
-  { name: 'signal', entries: [srcFile('channels/signal/channel.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
+  // Its second entry: doctor's check of the daemon (GET /api/v1/check).
+  { name: 'signal', entries: [srcFile('channels/signal/channel.ts'), srcFile('channels/signal/daemon-check.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
   // The memory's implementation (src/memory/holder.ts opens it on first use) and its export/import.
   {
     name: 'memory',

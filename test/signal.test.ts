@@ -197,7 +197,7 @@ t.test('keep-alives hold the stream; a stream cut inside an event: reconnected w
 
 t.test('a daemon that is down: a clear error, the gateway and the other channels go on; once it is up, the channel receives and delivers', async (t) => {
   const { sd, gw, env } = await fixture(t, { daemonDown: true, env: { PINCLAW_GATEWAY_TOKEN: 'tok' } });
-  await gw.waitFor(/signal: nothing listens at http:\/\/127\.0\.0\.1:\d+: is the signal-cli daemon running/);
+  await gw.waitFor(/signal: nothing listens at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): is the signal-cli daemon running\? Start it: signal-cli -a \+15550000001 daemon --http 127\.0\.0\.1:\d+/);
   t.equal((await fetch(`${gw.url}/healthz`)).status, 200, 'the gateway serves');
   const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: 'Bearer tok' } })).text();
   t.match(metrics, /pinclaw_channel_up\{channel="signal"\} 0/);
@@ -205,7 +205,7 @@ t.test('a daemon that is down: a clear error, the gateway and the other channels
   const chat = await fetch(`${gw.url}/api/chat`, { method: 'POST', headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: JSON.stringify({ text: 'over http' }) });
   t.equal(chat.status, 200, 'the http channel answers');
   const doctor = await runPinclawAsync(['doctor'], { env });
-  t.match(doctor.stdout, /signal.*no signal-cli daemon answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); start it: signal-cli -a \+15550000001 daemon --http 127\.0\.0\.1:\d+/);
+  t.match(doctor.stdout, /signal.*no signal-cli daemon answers at http:\/\/127\.0\.0\.1:\d+: nothing listens at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): is the signal-cli daemon running\? Start it: signal-cli -a \+15550000001 daemon --http 127\.0\.0\.1:\d+; the other channels are not affected/);
   t.match(doctor.stdout, /channels.*signal down \(nothing listens/);
   await sd.up();
   await sd.waitFor(() => sd.streams === 1, 40_000);

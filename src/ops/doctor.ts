@@ -86,21 +86,6 @@ function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undef
   return { name: 'channels', state: down || waiting.length ? 'warn' : 'ok', detail };
 }
 
-/** The signal-cli daemon the Signal channel talks to (pinclaw does not start it): GET /api/v1/check. */
-async function signalDaemonCheck(url: string, account: string | undefined): Promise<Check> {
-  const check = `${url.replace(/\/+$/, '')}/api/v1/check`;
-  const start = `start it: signal-cli -a ${account ?? 'ACCOUNT'} daemon --http ${URL.canParse(url) ? new URL(url).host : 'HOST:PORT'}`;
-  try {
-    const res = await fetch(check, { signal: AbortSignal.timeout(5000) });
-    await res.body?.cancel();
-    if (res.status === 200) return { name: 'signal', state: 'ok', detail: `signal-cli daemon at ${url} answers` };
-    return { name: 'signal', state: 'fail', detail: `${check} answered HTTP ${res.status}: is channels.signal.url a signal-cli daemon started with --http?` };
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code;
-    return { name: 'signal', state: 'fail', detail: `no signal-cli daemon answers at ${url} (${cause ?? errorMessage(err)}); ${start}. The other channels are not affected` };
-  }
-}
-
 /** Below this nothing can be saved: a turn's commit needs a few pages. */
 const DISK_FULL_BYTES = 1 << 20;
 
@@ -205,7 +190,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
     }
   }
   if (channels) checks.push(channels);
-  if (config?.channels.signal.url) checks.push(await signalDaemonCheck(config.channels.signal.url, config.channels.signal.account));
+  // The daemon the Signal channel needs (pinclaw does not start it); the check is in the Signal chunk.
+  if (config?.channels.signal.url) checks.push({ name: 'signal', ...(await (await import('../channels/signal/daemon-check.js')).signalDaemonCheck(config.channels.signal.url, config.channels.signal.account)) });
   if (hardware) checks.push(hardware);
 
   const addons = {} as DoctorReport['native']['addons'];

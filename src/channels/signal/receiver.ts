@@ -69,7 +69,7 @@ export async function runReceiver(o: ReceiverOptions): Promise<void> {
       try {
         res = await fetch(url, { headers: { accept: 'text/event-stream', ...(last ? { 'last-event-id': last } : {}) }, signal: conn.signal });
       } catch (err) {
-        throw new Error(silent ? `no answer within ${grace / 1000} s` : transportReason(err, base));
+        throw new Error(silent ? `no answer within ${grace / 1000} s` : transportReason(err, base, o.account));
       }
       if (res.status !== 200 || !res.body) {
         await res.body?.cancel();

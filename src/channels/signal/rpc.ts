@@ -23,9 +23,9 @@ export interface SignalRpc {
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Why a fetch failed, in words an owner can act on (the daemon not started is the usual one). */
-export function transportReason(err: unknown, url: string): string {
+export function transportReason(err: unknown, url: string, account?: string): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code === 'ECONNREFUSED') return `nothing listens at ${url}: is the signal-cli daemon running (signal-cli -a ACCOUNT daemon --http ${new URL(url).host})?`;
+  if (cause?.code === 'ECONNREFUSED') return `nothing listens at ${url} (ECONNREFUSED): is the signal-cli daemon running? Start it: signal-cli -a ${account || 'ACCOUNT'} daemon --http ${new URL(url).host}`;
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
@@ -41,7 +41,7 @@ export function signalRpc(baseUrl: string, account: string): SignalRpc {
         // The account goes in every call: a daemon in multi-account mode needs it, a single-account one ignores it.
         res = await fetch(`${base}/api/v1/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { account, ...params } }), signal });
       } catch (err) {
-        throw new SignalRpcError(method, 0, timeout.aborted ? `no answer within ${Math.round((opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s` : opts.signal?.aborted ? 'cancelled' : transportReason(err, base));
+        throw new SignalRpcError(method, 0, timeout.aborted ? `no answer within ${Math.round((opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s` : opts.signal?.aborted ? 'cancelled' : transportReason(err, base, account));
       }
       let body: { result?: T; error?: { code?: number; message?: string } };
       try {
@@ -57,7 +57,7 @@ export function signalRpc(baseUrl: string, account: string): SignalRpc {
       try {
         res = await fetch(`${base}/api/v1/check`, { signal: AbortSignal.timeout(timeoutMs) });
       } catch (err) {
-        throw new SignalRpcError('check', 0, transportReason(err, base));
+        throw new SignalRpcError('check', 0, transportReason(err, base, account));
       }
       await res.body?.cancel();
       if (res.status !== 200) throw new SignalRpcError('check', 0, `${base}/api/v1/check answered HTTP ${res.status}: is that a signal-cli daemon started with --http?`);

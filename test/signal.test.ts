@@ -231,7 +231,9 @@ t.test('SIGKILL while receiving: restarted, and a restarted daemon replaying eve
   const f = await fixture(t);
   const { sd, llm, home, gw, restart } = f;
   sd.message({ from: OWNER, text: 'm0' });
-  await sd.waitFor(() => sd.sent.length === 1);
+  // Killed once the reply is recorded as sent: a kill between the daemon's answer and that record
+  // (a window of a write) would send it again, which is the after-send test's case.
+  await sd.waitFor(() => rows<{ state: string }>(home, 'select state from outbound')[0]?.state === 'sent');
   gw.child.kill('SIGKILL');
   await gw.exited;
   for (const i of [1, 2, 3]) sd.message({ from: OWNER, text: `m${i}` });
@@ -250,6 +252,30 @@ t.test('SIGKILL while receiving: restarted, and a restarted daemon replaying eve
   t.equal(sd.sent.length, replies, 'each reply sent once');
   t.equal(new Set(sends(sd).map((s) => s.message)).size, sd.sent.length, 'no reply twice');
   t.equal(llm.requests.length, replies, 'one model call per burst');
+});
+
+t.test('SIGKILL in the middle of a stream of messages: after the restart each of them is queued exactly once', async (t) => {
+  const f = await fixture(t);
+  const { sd, home } = f;
+  const texts = Array.from({ length: 20 }, (_, i) => `n${i}`);
+  const sending = (async () => {
+    for (const text of texts) {
+      sd.message({ from: OWNER, text });
+      await new Promise((r) => setTimeout(r, 40));
+    }
+  })();
+  await sd.waitFor(() => rows(home, 'select id from inbound').length >= 4);
+  f.gw.child.kill('SIGKILL');
+  await f.gw.exited;
+  await sending;
+  const before = rows(home, 'select id from inbound').length;
+  t.ok(before < texts.length, `killed while receiving (${before} of ${texts.length} stored)`);
+  await f.restart();
+  await sd.waitFor(() => rows(home, 'select id from inbound').length >= texts.length, 30_000);
+  await new Promise((r) => setTimeout(r, 500));
+  const stored = rows<{ text: string }>(home, 'select text from inbound order by id').map((r) => r.text);
+  t.same(stored, texts, 'every message once, in order');
+  t.equal(sd.lastEventIds.at(-1)?.length ? 1 : 0, 1, 'the restart asked for what came after the last event it took');
 });
 
 t.test('SIGKILL right after a reply was sent, before it was marked: not sent twice', async (t) => {

@@ -14,7 +14,7 @@ export function signalIssues(s: PinclawConfig['channels']['signal']): ConfigIssu
   if (s.url === undefined) return issues;
   if (!/^https?:\/\/[^/]+/.test(s.url)) issues.push({ path: 'channels.signal.url', expected: 'an http:// URL of the signal-cli daemon', found: JSON.stringify(s.url), hint: 'the address given to signal-cli daemon --http, e.g. http://127.0.0.1:8080' });
   if (s.account === undefined || !E164.test(s.account)) {
-    issues.push({ path: 'channels.signal.account', expected: 'the account the daemon runs, as E.164 (+4915112345678)', found: s.account === undefined ? 'nothing' : JSON.stringify(s.account), hint: 'the number given to signal-cli -a' });
+    issues.push({ path: 'channels.signal.account', expected: 'the account the daemon runs, as E.164 (+4915112345678)', found: s.account === undefined ? 'nothing' : JSON.stringify(s.account), hint: s.account === undefined ? 'the number given to signal-cli -a; set it before channels.signal.url' : 'the number given to signal-cli -a' });
   }
   s.allowFrom.forEach((e, i) => {
     if (!E164.test(e) && !(e.startsWith('uuid:') && ACI.test(e.slice(5)))) {

@@ -114,6 +114,11 @@ export async function startSignalDaemon(o: { account?: string; keepAliveMs?: num
       calls.push({ method: body.method, params: body.params, fault: true });
       return answer({ error: { ...fault.error, data: null } });
     }
+    // As the daemon's argument parser: sendReceipt takes one recipient, send and sendTyping a list or one.
+    if (body.method === 'sendReceipt' && typeof body.params?.recipient !== 'string') {
+      calls.push({ method: body.method, params: body.params, fault: true });
+      return answer({ error: { code: -32602, message: 'recipient must be a single value', data: null } });
+    }
     calls.push({ method: body.method, params: body.params });
     if (body.method === 'send') {
       const timestamp = ++clock;

@@ -156,7 +156,8 @@ export function createSignalChannel(o: SignalChannelOptions): SignalChannel {
         taken: (ev) => {
           const to = senderKey(senderOf(ev.envelope));
           if (!to) return;
-          void rpc.call('sendReceipt', { recipient: [to.replace(/^uuid:/, '')], targetTimestamp: [ev.envelope.timestamp], type: 'read' }, { timeoutMs: 10_000 }).catch(quietly('sendReceipt'));
+          // recipient is a single value for sendReceipt (SendReceiptCommand), a list for send and sendTyping.
+          void rpc.call('sendReceipt', { recipient: to.replace(/^uuid:/, ''), targetTimestamp: [ev.envelope.timestamp], type: 'read' }, { timeoutMs: 10_000 }).catch(quietly('sendReceipt'));
         },
         onStatus: (state, detail) => {
           status(state, detail);

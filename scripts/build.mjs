@@ -52,6 +52,10 @@ export const lazyChunks = [
   // src/store/pairing.ts, of which the bundle holds a little: a copy, as it keeps no state.
   // Its second entry: onboarding's wait for the owner's message, which uses the same Bot API client.
   { name: 'telegram', entries: [srcFile('channels/telegram/channel.ts'), srcFile('channels/telegram/owner-chat.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
+  // The Signal channel (a signal-cli daemon's client): loaded by a gateway with channels.signal.url.
+  // Its pairing uses most of src/store/pairing.ts, of which the bundle holds a little: a copy.
+  // Its second entry: doctor's check of the daemon (GET /api/v1/check).
+  { name: 'signal', entries: [srcFile('channels/signal/channel.ts'), srcFile('channels/signal/daemon-check.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
   // The memory's implementation (src/memory/holder.ts opens it on first use) and its export/import.
   {
     name: 'memory',

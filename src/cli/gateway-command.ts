@@ -120,11 +120,15 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     const telegram = config.channels.telegram.token
       ? (await import('../channels/telegram/channel.js')).createTelegramChannel({ config, db, bus, workspace: ctx.paths.workspace, home: ctx.paths.home })
       : undefined;
+    // Signal runs when it has a signal-cli daemon to talk to; its code is loaded only then.
+    const signalChannel = config.channels.signal.url
+      ? (await import('../channels/signal/channel.js')).createSignalChannel({ config, db, bus, workspace: ctx.paths.workspace, home: ctx.paths.home })
+      : undefined;
     // MQTT runs when it has a broker; its code and the mqtt package are loaded only then.
     const mqtt = config.mqtt.url ? (await import('../channels/mqtt/start.js')).prepareMqtt({ config, db, bus, home: ctx.paths.home }) : undefined;
-    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...(mqtt?.channels ?? []), ...scheduling.channels];
+    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...(signalChannel ? [signalChannel] : []), ...(mqtt?.channels ?? []), ...scheduling.channels];
     if (mqtt?.needsHardwareChannel && !channels.some((c) => c.name === HARDWARE_CHANNEL)) channels.push(hardwareChannel());
-    const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(mqtt?.channels ?? [])]);
+    const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(signalChannel ? [signalChannel] : []), ...(mqtt?.channels ?? [])]);
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: connecting.has(c) })));
     stops.push(channelStatus.stop);
     // The MCP client runs when a server is enabled; its code is loaded only then. Its servers start
@@ -155,6 +159,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // A refused token or an unreachable Telegram is logged and shown as the channel's state; the
     // gateway and the other channels go on, and do not wait for Telegram to answer before listening.
     const telegramStarted = telegram?.start(conductor).catch((err: unknown) => log.error(`telegram: ${errorMessage(err)}`));
+    // The same for Signal: a daemon that is down is retried behind the gateway.
+    const signalStarted = signalChannel?.start(conductor).catch((err: unknown) => log.error(`signal: ${errorMessage(err)}`));
     let server: RunningHttpServer | undefined;
     const api = apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health(), ...(mcp && mcpChunk ? { extra: (l, ls) => mcpChunk.mcpMetricLines(mcp.status(), l, ls) } : {}) }), confirmations);
     server = await startHttpServer({
@@ -229,6 +235,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // Turns finish first, so the requests waiting for them can be answered before the server closes.
     await telegram?.stop();
     await telegramStarted;
+    await signalStarted;
+    await signalChannel?.stop();
     await conductor.stop(DRAIN_MS);
     // After the drain, so the replies of the last turns are published; then `offline`.
     await mqtt?.close();

@@ -253,6 +253,18 @@ const sections = {
           maxFileBytes: { kind: 'integer', min: 1, max: 20971520, default: 20971520, description: 'largest photo or document accepted from the owner (the Bot API serves files up to 20 MB)' },
         },
       },
+      signal: {
+        kind: 'object',
+        description: 'Signal through a signal-cli daemon the owner runs (signal-cli -a ACCOUNT daemon --http HOST:PORT; docs/channels.md); runs in the gateway when url is set',
+        fields: {
+          url: { kind: 'string', description: 'the daemon\'s HTTP endpoint, e.g. http://127.0.0.1:8080; unset: no Signal channel' },
+          account: { kind: 'string', description: 'the Signal account the daemon runs, as E.164 (+4915112345678); required with url' },
+          allowFrom: { kind: 'array', items: { kind: 'string', description: 'an E.164 number (+4915112345678) or uuid:<ACI>' }, default: [], description: 'who may talk to the bot; anyone else gets a pairing code the owner approves with pinclaw pairing approve CODE' },
+          attachmentsDir: { kind: 'string', description: 'where the daemon stores received attachments; default ~/.local/share/signal-cli/attachments (of the user pinclaw runs as)' },
+          maxFileBytes: { kind: 'integer', min: 1, max: 104857600, default: 20971520, description: 'largest attachment copied into the workspace; a larger one is refused with a reply' },
+          debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
+        },
+      },
     },
   },
   tools: {

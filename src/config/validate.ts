@@ -1,6 +1,7 @@
 // Validation against the schema. It collects every problem in one pass (a user fixing a config
 // file should not have to rerun once per mistake) and fills defaults for missing keys.
 import { closest } from '../suggest.js';
+import { signalIssues } from './signal.js';
 import { hookIssues } from './hooks.js';
 import { RECORD_KEY, schema, type Field, type PinclawConfig } from './schema.js';
 
@@ -129,7 +130,7 @@ export function validateConfig(raw: unknown): { config?: PinclawConfig; errors: 
   const errors: ConfigIssue[] = [];
   const checked = checkField(schema, raw, '', errors);
   // What the tree cannot say: a hook's command is required and its matcher must compile.
-  if (!errors.length) errors.push(...hookIssues((checked as PinclawConfig).hooks));
+  if (!errors.length) errors.push(...hookIssues((checked as PinclawConfig).hooks), ...signalIssues((checked as PinclawConfig).channels.signal));
   // A partially valid config is never handed out: callers would run on half their settings.
   return errors.length ? { errors } : { config: checked as PinclawConfig, errors };
 }

@@ -75,7 +75,8 @@ function providerCheck(config: PinclawConfig, env: NodeJS.ProcessEnv): Check {
 function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undefined {
   const rec = recordedChannelStatus(db);
   if (!rec) {
-    return config?.channels.telegram.token ? { name: 'channels', state: 'warn', detail: 'telegram is configured; no gateway has run yet' } : undefined;
+    const configured = [config?.channels.telegram.token && 'telegram', config?.channels.signal.url && 'signal'].filter(Boolean);
+    return configured.length ? { name: 'channels', state: 'warn', detail: `${configured.join(' and ')} ${configured.length > 1 ? 'are' : 'is'} configured; no gateway has run yet` } : undefined;
   }
   const alive = pidAlive(rec.pid);
   const states = rec.channels.map((c) => `${c.channel} ${c.state}${c.state === 'up' ? '' : ` (${c.detail})`}`);
@@ -189,6 +190,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
     }
   }
   if (channels) checks.push(channels);
+  // The daemon the Signal channel needs (pinclaw does not start it); the check is in the Signal chunk.
+  if (config?.channels.signal.url) checks.push({ name: 'signal', ...(await (await import('../channels/signal/daemon-check.js')).signalDaemonCheck(config.channels.signal.url, config.channels.signal.account)) });
   if (hardware) checks.push(hardware);
 
   const addons = {} as DoctorReport['native']['addons'];

@@ -9,7 +9,7 @@ import { MQTT_SESSION_NAME, MQTT_SESSION_RULE, reservedMqttSession } from '../mq
  * session key an MQTT chat message to "kitchen" has too.
  */
 export function deliverableChannels(config: PinclawConfig): string[] {
-  return [...(config.channels.telegram.token ? ['telegram'] : []), ...(config.mqtt.url && config.mqtt.chat.enabled ? ['mqtt'] : [])];
+  return [...(config.channels.telegram.token ? ['telegram'] : []), ...(config.channels.signal.url ? ['signal'] : []), ...(config.mqtt.url && config.mqtt.chat.enabled ? ['mqtt'] : [])];
 }
 
 /** "telegram:12345" → its parts; undefined when it is not CHANNEL:CHAT. */
@@ -23,9 +23,11 @@ export function undeliverable(channel: string, config: PinclawConfig): string {
   const why =
     channel === 'telegram'
       ? 'channel telegram is not set up (channels.telegram.token is unset)'
-      : channel === 'mqtt'
-        ? `channel mqtt is not set up (${config.mqtt.url ? 'mqtt.chat.enabled is false' : 'mqtt.url is unset'})`
-        : `unknown channel '${channel}'`;
+      : channel === 'signal'
+        ? 'channel signal is not set up (channels.signal.url is unset)'
+        : channel === 'mqtt'
+          ? `channel mqtt is not set up (${config.mqtt.url ? 'mqtt.chat.enabled is false' : 'mqtt.url is unset'})`
+          : `unknown channel '${channel}'`;
   return `${why}; channels it can deliver to: ${deliverableChannels(config).join(', ') || 'none'}`;
 }
 
@@ -33,6 +35,8 @@ export function undeliverable(channel: string, config: PinclawConfig): string {
 export function chatProblem(target: { channel: string; chatId: string }): string | undefined {
   if (target.channel === 'mqtt' && !MQTT_SESSION_NAME.test(target.chatId)) return `the MQTT session ${JSON.stringify(target.chatId)} must be ${MQTT_SESSION_RULE}`;
   if (target.channel === 'mqtt') return reservedMqttSession(target.chatId);
+  // A Signal chat as its sessions name it (docs/channels.md): a number, uuid:<ACI>, or group.<id>.
+  if (target.channel === 'signal' && !/^(\+\d{6,15}|uuid:[0-9a-fA-F-]{36}|group\.[A-Za-z0-9_-]+)$/.test(target.chatId)) return `the Signal chat ${JSON.stringify(target.chatId)} must be a number (+4915112345678), uuid:<ACI> or group.<id> (the chat of a signal: session)`;
   return undefined;
 }
 

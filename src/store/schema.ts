@@ -297,4 +297,14 @@ export const migrations: readonly Migration[] = [
     );
     create index readings_source_at on readings (kind, name, at);`,
   },
+  {
+    version: 10,
+    name: 'signal envelopes seen',
+    up: `
+    -- The Signal envelopes already queued, by sender and timestamp (src/channels/signal/seen.ts):
+    -- the daemon's event stream has no position to resume from for sure, so an envelope handed over
+    -- again is recognized here and dropped. Pruned after a week. Empty without Signal.
+    create table signal_seen (key text primary key, at integer not null);
+    create index signal_seen_at on signal_seen (at);`,
+  },
 ];

@@ -166,3 +166,20 @@ t.test('Telegram down while the voice note goes: retried with the reply, the tex
   t.equal(tg.calls.filter((c) => c.method === 'sendVoice').length, 2, 'the first sendVoice failed, the second went');
   t.match(f.gw.stderr(), /delivery of reply \d+ through telegram failed \(attempt 1\).*sendVoice: 502/);
 });
+
+t.test('in a forum topic, /voice on holds for that topic and the voice reply goes to the topic', async (t) => {
+  const { tg } = await fixture(t, commandStt('unused'));
+  const CHAT = -1005;
+  const inTopic = (topicId: number, text: string, mentionBot = true) => tg.userMessage({ chatId: CHAT, chatType: 'supergroup', from: OWNER, topicId, text, mentionBot });
+  inTopic(30, `/voice@${tg.bot.username} on`, false);
+  await tg.waitFor(() => tg.sent.some((m) => m.threadId === 30 && m.text.startsWith('Voice replies on')), 20_000);
+  inTopic(30, 'say hello');
+  await tg.waitFor(() => tg.voices.length === 1, 30_000);
+  t.equal(tg.voices[0]!.chatId, CHAT);
+  t.equal(tg.voices[0]!.threadId, 30, 'the voice note went to the topic');
+  t.ok(tg.sent.some((m) => m.threadId === 30 && m.text === 'echo: say hello'), 'the text reply too');
+  t.ok(tg.chatActions.some((a) => a.action === 'record_voice' && a.threadId === 30), '"recording" shown in the topic');
+  inTopic(40, 'and here?');
+  await tg.waitFor(() => tg.sent.some((m) => m.threadId === 40 && m.text === 'echo: and here?'), 20_000);
+  t.equal(tg.voices.length, 1, 'another topic of the group has voice replies off');
+});

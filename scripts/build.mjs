@@ -96,6 +96,10 @@ export const lazyChunks = [
   // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/ops/archive.ts),
   // which may be in one chunk only.
   { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
+  // Pictures for the model (ffmpeg scaling, src/images/): loaded by the first turn with a photo or
+  // the first snapshot. The camera (hardware.cameras, src/hardware/camera/): loaded when one is named.
+  { name: 'images', entries: [srcFile('images/index.ts')] },
+  { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
 ];

@@ -13,10 +13,10 @@ export { MISSING_PROVIDER, missingProvider, modelRefs, parseModelRef, resolveMod
 /** Test seams: the retry layer's sleep and jitter. */
 export type BuildOptions = Pick<RetryPolicy, 'sleep' | 'random'>;
 
-function create(m: ResolvedModel, timeoutMs: number): Provider {
+function create(m: ResolvedModel, timeoutMs: number, openaiImages: boolean): Provider {
   return m.provider === 'anthropic'
     ? anthropicProvider(m.model, { apiKey: m.apiKey!, baseUrl: m.baseUrl, timeoutMs })
-    : openaiProvider(m.model, { apiKey: m.apiKey, baseUrl: m.baseUrl, timeoutMs });
+    : openaiProvider(m.model, { apiKey: m.apiKey, baseUrl: m.baseUrl, timeoutMs, images: openaiImages });
 }
 
 /**
@@ -34,5 +34,5 @@ export function buildProvider(config: PinclawConfig, env: NodeJS.ProcessEnv, opt
   });
   const a = config.agent;
   const policy: RetryPolicy = { retries: a.retries, baseMs: a.retryBaseMs, maxMs: a.retryMaxMs, ...opts };
-  return { provider: fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs)), policy) };
+  return { provider: fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs, config.providers.openai.images)), policy) };
 }

@@ -16,6 +16,8 @@ export interface OpenAISettings {
   baseUrl?: string;
   /** the whole request, streamed body included */
   timeoutMs: number;
+  /** the model takes image_url parts (providers.openai.images); false: images go as their text note */
+  images?: boolean;
 }
 
 /** An error page may be anything (a proxy's HTML); only its start is read. */
@@ -79,7 +81,7 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
   return {
     id,
     async complete(req: ProviderRequest, onEvent?: (e: ProviderEvent) => void): Promise<ProviderResponse> {
-      const body = JSON.stringify(toOpenAIRequest(model, req, maxTokensField));
+      const body = JSON.stringify(toOpenAIRequest(model, req, maxTokensField, s.images ?? true));
       const collector = new OpenAICollector(onEvent && ((text) => onEvent({ type: 'text_delta', text })));
       const deadline = startDeadline(s.timeoutMs, req.signal);
       let streaming = false;

@@ -8,18 +8,25 @@ export interface FfmpegRun {
   stdout: Buffer;
 }
 
-/** ffmpeg failed: `reason` is its own last words, `missing` that it is not installed. */
+/**
+ * The command failed: `reason` is the line of its stderr that says why, `stderr` the tail of it
+ * (what a camera's explain() reads), `missing` that the command is not installed.
+ */
 export class FfmpegError extends Error {
-  constructor(message: string, readonly reason: string, readonly missing = false) {
+  constructor(message: string, readonly reason: string, readonly missing = false, readonly stderr = reason) {
     super(message);
     this.name = 'FfmpegError';
   }
 }
 
-/** The last meaningful line of ffmpeg's stderr (with -loglevel error it is the reason). */
-export function lastLine(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
-  return lines.at(-1) ?? '';
+/**
+ * The line of ffmpeg's stderr that says why: with -loglevel error the first is the cause ("No JPEG
+ * data found in image", "/dev/video9: No such file or directory"), the later ones its consequences
+ * ("Error marking filters as finished"). The "[mjpeg @ 0x55...]" prefix says nothing to the owner.
+ */
+export function causeLine(stderr: string): string {
+  const lines = stderr.split('\n').map((l) => l.replace(/^\[[^\]]* @ 0x[0-9a-f]+\]\s*/, '').trim()).filter(Boolean);
+  return lines[0] ?? '';
 }
 
 export const FFMPEG_MISSING = 'ffmpeg is not installed; install it with: sudo apt-get install ffmpeg';
@@ -47,8 +54,10 @@ export function runImageCommand(command: string, args: readonly string[], o: { t
       if (size > o.maxBytes) return stop(new FfmpegError(`${o.what}: ${command} wrote more than ${o.maxBytes} bytes`, 'too large'));
       out.push(b);
     });
-    // Only the tail matters (the reason); a chatty ffmpeg must not grow this without bound.
-    child.stderr.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-4096)));
+    // The start holds the cause; a chatty command must not grow this without bound.
+    child.stderr.on('data', (b: Buffer) => {
+      if (stderr.length < 8192) stderr += b.toString('utf8');
+    });
     child.on('error', (err: NodeJS.ErrnoException) => {
       const missing = err.code === 'ENOENT';
       failure ??= new FfmpegError(missing ? `${o.what}: ${command === 'ffmpeg' ? FFMPEG_MISSING : `${command} is not installed`}` : `${o.what}: ${command} could not start (${err.message})`, err.message, missing);
@@ -58,8 +67,8 @@ export function runImageCommand(command: string, args: readonly string[], o: { t
       o.signal?.removeEventListener('abort', onAbort);
       if (failure) return reject(failure);
       if (code !== 0) {
-        const cause = lastLine(stderr) || `exit ${code}`;
-        return reject(new FfmpegError(`${o.what}: ${cause}`, cause));
+        const cause = causeLine(stderr) || `exit ${code}`;
+        return reject(new FfmpegError(`${o.what}: ${cause}`, cause, false, stderr));
       }
       resolve({ stdout: Buffer.concat(out) });
     });

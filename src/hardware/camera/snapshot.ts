@@ -39,25 +39,22 @@ function stamp(d: Date): { day: string; time: string } {
 
 export async function takeSnapshot(cam: Camera, size: { width: number; height: number }, workspace: string, kit: ImageKit, signal?: AbortSignal, now = new Date()): Promise<Snapshot> {
   let jpeg: Buffer | undefined;
-  let lastError: Error | undefined;
-  for (const { command, args } of cam.source.commands(size.width, size.height)) {
+  const commands = cam.source.commands(size.width, size.height);
+  for (const { command, args } of commands) {
     try {
       jpeg = (await kit.runImageCommand(command, args, { timeoutMs: CAPTURE_TIMEOUT_MS, maxBytes: MAX_STILL_BYTES, signal, what: `camera '${cam.name}' (${cam.source.label})` })).stdout;
       break;
     } catch (err) {
       // Not installed: the next command of the list (libcamera-still before Bookworm's rpicam-still).
-      if (err instanceof kit.FfmpegError && err.missing) {
-        lastError ??= err;
-        continue;
-      }
+      if (err instanceof kit.FfmpegError && err.missing) continue;
       if (err instanceof kit.FfmpegError) {
-        const why = cam.source.explain(err.reason);
+        const why = cam.source.explain(err.stderr);
         if (why) throw new Error(`camera '${cam.name}': ${why} (${command}: ${err.reason})`, { cause: err });
       }
       throw err;
     }
   }
-  if (!jpeg) throw lastError ?? new Error(`camera '${cam.name}': no command to take a still`);
+  if (!jpeg) throw new Error(`camera '${cam.name}' (${cam.source.label}): ${commands.map((c) => c.command).join(' and ')} ${commands.length > 1 ? 'are' : 'is'} not installed; ${cam.source.install}`);
   const dims = kit.jpegSize(jpeg);
   if (!dims) throw new Error(`camera '${cam.name}' (${cam.source.label}) gave ${jpeg.length} bytes that are not a JPEG`);
   const { day, time } = stamp(now);

@@ -13,7 +13,9 @@ export interface CameraSource {
   label: string;
   /** the commands to try in order (the next when one is not installed); each writes one JPEG to stdout */
   commands(width: number, height: number): { command: string; args: string[] }[];
-  /** An owner's explanation of a failure, from the command's last stderr line; undefined: none known. */
+  /** how to install the commands, for the owner who has none of them */
+  install: string;
+  /** An owner's explanation of a failure, from the command's stderr; undefined: none known. */
   explain(cause: string): string | undefined;
 }
 
@@ -48,6 +50,7 @@ export function v4l2Source(device: string): CameraSource {
   return {
     label: device,
     commands: (width, height) => [ffmpegStill(['-f', 'v4l2', '-video_size', `${width}x${height}`, '-i', device], width, height)],
+    install: 'install it with: sudo apt-get install ffmpeg',
     explain: (cause) => explainErrno(device, cause),
   };
 }
@@ -59,6 +62,7 @@ export function rpicamSource(): CameraSource {
   return {
     label,
     commands: (width, height) => [{ command: 'rpicam-still', args: args(width, height) }, { command: 'libcamera-still', args: args(width, height) }],
+    install: 'install them with: sudo apt-get install rpicam-apps (Raspberry Pi OS)',
     explain: (cause) => explainErrno(label, cause),
   };
 }

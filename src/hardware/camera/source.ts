@@ -3,11 +3,11 @@
 // - "rpicam": the Pi's ribbon camera through rpicam-still (libcamera-still on Bullseye), the only
 //   way to it: libcamera's pipeline (ISP, 3A) is not reachable as a plain V4L2 capture device.
 // - "/dev/videoN": any V4L2 capture device (a USB webcam, a capture card), through `ffmpeg -f v4l2`.
-//   Chosen by measurement over the addon's own ioctls (docs/hardware.md "Cameras"): starting ffmpeg
-//   costs ~60 ms on the x64 host (bench/camera.mjs), while the camera's own start (the sensor's
-//   exposure settling, the first frames a webcam drops) takes longer than that, and ffmpeg decodes
-//   every pixel format a device may offer (YUYV, MJPEG, NV12...) and encodes the JPEG; an ioctl path
-//   would need all of that in C++ for at most that process start.
+//   Chosen by measurement over the addon's own ioctls (bench/README.md "Camera"): starting ffmpeg
+//   costs 87-134 ms median on the x64 host, while a camera's own start (the sensor's exposure
+//   settling, the first frames a webcam drops) takes longer than that, and ffmpeg decodes every
+//   pixel format a device may offer (YUYV, MJPEG, NV12...) and encodes the JPEG; an ioctl path would
+//   need all of that in C++ to save at most that process start.
 export interface CameraSource {
   /** what the owner reads in messages: "/dev/video0", "the Pi camera (rpicam-still)" */
   label: string;

@@ -29,7 +29,7 @@ import type { ToolContext } from '../src/tools/types.js';
 import { startAnthropicServer, textReply, toolUseReply } from './support/anthropic-server.js';
 import { decodeJpeg, testsrcSource } from './support/camera-testsrc.js';
 import { oaText, oaTools, startOpenAIServer } from './support/openai-server.js';
-import { tempDir } from './support/proc.js';
+import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 
 const images = () => import('../src/images/index.js');
 const cli: ToolContext = { sessionKey: 'cli:owner', channel: 'cli', chatId: 'owner', caller: 'owner' };
@@ -235,4 +235,20 @@ t.test('a 20 MB photo from the owner: scaled to the providers\' limits, the file
   t.match(blocks[1], { type: 'text', text: /^\[the picture the sender attached \(saved in the workspace as inbox\/broken\.jpg\) could not be shown to you: .*inbox\/broken\.jpg could not be read as an image: .+\. Tell the sender so\.\]$/ });
   t.match(blocks[2], { type: 'text', text: /outside the workspace/ });
   t.equal(readFileSync(join(workspace, 'inbox', 'broken.jpg'), 'utf8'), 'this is not a picture', 'the unreadable file is kept as it was');
+});
+
+t.test('the built pinclaw: hardware.cameras loads the camera chunk; a missing camera and a bad entry say which and why', async (t) => {
+  const home = tempDir('pinclaw-camera-home-');
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { cameras: [{ name: 'door', device: '/dev/video98' }] } }));
+  const run = await runPinclawAsync(['tool', 'run', 'camera_snapshot', '{}'], { env });
+  t.equal(run.code, 1);
+  t.match(run.stderr, "camera 'door': /dev/video98 is not there: the camera is not connected or not enabled (ffmpeg: Cannot open video device /dev/video98: No such file or directory)");
+  const doctor = await runPinclawAsync(['doctor', '--json'], { env });
+  const checks = (JSON.parse(doctor.stdout) as { checks: { name: string; state: string; detail: string }[] }).checks;
+  t.match(checks.find((c) => c.name === 'camera door'), { state: 'warn', detail: /\/dev\/video98 does not exist/ }, 'doctor lists the camera and why it does not open');
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hardware: { cameras: [{ name: 'door', device: '/dev/sda' }] } }));
+  const bad = await runPinclawAsync(['tool', 'run', 'camera_snapshot', '{}'], { env });
+  t.equal(bad.code, 78, 'a configuration error');
+  t.match(bad.stderr, 'hardware.cameras[0].device: expected "rpicam" (the Pi camera) or a V4L2 device such as /dev/video0, found "/dev/sda"');
 });

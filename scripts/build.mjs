@@ -104,6 +104,10 @@ export const lazyChunks = [
   // channel's handling of a voice note; loaded by the first voice note or voice reply, and by
   // `pinclaw voice ...`.
   { name: 'voice', entries: [srcFile('voice/index.ts'), srcFile('channels/telegram/voice-note.ts'), srcFile('cli/voice-command.ts')] },
+  // Pictures for the model (ffmpeg scaling, src/images/): loaded by the first turn with a photo or
+  // the first snapshot. The camera (hardware.cameras, src/hardware/camera/): loaded when one is named.
+  { name: 'images', entries: [srcFile('images/index.ts')] },
+  { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
 ];

@@ -32,7 +32,7 @@ const packages = {
   chromium: "the dashboard's browser test (driven by playwright-core; no browser is downloaded)",
   mosquitto: 'the MQTT tests: a real broker',
   openssl: "the MQTT tests: the test broker's TLS certificates",
-  ffmpeg: 'voice notes: OGG/Opus to 16 kHz WAV and back (the voice tests, as on a board with voice)',
+  ffmpeg: 'voice notes (OGG/Opus to 16 kHz WAV and back), the camera (snapshots; its test source in the tests) and images scaled to the providers\' limits',
   'espeak-ng': 'the voice tests: real speech for the voice notes, and the command TTS backend',
 };
 /** The VM tests download (not install) Debian's arm64 kernel and busybox: apt must know arm64. */

@@ -171,7 +171,7 @@ t.test('a structurally broken profile: every error with file and JSON path', asy
     "boards/rpi-4b.json: gpio.lines[5].capabilites: unknown key (did you mean 'capabilities'?)",
     'boards/rpi-4b.json: gpio.lines[6].capabilities[1]: expected one of "input", "output", "edge", "pull-up", "pull-down", "pwm", "adc", "dac", "i2c-sda", "i2c-scl", "spi-mosi", "spi-miso", "spi-sclk", "spi-cs", "uart-tx", "uart-rx", "swd", found string "ouput" (did you mean "output"?)',
     'boards/rpi-4b.json: memory.budgetMiB: missing (expected an integer >= 16)',
-    "boards/rpi-4b.json: wifi: unknown key (expected one of 'id', 'name', 'kind', 'description', 'notes', 'identify', 'electrical', 'gpio', 'reserved', 'i2c', 'spi', 'serial', 'memory', 'mcu', 'flash')",
+    "boards/rpi-4b.json: wifi: unknown key (expected one of 'id', 'name', 'kind', 'description', 'notes', 'identify', 'electrical', 'gpio', 'reserved', 'i2c', 'camera', 'spi', 'serial', 'memory', 'mcu', 'flash')",
   ]);
 });
 

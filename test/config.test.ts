@@ -56,7 +56,7 @@ t.test('defaults when the file is missing', async (t) => {
     conductor: { concurrency: 2 },
     channels: { cli: { debounceMs: 0 } },
   });
-  t.same(config.providers, { anthropic: {}, openai: {} }, 'no provider keys by default');
+  t.same(config.providers, { anthropic: {}, openai: { images: true } }, 'no provider keys by default (the one default: an OpenAI-compatible model takes images)');
   t.same(config, defaults());
   t.notOk('token' in config.gateway, 'no default for the token');
   t.same(readConfigFile(paths.config), {});

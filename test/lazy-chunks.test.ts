@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'images', 'camera'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -30,6 +30,11 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/fleet/remote.ts', 'it has no mqtt.fleet.key and answers no calls', 'mqtt'],
     ['src/fleet/home-assistant.ts', 'to let Home Assistant switch lines', 'mqtt'],
     ['src/hardware/sensors/tool.ts', 'Read a named sensor (hardware.sensors)', 'sensors'],
+    // Cameras and pictures: evaluated only with hardware.cameras, or by a turn with a picture.
+    ['src/hardware/camera/tools.ts', 'Take a still picture with a camera (hardware.cameras)', 'camera'],
+    ['src/hardware/camera/source.ts', 'another program is using the camera', 'camera'],
+    ['src/images/model-image.ts', 'even at the lowest JPEG quality', 'images'],
+    ['src/images/attached.ts', 'could not be shown to you', 'images'],
     // What the owner types to look at an installation: never run by a gateway.
     ['src/cli/status-command.ts', 'none recorded yet (no gateway has run in this home)', 'cli-info'],
     ['src/ops/probe.ts', 'answered a one-token request in', 'cli-info'],

@@ -13,7 +13,7 @@ const request: ProviderRequest = { model: 'ignored', system: 's', messages: [{ r
 const logLines: string[] = [];
 setLogSink((line) => logLines.push(line));
 
-function config(agent: Partial<PinclawConfig['agent']> = {}, providers: { anthropic?: PinclawConfig['providers']['anthropic']; openai?: PinclawConfig['providers']['openai'] } = {}): PinclawConfig {
+function config(agent: Partial<PinclawConfig['agent']> = {}, providers: { anthropic?: PinclawConfig['providers']['anthropic']; openai?: Partial<PinclawConfig['providers']['openai']> } = {}): PinclawConfig {
   const c = defaults();
   Object.assign(c.agent, agent);
   Object.assign(c.providers.anthropic, providers.anthropic);

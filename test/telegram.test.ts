@@ -4,12 +4,14 @@
 // streaming drafts, typing, confirmations as buttons, files, commands, 429/409/5xx/hanging polls, a
 // refused token, and SIGKILL while polling and while sending.
 import t, { type Test } from 'tap';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/store/db.js';
 import { slowText, startAnthropicServer, textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir, type Started } from './support/proc.js';
 import { startTelegramApi, type TelegramApi } from './support/telegram-api.js';
+import { decodeJpeg } from './support/camera-testsrc.js';
 import type { Step } from './support/stand-in.js';
 
 const OWNER = { id: 42, username: 'ada', first_name: 'Ada' };
@@ -250,6 +252,23 @@ t.test('photos and documents are saved into the workspace and named in the turn;
   t.match(tg.sent[2]!.text, /5000 bytes, more than the 1000 bytes I accept \(channels\.telegram\.maxFileBytes\)/);
   t.equal(llm.requests.length, 1, 'refused files start no turn');
   t.notOk(existsSync(join(home, 'workspace', 'inbox', 'telegram', 'big.txt')));
+});
+
+t.test('a photo reaches the model as an image in its turn (the lazy chunk images), and the stored session keeps only its note', async (t) => {
+  const { tg, llm, home } = await fixture(t, { telegram: { streaming: false } });
+  const made = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=800x600:rate=1', '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1']);
+  t.equal(made.status, 0, made.stderr.toString());
+  tg.userMessage({ from: OWNER, caption: 'what is this?', photo: { bytes: made.stdout } });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  const content = llm.requests[0]!.body.messages.at(-1).content as { type: string; text?: string; source?: { media_type: string; data: string } }[];
+  t.same(content.map((b) => b.type), ['text', 'image'], 'the text, then the picture');
+  t.same(decodeJpeg(Buffer.from(content[1]!.source!.data, 'base64'), 800, 600), { ok: true }, 'a valid JPEG, at its size (within the limit)');
+  const saved = /saved in the workspace as (inbox\/telegram\/\S+) /.exec(content[0]!.text!)![1]!;
+  const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
+  const stored = (db.prepare('select messages from sessions').get() as { messages: string }).messages;
+  db.close();
+  t.notMatch(stored, content[1]!.source!.data.slice(0, 60), 'no picture in the stored session');
+  t.match(stored, `[image removed from the history: a picture the sender attached, saved in the workspace as ${saved}]`);
 });
 
 t.test('/status, /reset and /compact are answered by pinclaw', async (t) => {

@@ -3,7 +3,7 @@
 import { errorMessage } from '../errors.js';
 import type { ToolContext, ToolResult, ToolSet } from '../tools/types.js';
 import { validateInput } from '../tools/validate.js';
-import type { ContentBlock, Message, Provider, ProviderEvent, ToolResultBlock, ToolUseBlock, Usage } from './types.js';
+import type { ContentBlock, ImageBlock, Message, Provider, ProviderEvent, ToolResultBlock, ToolUseBlock, Usage } from './types.js';
 
 export type LoopEvent =
   | ProviderEvent
@@ -67,25 +67,30 @@ export async function runTool(tools: ToolSet, call: ToolUseBlock, ctx: ToolConte
   }
 }
 
-/** Parallel by default; calls to tools that declare `sequential` wait for each other, in order. */
-async function runCalls(calls: ToolUseBlock[], opts: LoopOptions): Promise<ToolResultBlock[]> {
+/**
+ * Parallel by default; calls to tools that declare `sequential` wait for each other, in order.
+ * Their results, then the images they gave (a snapshot): in the same user message, so the model
+ * sees them in this turn (tool results must come first in it, for both providers' formats).
+ */
+async function runCalls(calls: ToolUseBlock[], opts: LoopOptions): Promise<ContentBlock[]> {
   let chain: Promise<unknown> = Promise.resolve();
   const results = calls.map((call) => {
-    const go = async (): Promise<ToolResultBlock> => {
+    const go = async (): Promise<{ block: ToolResultBlock; images: ImageBlock[] }> => {
       opts.emit?.({ type: 'tool_start', id: call.id, name: call.name, input: call.input });
       const started = performance.now();
       const emit = opts.emit;
       const ctx: ToolContext = emit ? { ...opts.toolContext, onOutput: (stream, text) => emit({ type: 'tool_output', id: call.id, name: call.name, stream, text }) } : opts.toolContext;
       const r = await runTool(opts.tools, call, ctx);
       opts.emit?.({ type: 'tool_end', id: call.id, name: call.name, isError: !!r.isError, durationMs: performance.now() - started });
-      return { type: 'tool_result', toolUseId: call.id, content: r.content, ...(r.isError ? { isError: true } : {}) };
+      return { block: { type: 'tool_result', toolUseId: call.id, content: r.content, ...(r.isError ? { isError: true } : {}) }, images: r.images ?? [] };
     };
     if (!opts.tools.get(call.name, opts.toolContext)?.sequential) return go();
     const p = chain.then(go);
     chain = p.catch(() => undefined);
     return p;
   });
-  return Promise.all(results);
+  const done = await Promise.all(results);
+  return [...done.map((d) => d.block), ...done.flatMap((d) => d.images)];
 }
 
 /** Anthropic reports cached prompt tokens apart from input_tokens; the context is their sum. */

@@ -10,6 +10,11 @@ export interface ImageBlock {
   mediaType: string;
   /** base64; stripped before a session is saved */
   data: string;
+  /**
+   * What the image is and where it is kept ("a snapshot of camera shelf, saved in the workspace as
+   * ..."): what stands in its place in the stored session and for a model that takes no images.
+   */
+  note?: string;
 }
 export interface ToolUseBlock {
   type: 'tool_use';

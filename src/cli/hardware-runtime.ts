@@ -144,6 +144,12 @@ export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext,
     sensors = trackSensors(createSensorReader({ sensors: config.hardware.sensors, i2c: i2cForSensors, devices: () => mcu?.devices ?? [] }), sensorFailures, recording && ((r) => recording.onReading('sensor', r.name, r.value)));
     hw.tools.push(sensorReadTool(sensors));
   }
+  // camera_snapshot is the lazy chunk 'camera': loaded only when hardware.cameras names one.
+  if (config.hardware.cameras.length) {
+    const { startCameras } = await import('../hardware/camera/index.js');
+    const board = hw.board && { id: hw.board.id, interfaces: hw.board.camera?.interfaces };
+    hw.tools.push(...startCameras(config, { configPath: ctx.paths.config, workspace: ctx.paths.workspace, board }));
+  }
   if (recording && hw.gpio) recordWrites(hw.gpio, recording);
   let camServer: MaixcamServer | undefined;
   if (cam.port !== undefined) hw.tools.push(cameraCommandTool(() => camServer));

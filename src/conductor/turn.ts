@@ -54,6 +54,19 @@ async function relevantMemories(deps: TurnDeps, key: string, text: string): Prom
   }
 }
 
+/** The workspace files a channel saved as pictures of these messages (meta.images), in order. */
+function imagesOf(rows: readonly InboundRow[]): string[] {
+  return rows.flatMap((r) => {
+    if (!r.meta) return [];
+    try {
+      const images = (JSON.parse(r.meta) as { images?: unknown }).images;
+      return Array.isArray(images) ? images.filter((x): x is string => typeof x === 'string') : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** /status: the answer comes from pinclaw itself, without a model call. */
 function statusText(deps: TurnDeps, key: string): string {
   const session = loadSession(deps.db, key);
@@ -141,7 +154,10 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
 
   const threshold = cfg.contextWindow * cfg.compactAt;
   let stored: { inputTokens?: number; inputMessages?: number } | undefined = { inputTokens: session.meta.lastInputTokens, inputMessages: session.meta.lastInputMessages };
-  const user: Message = { role: 'user', content: [{ type: 'text', text: stamp(now, cfg.timezone, text) }] };
+  const pictures = imagesOf(rows);
+  // The image code (ffmpeg) is the lazy chunk 'images': loaded only by a message with a picture.
+  const shown = pictures.length ? await (await import('../images/index.js')).attachedImages(deps.workspace, pictures, signal) : [];
+  const user: Message = { role: 'user', content: [{ type: 'text', text: stamp(now, cfg.timezone, text) }, ...shown] };
   const result = await runAgentLoop({
     provider,
     model: cfg.model,

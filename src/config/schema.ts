@@ -124,6 +124,7 @@ const sections = {
         fields: {
           apiKey: { kind: 'string', secret: true, description: 'API key (else OPENAI_API_KEY); local servers may need none' },
           baseUrl: { kind: 'string', description: 'base URL including /v1 (else OPENAI_BASE_URL, else https://api.openai.com/v1)' },
+          images: { kind: 'boolean', default: true, description: 'the model takes images (image_url parts); false: photos and snapshots reach it as a text note naming the saved file' },
         },
       },
     },
@@ -423,6 +424,21 @@ const sections = {
         },
         default: [],
         description: 'I2C readings that start an agent turn, or send a fixed text, when they cross a threshold (above and/or below)',
+      },
+      cameras: {
+        kind: 'array',
+        items: {
+          kind: 'object',
+          description: 'one named camera that camera_snapshot takes stills from',
+          fields: {
+            name: { kind: 'string', description: 'the name camera_snapshot uses, e.g. shelf (required, unique)' },
+            device: { kind: 'string', description: 'rpicam (the Pi camera through rpicam-still or libcamera-still) or a V4L2 device path such as /dev/video0 (required)' },
+            width: { kind: 'integer', min: 16, max: 4656, default: 1280, description: 'width of a snapshot in pixels, unless the call asks for another' },
+            height: { kind: 'integer', min: 16, max: 3496, default: 720, description: 'height of a snapshot in pixels, unless the call asks for another' },
+          },
+        },
+        default: [],
+        description: 'named cameras for camera_snapshot ([{"name":"shelf","device":"rpicam"},{"name":"door","device":"/dev/video0"}]); a snapshot is a privacy action, asked for outside tools.controlChats',
       },
       sensors: {
         kind: 'array',

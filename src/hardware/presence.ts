@@ -16,7 +16,7 @@ import { busNumbers } from './i2c/buses.js';
 export function hardwarePresence(config: PinclawConfig, paths: Pick<Paths, 'home'>, roots: HostRoots = HOST_ROOTS): string | undefined {
   const hw = config.hardware;
   if (config.board.profile !== undefined) return 'board.profile is set';
-  if (hw.lines.length || hw.triggers.length || hw.sensorTriggers.length || hw.confirm.length || hw.maixcam.port !== undefined || hw.devices.length || hw.sensors.length) return 'the hardware section is configured';
+  if (hw.lines.length || hw.triggers.length || hw.sensorTriggers.length || hw.confirm.length || hw.maixcam.port !== undefined || hw.devices.length || hw.sensors.length || hw.cameras.length) return 'the hardware section is configured';
   if (readDeviceTreeModel(roots) !== null) return 'the machine has a device tree';
   if (listChips(roots.dev).length) return 'a GPIO chip exists';
   if (busNumbers(roots.dev).length) return 'an I2C bus exists';

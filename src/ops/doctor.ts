@@ -220,6 +220,12 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt, config.tools));
   // The MCP servers, when any is configured: each started and listed once (the client's lazy chunk).
   if (config && Object.keys(config.mcp.servers).length) checks.push(await (await import('../mcp/client/index.js')).mcpCheck(config, paths.workspace));
+  // One line per named camera: whether it opens (no picture is taken; the lazy chunk 'camera').
+  if (config?.hardware.cameras.length) {
+    for (const c of (await import('../hardware/camera/index.js')).checkCameras(config.hardware.cameras)) {
+      checks.push({ name: `camera ${c.name}`, state: c.ok ? 'ok' : 'warn', detail: c.detail });
+    }
+  }
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

@@ -49,7 +49,7 @@ export function loadSession(db: Db, key: string, now = Date.now()): Session {
 export function stripBinary(messages: readonly Message[]): Message[] {
   return messages.map((m) => ({
     role: m.role,
-    content: m.content.map((b) => (b.type === 'image' ? { type: 'text' as const, text: `[image ${b.mediaType} removed]` } : b)),
+    content: m.content.map((b) => (b.type === 'image' ? { type: 'text' as const, text: b.note ? `[image removed from the history: ${b.note}]` : `[image ${b.mediaType} removed]` } : b)),
   }));
 }
 

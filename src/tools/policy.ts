@@ -26,7 +26,7 @@ const MINIMAL = ['current_time', 'read_file', 'list_dir', 'glob', 'grep', 'memor
 const STANDARD = [
   ...MINIMAL, 'write_file', 'edit_file', 'web_fetch', 'web_search', 'send_message', 'memory_store', 'memory_forget',
   'cron_add', 'cron_remove', 'cron_pause', 'cron_resume',
-  'gpio_read', 'gpio_watch', 'gpio_write', 'i2c_scan', 'i2c_read', 'i2c_write', 'camera_command',
+  'gpio_read', 'gpio_watch', 'gpio_write', 'i2c_scan', 'i2c_read', 'i2c_write', 'camera_command', 'camera_snapshot',
   'mcu_info', 'mcu_call', 'serial_list', 'serial_read', 'serial_write',
   // A call on another board of the fleet: that board's own policy decides what runs there.
   'remote_tool',
@@ -245,6 +245,8 @@ export function createPolicy(s: ToolsSettings, o: PolicyOptions = {}): Policy {
       if (tool.physical && ctx?.caller === 'hardware' && ctx.channel !== 'hardware') return 'physical action in a turn a hardware trigger started';
       // The CLI is the owner at the device; a control chat is one the owner declared theirs.
       if (tool.physical && ctx && ctx.channel !== 'cli' && !isControl(ctx)) return 'physical action outside the owner\'s chats (tools.controlChats)';
+      // A camera sees whoever is in the room: only the owner's own chats take a picture unasked.
+      if (tool.privacy && ctx && ctx.channel !== 'cli' && !isControl(ctx)) return 'privacy action outside the owner\'s chats (tools.controlChats)';
       return undefined;
     },
   };

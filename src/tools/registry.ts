@@ -284,7 +284,8 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
       }
     }
     return {
-      result: { content: capped.text, ...(result.isError ? { isError: true } : {}) },
+      // Images pass only with a result the model may see (not one a PostToolUse hook withheld).
+      result: { content: capped.text, ...(result.isError ? { isError: true } : {}), ...(result.images?.length && !result.isError ? { images: result.images } : {}) },
       outcome, rule, durationMs, outputBytes: capped.bytes, truncated: capped.truncated, auditId,
     };
   }

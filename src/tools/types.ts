@@ -1,6 +1,6 @@
 // What the agent loop needs from tools: their specs, and a way to run one call. The registry,
 // policy and audit of the tools capability sit behind this interface.
-import type { ToolSpec } from '../agent/types.js';
+import type { ImageBlock, ToolSpec } from '../agent/types.js';
 import type { JsonSchema } from './validate.js';
 
 /** What the owner is asked before a tool that needs confirmation runs. */
@@ -53,6 +53,11 @@ export interface ToolResult {
   isError?: boolean;
   /** A physical action (a GPIO line driven, an I2C register written): what changed, for the audit row. */
   physical?: { device: string; before?: unknown; after?: unknown; [k: string]: unknown };
+  /**
+   * Images the model sees in the same turn (a camera snapshot), after the tool results. Never in
+   * the audit row nor the stored session (their note stands there instead).
+   */
+  images?: ImageBlock[];
 }
 
 export interface Tool {
@@ -74,6 +79,12 @@ export interface Tool {
    * chats (the CLI and tools.controlChats); anywhere else the owner confirms each call.
    */
   physical?: boolean;
+  /**
+   * Looks at or listens to the place (camera_snapshot): like a physical action, allowed without
+   * asking only in the owner's chats (the CLI and tools.controlChats); anywhere else the owner
+   * confirms each call. Audited before it runs, as it is not readOnly.
+   */
+  privacy?: boolean;
   /**
    * Why the tool cannot run on this machine now (no GPIO chip, no I2C bus, permission denied), with
    * the fix; undefined when it can. Such a tool is still listed and a call answers this reason, but

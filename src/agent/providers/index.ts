@@ -14,10 +14,10 @@ export { MISSING_PROVIDER, localFallback, missingProvider, modelRefs, parseModel
 /** Test seams: the retry layer's sleep and jitter. */
 export type BuildOptions = Pick<RetryPolicy, 'sleep' | 'random'>;
 
-function create(m: ResolvedModel, timeoutMs: number): Provider {
+function create(m: ResolvedModel, timeoutMs: number, openaiImages: boolean): Provider {
   return m.provider === 'anthropic'
     ? anthropicProvider(m.model, { apiKey: m.apiKey!, baseUrl: m.baseUrl, timeoutMs })
-    : openaiProvider(m.model, { apiKey: m.apiKey, baseUrl: m.baseUrl, timeoutMs });
+    : openaiProvider(m.model, { apiKey: m.apiKey, baseUrl: m.baseUrl, timeoutMs, images: openaiImages });
 }
 
 /**
@@ -36,9 +36,11 @@ export function buildProvider(config: PinclawConfig, env: NodeJS.ProcessEnv, opt
   });
   const a = config.agent;
   const policy: RetryPolicy = { retries: a.retries, baseMs: a.retryBaseMs, maxMs: a.retryMaxMs, ...opts };
-  const chain = fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs)), policy);
+  const chain = fallbackChain(usable.map((m) => create(m, a.requestTimeoutMs, config.providers.openai.images)), policy);
   const local = localFallback(config);
   if (!local) return { provider: chain };
-  const localProvider = openaiProvider(local.model, { apiKey: local.apiKey, baseUrl: local.baseUrl, timeoutMs: a.requestTimeoutMs, id: `local/${local.model}` });
+  const localProvider = openaiProvider(local.model, { apiKey: local.apiKey, baseUrl: local.baseUrl, timeoutMs: a.requestTimeoutMs, id: `local/${local.model}`,
+    // A small model on the LAN is rarely a vision model: pictures reach it as their text note.
+    images: false });
   return { provider: withLocalFallback(chain, localProvider, local.model, policy) };
 }

@@ -1,7 +1,7 @@
 // The internal format → an OpenAI-compatible chat completions request: the system prompt becomes the
 // first message, tool_use blocks the assistant's tool_calls (arguments as JSON text), and each
 // tool_result a role "tool" message placed right after the assistant message that asked for it.
-import type { Message, ProviderRequest } from '../types.js';
+import type { ImageBlock, Message, ProviderRequest } from '../types.js';
 
 type TextPart = { type: 'text'; text: string };
 type ImagePart = { type: 'image_url'; image_url: { url: string } };
@@ -43,25 +43,34 @@ function assistant(m: Message): WireMessage {
   return calls.length ? { role: 'assistant', content: text || null, tool_calls: calls } : { role: 'assistant', content: text };
 }
 
-function user(m: Message): WireMessage[] {
+/** An image as a model that takes none reads it: what it is and where it is saved, so it can say so. */
+export function imageAsText(b: ImageBlock): string {
+  return `[an image the model cannot see (this model takes no images): ${b.note ?? b.mediaType}]`;
+}
+
+function user(m: Message, images: boolean): WireMessage[] {
   const out: WireMessage[] = [];
   // Tool messages must directly follow the assistant's calls, so they go before any user text.
   for (const b of m.content) {
     if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.toolUseId, content: b.isError ? `${TOOL_ERROR_PREFIX}${b.content}` : b.content });
   }
   const parts = m.content.flatMap((b): (TextPart | ImagePart)[] =>
-    b.type === 'text' ? [{ type: 'text', text: b.text }] : b.type === 'image' ? [{ type: 'image_url', image_url: { url: `data:${b.mediaType};base64,${b.data}` } }] : [],
+    b.type === 'text' ? [{ type: 'text', text: b.text }]
+      : b.type !== 'image' ? []
+      : images ? [{ type: 'image_url', image_url: { url: `data:${b.mediaType};base64,${b.data}` } }]
+      : [{ type: 'text', text: imageAsText(b) }],
   );
   // Plain text as a string: some local servers accept nothing else.
   if (parts.length) out.push({ role: 'user', content: parts.every((p): p is TextPart => p.type === 'text') ? parts.map((p) => p.text).join('\n') : parts });
   return out;
 }
 
-export function toOpenAIMessages(system: string, messages: readonly Message[]): WireMessage[] {
+/** `images`: false for a model that takes none (providers.openai.images): each becomes its text note. */
+export function toOpenAIMessages(system: string, messages: readonly Message[], images = true): WireMessage[] {
   const out: WireMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
     if (m.role === 'assistant') out.push(assistant(m));
-    else out.push(...user(m));
+    else out.push(...user(m, images));
   }
   return out;
 }
@@ -74,11 +83,11 @@ export function toOpenAITools(tools: ProviderRequest['tools']): WireTool[] {
  * `maxTokensField`: OpenAI's own API wants max_completion_tokens (its reasoning models refuse
  * max_tokens); the local servers (llama.cpp, Ollama, older vLLM) know only max_tokens.
  */
-export function toOpenAIRequest(model: string, req: ProviderRequest, maxTokensField: 'max_tokens' | 'max_completion_tokens'): ChatRequest {
+export function toOpenAIRequest(model: string, req: ProviderRequest, maxTokensField: 'max_tokens' | 'max_completion_tokens', images = true): ChatRequest {
   const tools = toOpenAITools(req.tools);
   return {
     model,
-    messages: toOpenAIMessages(req.system, req.messages),
+    messages: toOpenAIMessages(req.system, req.messages, images),
     stream: true,
     stream_options: { include_usage: true },
     [maxTokensField]: req.maxTokens,

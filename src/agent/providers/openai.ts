@@ -18,6 +18,8 @@ export interface OpenAISettings {
   timeoutMs: number;
   /** the provider's name in messages and metrics; default openai/<model> (agent.fallback's is local/<model>) */
   id?: string;
+  /** the model takes image_url parts (providers.openai.images); false: images go as their text note */
+  images?: boolean;
 }
 
 /** An error page may be anything (a proxy's HTML); only its start is read. */
@@ -81,7 +83,7 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
   return {
     id,
     async complete(req: ProviderRequest, onEvent?: (e: ProviderEvent) => void): Promise<ProviderResponse> {
-      const body = JSON.stringify(toOpenAIRequest(model, req, maxTokensField));
+      const body = JSON.stringify(toOpenAIRequest(model, req, maxTokensField, s.images ?? true));
       const collector = new OpenAICollector(onEvent && ((text) => onEvent({ type: 'text_delta', text })));
       const deadline = startDeadline(s.timeoutMs, req.signal);
       let streaming = false;

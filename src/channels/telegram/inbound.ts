@@ -79,11 +79,13 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     return arg === 'on' ? 'Voice replies on: each reply comes as text and as a voice note.' : 'Voice replies off: text only.';
   }
 
-  async function saveFile(m: Message): Promise<{ note?: string; refusal?: string }> {
+  async function saveFile(m: Message): Promise<{ note?: string; refusal?: string; image?: string }> {
     let fileId: string | undefined;
     let size: number | undefined;
     let name: string;
+    let image = false;
     if ('photo' in m && m.photo?.length) {
+      image = true;
       // Telegram sends each photo in several sizes: the largest the limit allows.
       const fits = m.photo.filter((p) => (p.file_size ?? 0) <= o.maxFileBytes);
       const best = fits.at(-1);
@@ -96,6 +98,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       if (!ACCEPTED_TYPES.test(type)) return { refusal: `I don't accept ${type} files; I take images, text, PDF, JSON, XML, YAML and CSV up to ${o.maxFileBytes} bytes.` };
       if ((d.file_size ?? 0) > o.maxFileBytes) return { refusal: `That file is ${d.file_size} bytes, more than the ${o.maxFileBytes} bytes I accept (channels.telegram.maxFileBytes).` };
       ({ file_id: fileId, file_size: size } = d);
+      image = type.startsWith('image/');
       name = (d.file_name ?? `document-${d.file_unique_id}`).replace(/[^\w.\-]+/g, '_').replace(/^\.+/, '_').slice(-100);
     } else {
       return {};
@@ -108,7 +111,8 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     mkdirSync(join(o.workspace, 'inbox', 'telegram', day), { recursive: true });
     // Same name for the same message: a redelivered update (after a crash) rewrites the same file.
     writeFileSync(join(o.workspace, rel), bytes);
-    return { note: `[the sender attached a file, saved in the workspace as ${rel} (${bytes.length} bytes)]` };
+    // A picture is also shown to the model in the turn (src/images/attached.ts), scaled down.
+    return { note: `[the sender attached a file, saved in the workspace as ${rel} (${bytes.length} bytes)]`, ...(image ? { image: rel } : {}) };
   }
 
   return async (update) => {
@@ -134,7 +138,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       log.info(`telegram: ${label} (${m.from.id}) asked to talk to the bot; to let them in: ${approve}`);
       return () => void reply(chatId, `I only talk to my owner. To let you in, my owner runs this on my machine:\n\n${approve}\n\n(The code is good for an hour.)`, `pairing:${pairing.id}:${pairing.code}`);
     }
-    let file: { note?: string; refusal?: string; transcript?: string };
+    let file: { note?: string; refusal?: string; transcript?: string; image?: string };
     try {
       // The voice chunk (src/voice/ and ./voice-note.ts) is loaded by the first voice note.
       file = 'voice' in m && m.voice
@@ -164,7 +168,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       }
       o.conductor.submit({
         sessionKey: key, channel: 'telegram', chatId, sender: String(m.from!.id), text: body,
-        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type, ...(file.transcript ? { transcript: file.transcript } : {}) },
+        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type, ...(file.transcript ? { transcript: file.transcript } : {}), ...(file.image ? { images: [file.image] } : {}) },
       });
     };
     // The submit, or the commit of its transaction, can find the disk full: the poller calls this then.

@@ -82,6 +82,11 @@ export const profileSpec = object({
     }),
   ),
   i2c: array(object({ bus: integer({ min: 0 }), sda: string(), scl: string(), note: optional(string()) })),
+  /**
+   * The camera interfaces of the board: csi (a ribbon camera, read through rpicam-still: device
+   * "rpicam" in hardware.cameras) and usb (a webcam, a V4L2 /dev/videoN). Omitted: none known.
+   */
+  camera: optional(object({ interfaces: array(oneOf(['csi', 'usb'] as const), { minItems: 1 }), note: optional(string()) })),
   spi: optional(array(object({ bus: integer({ min: 0 }), mosi: string(), miso: string(), sclk: string(), cs: array(string(), { minItems: 1 }), note: optional(string()) }))),
   serial: optional(
     object({

@@ -102,7 +102,8 @@ export const ARCHS: Record<VmArch, ArchSpec> = {
     dtb: null,
     baseModules: ['configfs'],
     powerOff: 'poweroff -f',
-    libDirs: ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu'],
+    // pulseaudio/: libpulse's RUNPATH, where its libpulsecommon is (ffmpeg links libpulse: test/camera-vm.test.ts).
+    libDirs: ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu/pulseaudio'],
     guestLibDir: '/lib/x86_64-linux-gnu',
     cc: 'gcc',
     crossCompile: null,

@@ -1,0 +1,221 @@
+// `pinclaw update`: the release checked (release.ts), downloaded next to the executable, checked
+// again (SHA-256, ELF architecture, its own --version), a backup when the database schema changes,
+// the swap (swap.ts), and under systemd the restart with the health wait and the rollback.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, createReadStream, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { PinclawConfig } from '../config/schema.js';
+import { PinclawError, errorMessage } from '../errors.js';
+import { writeFailure } from '../fsutil.js';
+import type { Paths } from '../paths.js';
+import { openPlainDatabase } from '../store/db.js';
+import { downloadTo, releaseFileUrl } from './download.js';
+import { elfInfo } from './elf.js';
+import { ReleaseError, fetchRelease, type Release } from './release.js';
+import { compareVersions } from './release-files.js';
+import type { GatewayService } from './service-health.js';
+import { clearJournal, journalPath, prevPath, readJournal, rollBack, swapIn, type Journal } from './swap.js';
+
+export interface UpdateOptions {
+  config: PinclawConfig;
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  /** the executable to replace (the running one, resolved through symbolic links) */
+  target: string;
+  currentVersion: string;
+  check: boolean;
+  to?: string;
+  allowDowngrade: boolean;
+  /** outside systemd the swap needs it */
+  yes: boolean;
+  /** the systemd service that runs the target, if any */
+  service: GatewayService | undefined;
+  say(line: string): void;
+  /** tells owner.notify (queued in the database; the gateway delivers it) */
+  notifyOwner(text: string): void;
+  /** makes a backup of the home to `file` */
+  backup(file: string): Promise<void>;
+  /** fault injection for the tests: a name of a step */
+  crashPoint?: (name: string) => void;
+  arch?: string;
+}
+
+export interface NewExecutable {
+  version: string;
+  /** the schema of the database it migrates to; undefined when it does not say */
+  schema: number | undefined;
+}
+
+/** Runs an executable's `--version --json`: it must start here and say the version it was signed as. */
+export function probeExecutable(file: string, env: NodeJS.ProcessEnv): NewExecutable {
+  const r = spawnSync(file, ['--version', '--json'], { encoding: 'utf8', timeout: 30_000, env: { PATH: env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.error) throw new Error(`it does not start: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`\`${basename(file)} --version\` exited with ${r.status ?? r.signal}${r.stderr.trim() ? `: ${r.stderr.trim().split('\n')[0]}` : ''}`);
+  const out = r.stdout.trim();
+  try {
+    const j = JSON.parse(out) as { version?: unknown; schema?: unknown };
+    if (typeof j.version === 'string') return { version: j.version, schema: typeof j.schema === 'number' ? j.schema : undefined };
+  } catch {
+    // an older pinclaw prints "pinclaw X.Y.Z" only
+  }
+  const m = /^pinclaw (\S+)$/.exec(out);
+  if (!m) throw new Error(`\`${basename(file)} --version\` printed ${JSON.stringify(out.slice(0, 80))}, not a pinclaw version`);
+  return { version: m[1]!, schema: undefined };
+}
+
+function sha256File(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(file).on('data', (d) => h.update(d)).on('error', reject).on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+/** The schema version of the home's database now; undefined when there is no database yet. */
+function databaseSchema(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const db = openPlainDatabase(file, { readonly: true });
+  try {
+    const table = db.prepare(`select 1 from sqlite_master where type = 'table' and name = 'schema_migrations'`).get();
+    if (!table) return 0;
+    return (db.prepare('select max(version) as v from schema_migrations').get() as { v: number | null }).v ?? 0;
+  } finally {
+    db.close();
+  }
+}
+
+/** Refuses an install directory this process cannot write, with the way out. */
+export function checkInstallDir(target: string): void {
+  const dir = dirname(target);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const fix = e.code === 'EROFS'
+      ? `${dir} is on a read-only file system: remount it read-write (or install pinclaw where it can be replaced) and run pinclaw update again`
+      : `run \`sudo pinclaw update\` (the directory belongs to ${dir.startsWith('/home') ? 'another user' : 'root'}), or install pinclaw in a directory you own`;
+    throw new PinclawError(`cannot update ${target}: its directory ${dir} is not writable by this user (${e.code ?? e.message}); nothing was changed. ${fix}`);
+  }
+}
+
+/** What the owner is told when an update does not happen, and the exit error. */
+function refuse(o: UpdateOptions, cause: string): never {
+  o.notifyOwner(`pinclaw update: ${cause}`);
+  throw new PinclawError(cause);
+}
+
+export async function runUpdate(o: UpdateOptions): Promise<number> {
+  const crash = o.crashPoint ?? (() => {});
+  const journal = readJournal(o.target);
+  if (journal) {
+    o.say(`a previous update (${journal.from} to ${journal.to}) stopped after the swap; finishing it`);
+    return finish(o, journal);
+  }
+  let release: Release;
+  try {
+    release = await fetchRelease(o.config, o.arch);
+  } catch (err) {
+    if (err instanceof ReleaseError) refuse(o, `${err.message}; nothing was changed`);
+    throw err;
+  }
+  const cmp = compareVersions(release.version, o.currentVersion);
+  if (o.to !== undefined && release.version !== o.to) {
+    throw new PinclawError(`update.url holds ${release.version}, not ${o.to}: point update.url at the release of ${o.to} (it holds one version)`);
+  }
+  if (cmp === 0) {
+    o.say(`pinclaw ${o.currentVersion} is the release at ${release.base}: nothing to do`);
+    return 0;
+  }
+  if (cmp < 0 && !o.allowDowngrade) {
+    throw new PinclawError(`the release at ${release.base} is ${release.version}, older than this pinclaw ${o.currentVersion}: a downgrade needs --allow-downgrade (a newer database schema may not be readable by the older version; restore a backup from before the update if so)`);
+  }
+  if (o.check) {
+    o.say(cmp > 0 ? `pinclaw ${release.version} is available (this is ${o.currentVersion}; signed by key ${release.keyId}): run pinclaw update to install it` : `the release at ${release.base} is ${release.version}, older than this ${o.currentVersion}`);
+    return 0;
+  }
+  if (!o.service && !o.yes) {
+    throw new PinclawError(`no systemd service runs ${o.target}, so pinclaw update cannot restart and watch it: run \`pinclaw update --yes\` to put ${release.version} in place; the next start runs it (restart the gateway yourself)`);
+  }
+  checkInstallDir(o.target);
+
+  const dir = dirname(o.target);
+  const download = join(dir, `.${basename(o.target)}.download-${process.pid}`);
+  try {
+    o.say(`downloading ${release.executable} ${release.version} from ${release.base}`);
+    try {
+      await downloadTo(releaseFileUrl(release.base, release.executable), download);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new PinclawError(e.code && e.syscall ? `cannot write the download next to ${o.target}: ${writeFailure(err, dir)}; nothing was changed` : `${errorMessage(err)}; nothing was changed`);
+    }
+    crash('after-download');
+    const sum = await sha256File(download);
+    if (sum !== release.sha256) refuse(o, `the download of ${release.executable} ${release.version} does not match SHA256SUMS (got ${sum}, signed ${release.sha256}): it was damaged or cut short on the way; nothing was changed, try again`);
+    let elf;
+    try {
+      elf = elfInfo(download);
+    } catch (err) {
+      refuse(o, `${release.executable} ${release.version} is refused: ${errorMessage(err)}; nothing was changed`);
+    }
+    const arch = o.arch ?? process.arch;
+    if (elf.arch !== arch) refuse(o, `${release.executable} ${release.version} is built for ${elf.arch}, but this machine is ${arch}: the release is wrong; nothing was changed`);
+    let probed: NewExecutable;
+    try {
+      probed = probeExecutable(download, o.env);
+    } catch (err) {
+      refuse(o, `${release.executable} ${release.version} is refused: ${errorMessage(err)}; nothing was changed`);
+    }
+    if (probed.version !== release.version) refuse(o, `${release.executable} says it is ${probed.version}, but the release is signed as ${release.version}; nothing was changed`);
+
+    // A new schema is migrated by the new gateway's first start; the backup is the way back.
+    const schemaNow = databaseSchema(o.paths.database);
+    if (schemaNow !== undefined && (probed.schema === undefined || probed.schema !== schemaNow)) {
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const backupDir = join(o.paths.home, 'backups');
+      mkdirSync(backupDir, { recursive: true, mode: 0o700 });
+      const file = join(backupDir, `before-update-${o.currentVersion}-to-${release.version}-${stamp}.tar.gz`);
+      o.say(`the database schema changes (${schemaNow} to ${probed.schema ?? 'unknown'}): backing up the home to ${file}`);
+      await o.backup(file);
+    }
+    const j: Journal = { from: o.currentVersion, to: release.version, target: o.target };
+    swapIn(o.target, download, j, crash);
+  } finally {
+    try {
+      unlinkSync(download);
+    } catch {
+      // renamed into place, or never written
+    }
+  }
+  return finish(o, { from: o.currentVersion, to: release.version, target: o.target });
+}
+
+/** After the swap: restart and watch under systemd (rolling back on failure), else say what is next. */
+async function finish(o: UpdateOptions, j: Journal): Promise<number> {
+  if (!o.service) {
+    clearJournal(o.target);
+    o.say(`pinclaw ${j.to} is in place at ${o.target} (${j.from} kept as ${prevPath(o.target)}): the next start of the gateway runs ${j.to}`);
+    return 0;
+  }
+  o.say(`restarting ${o.service.name} with ${j.to}; waiting up to ${o.config.update.healthSeconds} s for READY=1 and a watchdog ping`);
+  o.service.restart();
+  const health = await o.service.waitHealthy(o.config.update.healthSeconds);
+  if (health.ok) {
+    clearJournal(o.target);
+    o.say(`updated ${j.from} to ${j.to}: the gateway is healthy (${health.detail})`);
+    o.notifyOwner(`pinclaw updated from ${j.from} to ${j.to}`);
+    return 0;
+  }
+  if (!existsSync(prevPath(o.target))) {
+    throw new PinclawError(`${j.to} is not healthy (${health.detail}), and there is no ${prevPath(o.target)} to roll back to: reinstall ${j.from} by hand`);
+  }
+  o.say(`${health.detail}: rolling back to ${j.from}`);
+  rollBack(o.target);
+  o.service.restart();
+  const old = await o.service.waitHealthy(o.config.update.healthSeconds);
+  clearJournal(o.target);
+  const cause = `the update to ${j.to} was rolled back: ${health.detail}. ${j.from} runs again${old.ok ? '' : ` but is not healthy either (${old.detail}): see pinclaw logs`}`;
+  o.notifyOwner(`pinclaw update: ${cause}`);
+  throw new PinclawError(cause);
+}
+
+export { journalPath };

@@ -32,6 +32,7 @@ const packages = {
   chromium: "the dashboard's browser test (driven by playwright-core; no browser is downloaded)",
   mosquitto: 'the MQTT tests: a real broker',
   openssl: "the MQTT tests: the test broker's TLS certificates",
+  minisign: 'the update tests: release signatures made and checked by the reference tool, both ways',
 };
 /** The VM tests download (not install) Debian's arm64 kernel and busybox: apt must know arm64. */
 const foreignArch = 'arm64';

@@ -61,7 +61,16 @@ export async function downloadTo(url: string, file: string): Promise<number> {
   try {
     const res = await get(url, ac.signal);
     const expected = Number(res.headers.get('content-length') ?? NaN);
-    for await (const chunk of res.body ?? []) {
+    const body = res.body ?? [];
+    const chunks = async function* () {
+      try {
+        yield* body;
+      } catch (err) {
+        const cause = (err as { cause?: unknown }).cause;
+        throw new Error(`the download of ${url} broke off after ${size} bytes: ${errorMessage(cause ?? err)}`);
+      }
+    };
+    for await (const chunk of chunks()) {
       clearTimeout(idle);
       idle = setTimeout(() => ac.abort(new Error(`no data for ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
       const buf = Buffer.from(chunk);

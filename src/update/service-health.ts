@@ -23,7 +23,7 @@ export interface GatewayService {
   waitHealthy(seconds: number): Promise<ServiceHealth>;
 }
 
-const PROPS = ['LoadState', 'ExecStart', 'ActiveState', 'SubState', 'MainPID', 'NRestarts', 'Result', 'WatchdogUSec', 'WatchdogTimestampMonotonic'] as const;
+const PROPS = ['LoadState', 'ExecStart', 'ActiveState', 'SubState', 'MainPID', 'NRestarts', 'Result', 'InvocationID', 'WatchdogUSec', 'WatchdogTimestampMonotonic'] as const;
 
 /** The path= of `systemctl show -p ExecStart`: "{ path=/usr/local/bin/pinclaw ; argv[]=... }". */
 export function execPathOf(execStart: string): string | undefined {
@@ -71,15 +71,18 @@ function systemdService(sd: Systemctl, UNIT_NAME: string, firstLine: (r: ReturnT
         } catch (err) {
           last = { error: errorMessage(err) };
         }
-        const fresh = last.MainPID !== undefined && last.MainPID !== '0' && last.MainPID !== before.MainPID;
+        // A new InvocationID is the start we asked for; until it shows, what systemd says is about the old one.
+        const fresh = (last.InvocationID ?? '') !== '' && last.InvocationID !== before.InvocationID;
         const restarted = Number(last.NRestarts ?? 0) > Number(before.NRestarts ?? 0);
-        if (last.ActiveState === 'failed' || restarted) {
-          return { ok: false, detail: `the new gateway ${restarted ? 'exited and was restarted by systemd' : `failed (${last.Result ?? 'unknown result'})`} before it was healthy` };
+        if (fresh && (last.ActiveState === 'failed' || restarted)) {
+          return { ok: false, detail: `the new gateway ${restarted ? 'exited and was restarted by systemd' : `exited (${last.Result ?? 'unknown result'})`} before it was healthy` };
         }
-        if (fresh && last.ActiveState === 'active' && last.SubState === 'running') {
+        if (fresh && last.ActiveState === 'active' && last.SubState === 'running' && last.MainPID !== '0') {
           // systemd notes the time of the last WATCHDOG=1 (and resets it when READY=1 arms the
           // watchdog): healthy once it moved on after READY, i.e. the gateway's own check passed.
-          const watchdog = Number(last.WatchdogUSec ?? 0) > 0 && last.WatchdogUSec !== 'infinity';
+          // `show` prints the span formatted ("1min") or in µs; 0 or infinity means no watchdog.
+          const span = last.WatchdogUSec ?? '0';
+          const watchdog = span !== '' && span !== '0' && span !== 'infinity';
           if (!watchdog) return { ok: true, detail: 'READY=1 (the unit has no watchdog)' };
           readyPing ??= last.WatchdogTimestampMonotonic ?? '0';
           if ((last.WatchdogTimestampMonotonic ?? '0') !== readyPing) return { ok: true, detail: 'READY=1 and WATCHDOG=1' };

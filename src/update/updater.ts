@@ -111,6 +111,8 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
     o.say(`a previous update (${journal.from} to ${journal.to}) stopped after the swap; finishing it`);
     return finish(o, journal);
   }
+  // Before anything is fetched: an update that could not be put in place is not worth downloading.
+  if (!o.check) checkInstallDir(o.target);
   let release: Release;
   try {
     release = await fetchRelease(o.config, o.arch);
@@ -136,7 +138,6 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
   if (!o.service && !o.yes) {
     throw new PinclawError(`no systemd service runs ${o.target}, so pinclaw update cannot restart and watch it: run \`pinclaw update --yes\` to put ${release.version} in place; the next start runs it (restart the gateway yourself)`);
   }
-  checkInstallDir(o.target);
 
   const dir = dirname(o.target);
   const download = join(dir, `.${basename(o.target)}.download-${process.pid}`);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'update'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -40,6 +40,9 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     // `pinclaw skills`: the archive checks and the zip reader; the bundle keeps only the .disabled check.
     ['src/skills/source.ts', 'refused before anything was written', 'ops-cli'],
     ['src/skills/zip.ts', 'not a zip archive (no end of central directory record)', 'ops-cli'],
+    // `pinclaw update` and the daily update check: never run by an idle gateway.
+    ['src/update/minisign.ts', 'which is not trusted here', 'update'],
+    ['src/update/updater.ts', 'stopped after the swap; finishing it', 'update'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

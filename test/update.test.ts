@@ -21,7 +21,7 @@ import { elfInfo } from '../src/update/elf.js';
 import { SignatureError, parsePublicKey, verifyMinisign } from '../src/update/minisign.js';
 import { compareVersions, parseSums, versionOfComment } from '../src/update/release-files.js';
 import { nodeSigner, type NodeSigner } from './support/update/minisign-node.js';
-import { cleanEnv, root, run, runPinclawAsync, tempDir, type RunResult } from './support/proc.js';
+import { bundle, cleanEnv, root, run, runPinclawAsync, start, tempDir, type RunResult } from './support/proc.js';
 
 const support = join(root, 'test', 'support', 'update');
 const SCHEMA = Math.max(...migrations.map((m) => m.version));
@@ -568,4 +568,19 @@ t.test('the daily check tells the owner once about a newer release, and about on
   config.update.url = `http://127.0.0.1:${port}/nothing-listens`;
   t.equal(await check(), undefined, 'a network error is logged, not sent to the owner');
   t.equal(told.length, 2);
+});
+
+t.test('a gateway with update.check daily runs the check and tells the owner (here: the log, no owner.notify); it downloads no executable', async (t) => {
+  const signer = nodeSigner();
+  const url = server.add(makeRelease({ version: '99.0.0', binary: stub('99.0.0'), signer: { node: signer } }));
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ update: { check: 'daily', url, publicKeys: [signer.publicKey] } }));
+  const before = server.requests.length;
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, PINCLAW_TEST_UPDATE_CHECK_MS: '200' }) });
+  t.teardown(() => gw.child.kill('SIGKILL'));
+  await gw.waitFor(/pinclaw 99\.0\.0 is available \(this is \d+\.\d+\.\d+\): run `sudo pinclaw update` on the board to install it/);
+  const asked = server.requests.slice(before).map((p) => p.replace(/^\/\d+\//, ''));
+  t.same(asked.sort(), ['SHA256SUMS', 'SHA256SUMS.minisig'], 'only the signed checksums were fetched');
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
 });

@@ -230,7 +230,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
         void import('../update/daily-check.js')
           .then((m) => m.dailyUpdateCheck({ config, db, currentVersion: pinclawVersion(), tell: (text) => (owner ? conductor.send({ channel: owner.channel, chatId: owner.chatId, text }) : log.warn(text)) }))
           .catch((err: unknown) => log.warn(`update check: ${errorMessage(err)}`));
-      const first = setTimeout(check, UPDATE_CHECK_FIRST_MS).unref();
+      // PINCLAW_TEST_UPDATE_CHECK_MS: the tests' first check sooner.
+      const first = setTimeout(check, Number(ctx.env.PINCLAW_TEST_UPDATE_CHECK_MS) || UPDATE_CHECK_FIRST_MS).unref();
       const daily = setInterval(check, 86_400_000).unref();
       stops.push(() => (clearTimeout(first), clearInterval(daily)));
     }

@@ -472,6 +472,10 @@ t.test('SIGKILL between the rename and the restart: the executable is whole, and
   t.equal(sha256(`${i.target}.prev`), sha256(stub('1.0.0')), 'the old one is kept');
   t.same(filesIn(i.dir), ['.pinclaw.update.json', 'pinclaw', 'pinclaw.prev'], 'the journal says an update is unfinished');
   t.equal(i.show().MainPID, before, 'not restarted yet: the old process still runs');
+  const check = await i.update('--check');
+  t.match(check.stdout, /note: a previous update \(1\.0\.0 to 1\.1\.0\) stopped after the swap: run pinclaw update to finish it/);
+  t.ok(existsSync(join(i.dir, '.pinclaw.update.json')), '--check leaves the journal alone');
+  t.equal(i.show().MainPID, before, '--check restarts nothing');
 
   const r = await i.update();
   t.equal(r.code, 0, r.stderr);

@@ -14,8 +14,8 @@ import { downloadTo, releaseFileUrl } from './download.js';
 import { elfInfo } from './elf.js';
 import { ReleaseError, fetchRelease, type Release } from './release.js';
 import { compareVersions } from './release-files.js';
-import type { GatewayService } from './service-health.js';
-import { clearJournal, journalPath, prevPath, readJournal, rollBack, swapIn, type Journal } from './swap.js';
+import type { GatewayService, ServiceHealth } from './service-health.js';
+import { clearJournal, prevPath, readJournal, rollBack, swapIn, type Journal } from './swap.js';
 
 export interface UpdateOptions {
   config: PinclawConfig;
@@ -98,16 +98,28 @@ export function checkInstallDir(target: string): void {
   }
 }
 
-/** What the owner is told when an update does not happen, and the exit error. */
+/** The exit error of a refused release; the owner's chat is told too, unless this was only --check at a terminal. */
 function refuse(o: UpdateOptions, cause: string): never {
-  o.notifyOwner(`pinclaw update: ${cause}`);
+  if (!o.check) o.notifyOwner(`pinclaw update: ${cause}`);
   throw new PinclawError(cause);
+}
+
+/** A restart that fails (systemctl refuses) counts as an unhealthy start: the rollback follows. */
+async function restartAndWait(service: GatewayService, seconds: number): Promise<ServiceHealth> {
+  try {
+    service.restart();
+  } catch (err) {
+    return { ok: false, detail: errorMessage(err) };
+  }
+  return service.waitHealthy(seconds);
 }
 
 export async function runUpdate(o: UpdateOptions): Promise<number> {
   const crash = o.crashPoint ?? (() => {});
   const journal = readJournal(o.target);
-  if (journal) {
+  if (journal && o.check) {
+    o.say(`note: a previous update (${journal.from} to ${journal.to}) stopped after the swap: run pinclaw update to finish it`);
+  } else if (journal) {
     o.say(`a previous update (${journal.from} to ${journal.to}) stopped after the swap; finishing it`);
     return finish(o, journal);
   }
@@ -198,8 +210,7 @@ async function finish(o: UpdateOptions, j: Journal): Promise<number> {
     return 0;
   }
   o.say(`restarting ${o.service.name} with ${j.to}; waiting up to ${o.config.update.healthSeconds} s for READY=1 and a watchdog ping`);
-  o.service.restart();
-  const health = await o.service.waitHealthy(o.config.update.healthSeconds);
+  const health = await restartAndWait(o.service, o.config.update.healthSeconds);
   if (health.ok) {
     clearJournal(o.target);
     o.say(`updated ${j.from} to ${j.to}: the gateway is healthy (${health.detail})`);
@@ -211,12 +222,10 @@ async function finish(o: UpdateOptions, j: Journal): Promise<number> {
   }
   o.say(`${health.detail}: rolling back to ${j.from}`);
   rollBack(o.target);
-  o.service.restart();
-  const old = await o.service.waitHealthy(o.config.update.healthSeconds);
+  const old = await restartAndWait(o.service, o.config.update.healthSeconds);
   clearJournal(o.target);
   const cause = `the update to ${j.to} was rolled back: ${health.detail}. ${j.from} runs again${old.ok ? '' : ` but is not healthy either (${old.detail}): see pinclaw logs`}`;
   o.notifyOwner(`pinclaw update: ${cause}`);
   throw new PinclawError(cause);
 }
 
-export { journalPath };

@@ -546,6 +546,16 @@ t.test('update.url unset, or no key to trust: a configuration error naming the k
   t.match((await i.update('--check')).stderr, /update\.publicKeys\[0\]: the public key (is not base64|holds \d+ bytes, not 42)/);
 });
 
+t.test('a release location that answers 404: a clear error, exit 1, nothing changed', async (t) => {
+  const signer = nodeSigner();
+  const i = install(t, { current: stub('1.0.0'), url: `${server.url}/nothing-here`, keys: [signer.publicKey], service: false });
+  const r = await i.update('--yes');
+  t.equal(r.code, 1);
+  t.match(r.stderr, /^pinclaw: cannot fetch http:\/\/127\.0\.0\.1:\d+\/nothing-here\/SHA256SUMS(\.minisig)?: the server answered 404 Not Found; nothing was changed\n$/);
+  t.same(filesIn(i.dir), ['pinclaw']);
+  t.same(i.outbound(), [], 'a network error is not sent to the owner\'s chat');
+});
+
 // ---- the daily check ------------------------------------------------------------------------
 
 t.test('the daily check tells the owner once about a newer release, and about one it refuses; it installs nothing', async (t) => {

@@ -38,7 +38,14 @@ export async function runUpdateCommand(args: string[], ctx: CliContext): Promise
   } catch (err) {
     throw new PinclawError(`PINCLAW_UPDATE_TARGET ${named}: ${errorMessage(err)}`);
   }
-  const currentVersion = named ? probeExecutable(target, ctx.env).version : pinclawVersion();
+  let currentVersion = pinclawVersion();
+  if (named) {
+    try {
+      currentVersion = probeExecutable(target, ctx.env).version;
+    } catch (err) {
+      throw new PinclawError(`PINCLAW_UPDATE_TARGET ${target} is not a pinclaw executable: ${errorMessage(err)}`);
+    }
+  }
   const say = (line: string) => (ctx.json ? ctx.err(line) : ctx.out(line));
   return runUpdate({
     config,

@@ -5,6 +5,7 @@
 // swap and its health check: a `pinclaw update` killed there is finished (or undone) by the next.
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { PinclawError } from '../errors.js';
 import { writeFileAtomic } from '../fsutil.js';
 
 export interface Journal {
@@ -30,7 +31,7 @@ export function readJournal(target: string): Journal | undefined {
   const file = journalPath(target);
   if (!existsSync(file)) return undefined;
   const j = JSON.parse(readFileSync(file, 'utf8')) as Partial<Journal>;
-  if (typeof j.from !== 'string' || typeof j.to !== 'string' || typeof j.target !== 'string') throw new Error(`${file} is not an update journal; remove it once pinclaw runs as it should`);
+  if (typeof j.from !== 'string' || typeof j.to !== 'string' || typeof j.target !== 'string') throw new PinclawError(`${file} is not an update journal; remove it once pinclaw runs as it should`);
   return j as Journal;
 }
 

@@ -130,7 +130,9 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
     release = await fetchRelease(o.config, o.arch);
   } catch (err) {
     if (err instanceof ReleaseError) refuse(o, `${err.message}; nothing was changed`);
-    throw err;
+    // A network or server error: the command line says it, nothing to tell the owner's chat.
+    if (err instanceof PinclawError) throw err;
+    throw new PinclawError(`${errorMessage(err)}; nothing was changed`);
   }
   const cmp = compareVersions(release.version, o.currentVersion);
   if (o.to !== undefined && release.version !== o.to) {
@@ -191,7 +193,13 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
       await o.backup(file);
     }
     const j: Journal = { from: o.currentVersion, to: release.version, target: o.target };
-    swapIn(o.target, download, j, crash);
+    try {
+      swapIn(o.target, download, j, crash);
+    } catch (err) {
+      // Whatever step failed, the rename over the target did not happen: the old executable is in place.
+      clearJournal(o.target);
+      throw new PinclawError(`cannot put ${release.version} in place at ${o.target}: ${writeFailure(err, dir)}; the installed executable is unchanged`);
+    }
   } finally {
     try {
       unlinkSync(download);

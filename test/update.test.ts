@@ -556,6 +556,24 @@ t.test('a release location that answers 404: a clear error, exit 1, nothing chan
   t.same(i.outbound(), [], 'a network error is not sent to the owner\'s chat');
 });
 
+t.test('config set and validate refuse what update would refuse later', async (t) => {
+  const home = tempDir();
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  const set = (key: string, value: string) => runPinclawAsync(['config', 'set', key, value], { env });
+  const ftp = await set('update.url', 'ftp://example.org/r');
+  t.equal(ftp.code, 78);
+  t.match(ftp.stderr, /update\.url "ftp:\/\/example\.org\/r" must be http:\/\/ or https:\/\//);
+  const daily = await set('update.check', 'daily');
+  t.equal(daily.code, 78);
+  t.match(daily.stderr, /update\.check is daily but update\.url is not set/);
+  const key = await set('update.publicKeys', '["RWQ"]');
+  t.equal(key.code, 78);
+  t.match(key.stderr, /update\.publicKeys\[0\]: the public key/);
+  t.notOk(existsSync(join(home, 'config.json')), 'nothing was written');
+  t.equal((await set('update.url', 'https://example.org/pinclaw/latest')).code, 0);
+  t.equal((await set('update.check', 'daily')).code, 0);
+});
+
 // ---- the daily check ------------------------------------------------------------------------
 
 t.test('the daily check tells the owner once about a newer release, and about one it refuses; it installs nothing', async (t) => {

@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -163,7 +163,7 @@ interface Install {
 }
 
 /** An installed `current` executable, a home whose config trusts `keys` and points at `url`. */
-function install(t: Test, o: { current: string; url: string; keys: string[]; service: boolean; healthSeconds?: number; extraEnv?: Record<string, string> }): Install {
+function install(t: Test, o: { current: string; url: string; keys: string[]; service: boolean; healthSeconds?: number; extraEnv?: Record<string, string>; execLink?: boolean }): Install {
   const dir = tempDir('pinclaw-install-');
   const target = join(dir, 'pinclaw');
   copyFileSync(o.current, target);
@@ -176,7 +176,10 @@ function install(t: Test, o: { current: string; url: string; keys: string[]; ser
   mkdirSync(bin);
   if (o.service) {
     symlinkSync(join(support, 'systemctl.py'), join(bin, 'systemctl'));
-    writeFileSync(join(systemd, 'unit.json'), JSON.stringify({ exec: [target, 'gateway'], watchdogUsec: 400_000 }));
+    // execLink: the unit starts a symbolic link to the executable (/usr/local/bin/pinclaw -> /opt/...).
+    const exec = o.execLink ? join(systemd, 'pinclaw-link') : target;
+    if (o.execLink) symlinkSync(target, exec);
+    writeFileSync(join(systemd, 'unit.json'), JSON.stringify({ exec: [exec, 'gateway'], watchdogUsec: 400_000 }));
   } else {
     // What systemctl says in a container without systemd.
     writeFileSync(join(bin, 'systemctl'), '#!/bin/sh\necho "System has not been booted with systemd as init system (PID 1). Can\'t operate." >&2\nexit 1\n', { mode: 0o755 });
@@ -314,6 +317,7 @@ t.test('update under systemd: download, checks, swap, restart; healthy: the new 
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /updated 1\.0\.0 to 1\.1\.0: the gateway is healthy \(READY=1 and WATCHDOG=1\)/);
   t.equal(sha256(i.target), sha256(stub('1.1.0')), 'the new executable is in place');
+  t.equal(statSync(i.target).mode & 0o7777, 0o755, 'with the mode the installed one had (the download is 0700 until checked)');
   t.equal(sha256(`${i.target}.prev`), sha256(stub('1.0.0')), 'the old one is kept as pinclaw.prev');
   t.same(filesIn(i.dir), ['pinclaw', 'pinclaw.prev'], 'no download, link or journal left behind');
   const now = i.show();
@@ -330,9 +334,10 @@ t.test('update under systemd: download, checks, swap, restart; healthy: the new 
 t.test('a new schema: the home is backed up before the swap', { skip: noMinisign }, async (t) => {
   const signer = nodeSigner();
   const url = server.add(makeRelease({ version: '1.1.0', binary: stub('1.1.0', { schema: SCHEMA + 1 }), signer: { node: signer } }));
-  const i = install(t, { current: stub('1.0.0'), url, keys: [signer.publicKey], service: true });
+  const i = install(t, { current: stub('1.0.0'), url, keys: [signer.publicKey], service: true, execLink: true });
   openDatabase(join(i.home, 'pinclaw.db')).close();
   const r = await i.update();
+  t.match(r.stdout, /restarting pinclaw\.service .* with 1\.1\.0/, 'the unit that starts a link to the executable is found');
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, new RegExp(`the database schema changes \\(${SCHEMA} to ${SCHEMA + 1}\\): backing up the home to .*before-update-1\\.0\\.0-to-1\\.1\\.0-`));
   const backups = readdirSync(join(i.home, 'backups'));

@@ -5,6 +5,7 @@
 // systemd keeps those facts (ActiveState, MainPID, NRestarts, WatchdogTimestampMonotonic), so the
 // updater asks `systemctl show` rather than listening to the gateway itself.
 // The systemd helpers are entries of the ops-cli chunk (`pinclaw service`): imported, not copied.
+import { realpathSync } from 'node:fs';
 import { errorMessage } from '../errors.js';
 import type { ServiceMode } from '../ops/service-unit.js';
 import type { Systemctl } from '../ops/systemd.js';
@@ -30,6 +31,15 @@ export function execPathOf(execStart: string): string | undefined {
   return /(?:^|[{;]\s*)path=([^;]+?)\s*;/.exec(execStart)?.[1];
 }
 
+/** The file a path names through symbolic links (ExecStart may name a link to the executable). */
+function realPath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
 /**
  * The systemd service that runs `executable`, or undefined when there is none (no systemctl, no
  * systemd, no pinclaw.service, or one that runs another executable). The system manager for root,
@@ -46,7 +56,8 @@ export async function findService(executable: string, env: NodeJS.ProcessEnv, mo
     return undefined;
   }
   const first = sd.show(UNIT_NAME, PROPS);
-  if (first.LoadState !== 'loaded' || execPathOf(first.ExecStart ?? '') !== executable) return undefined;
+  const exec = execPathOf(first.ExecStart ?? '');
+  if (first.LoadState !== 'loaded' || exec === undefined || realPath(exec) !== executable) return undefined;
   return systemdService(sd, UNIT_NAME, firstLine);
 }
 

@@ -3,7 +3,7 @@
 // the swap (swap.ts), and under systemd the restart with the health wait and the rollback.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, createReadStream, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, createReadStream, existsSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { PinclawConfig } from '../config/schema.js';
 import { PinclawError, errorMessage } from '../errors.js';
@@ -192,6 +192,10 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
       o.say(`the database schema changes (${schemaNow} to ${probed.schema ?? 'unknown'}): backing up the home to ${file}`);
       await o.backup(file);
     }
+    // The new file gets the installed one's mode and owner: a 0700 root file would not start as the service's account.
+    const st = statSync(o.target);
+    chmodSync(download, st.mode & 0o7777);
+    if (process.getuid?.() === 0) chownSync(download, st.uid, st.gid);
     const j: Journal = { from: o.currentVersion, to: release.version, target: o.target };
     try {
       swapIn(o.target, download, j, crash);

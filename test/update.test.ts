@@ -492,6 +492,22 @@ t.test('SIGKILL between the rename and the restart: the executable is whole, and
   t.equal(runningHash(i), sha256(stub('1.1.0')));
 });
 
+t.test('SIGKILL after the download: nothing is swapped, and the next update removes the partial file', { skip: noMinisign }, async (t) => {
+  const signer = nodeSigner();
+  const url = server.add(makeRelease({ version: '1.1.0', binary: stub('1.1.0'), signer: { node: signer } }));
+  const i = install(t, { current: stub('1.0.0'), url, keys: [signer.publicKey], service: false });
+  const killed = await runPinclawAsync(['update', '--yes'], { env: { ...i.env, PINCLAW_TEST_UPDATE_CRASH: 'after-download' } });
+  t.equal(killed.signal, 'SIGKILL');
+  t.equal(sha256(i.target), sha256(stub('1.0.0')), 'the installed executable is untouched');
+  const left = filesIn(i.dir).filter((f) => f !== 'pinclaw');
+  t.match(left, [/^\.pinclaw\.download-\d+$/], 'the killed download is left behind');
+  const r = await i.update('--yes');
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, new RegExp(`removed ${left[0]!.replace(/\./g, '\\.')}, the download of an update that was stopped`));
+  t.same(filesIn(i.dir), ['pinclaw', 'pinclaw.prev']);
+  t.equal(sha256(i.target), sha256(stub('1.1.0')));
+});
+
 // ---- outside systemd, and an install directory this user cannot write ---------------------------
 
 t.test('outside systemd: refused without --yes; with --yes swapped, the next start runs the new version', { skip: noMinisign }, async (t) => {

@@ -3,7 +3,7 @@
 // the swap (swap.ts), and under systemd the restart with the health wait and the rollback.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, createReadStream, existsSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, createReadStream, existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { PinclawConfig } from '../config/schema.js';
 import { PinclawError, errorMessage } from '../errors.js';
@@ -98,6 +98,25 @@ export function checkInstallDir(target: string): void {
   }
 }
 
+/** Downloads left by an update that was killed (its pid gone): ~100 MB each, of no use to anyone. */
+function removeStaleDownloads(target: string, say: (line: string) => void): void {
+  const prefix = `.${basename(target)}.download-`;
+  for (const name of readdirSync(dirname(target))) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    let alive = false;
+    try {
+      alive = Number.isInteger(pid) && pid > 0 && process.kill(pid, 0);
+    } catch (err) {
+      // ESRCH: gone; EPERM: alive, another user's update
+      alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (alive) continue;
+    unlinkSync(join(dirname(target), name));
+    say(`removed ${name}, the download of an update that was stopped`);
+  }
+}
+
 /** The exit error of a refused release; the owner's chat is told too, unless this was only --check at a terminal. */
 function refuse(o: UpdateOptions, cause: string): never {
   if (!o.check) o.notifyOwner(`pinclaw update: ${cause}`);
@@ -154,6 +173,7 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
   }
 
   const dir = dirname(o.target);
+  removeStaleDownloads(o.target, o.say);
   const download = join(dir, `.${basename(o.target)}.download-${process.pid}`);
   try {
     o.say(`downloading ${release.executable} ${release.version} from ${release.base}`);

@@ -211,6 +211,11 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
       const file = join(backupDir, `before-update-${o.currentVersion}-to-${release.version}-${stamp}.tar.gz`);
       o.say(`the database schema changes (${schemaNow} to ${probed.schema ?? 'unknown'}): backing up the home to ${file}`);
       await o.backup(file);
+      // `sudo pinclaw update`: the backup belongs to whoever owns the home, like the rest of it.
+      if (process.getuid?.() === 0) {
+        const home = statSync(o.paths.home);
+        for (const f of [backupDir, file]) chownSync(f, home.uid, home.gid);
+      }
     }
     // The new file gets the installed one's mode and owner: a 0700 root file would not start as the service's account.
     const st = statSync(o.target);
@@ -220,9 +225,13 @@ export async function runUpdate(o: UpdateOptions): Promise<number> {
     try {
       swapIn(o.target, download, j, crash);
     } catch (err) {
-      // Whatever step failed, the rename over the target did not happen: the old executable is in place.
-      clearJournal(o.target);
-      throw new PinclawError(`cannot put ${release.version} in place at ${o.target}: ${writeFailure(err, dir)}; the installed executable is unchanged`);
+      // The download still there: the rename over the target did not happen, the old executable is in
+      // place. Gone: only the directory's fsync after it failed, and the update goes on (journal kept).
+      if (existsSync(download)) {
+        clearJournal(o.target);
+        throw new PinclawError(`cannot put ${release.version} in place at ${o.target}: ${writeFailure(err, dir)}; the installed executable is unchanged`);
+      }
+      o.say(`warning: after the swap: ${writeFailure(err, dir)}`);
     }
   } finally {
     try {

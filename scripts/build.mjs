@@ -99,7 +99,7 @@ export const lazyChunks = [
   // guard.ts's isLoopback (is the dashboard on the LAN?), a pure function: a copy as well.
   // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/ops/archive.ts),
   // which may be in one chunk only.
-  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
+  { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts'), srcFile('ops/systemd.ts'), srcFile('ops/service-unit.ts'), srcFile('ops/backup.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
   // Voice notes: ffmpeg conversion, speech to text, text to speech (src/voice/) and the Telegram
   // channel's handling of a voice note; loaded by the first voice note or voice reply, and by
   // `pinclaw voice ...`.
@@ -110,6 +110,9 @@ export const lazyChunks = [
   { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
+  // `pinclaw update`, the daily update check and the check of update.* (src/update/): run by the owner,
+  // once a day, or at a start with update.* set; never by an idle gateway with the defaults.
+  { name: 'update', entries: [srcFile('cli/update-command.ts'), srcFile('update/daily-check.ts'), srcFile('update/config-check.ts')], copies: ['src/scheduler/targets.ts', 'src/version.ts', 'src/fsutil.ts'] },
 ];
 
 /** The name of an entry in its chunk's exports and in the import that stands for it. */

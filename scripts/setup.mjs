@@ -34,6 +34,7 @@ const packages = {
   openssl: "the MQTT tests: the test broker's TLS certificates",
   ffmpeg: 'voice notes (OGG/Opus to 16 kHz WAV and back), the camera (snapshots; its test source in the tests) and images scaled to the providers\' limits',
   'espeak-ng': 'the voice tests: real speech for the voice notes, and the command TTS backend',
+  minisign: 'the update tests: release signatures made and checked by the reference tool, both ways',
 };
 /** The VM tests download (not install) Debian's arm64 kernel and busybox: apt must know arm64. */
 const foreignArch = 'arm64';

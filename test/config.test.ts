@@ -101,7 +101,7 @@ t.test('unknown keys get a did-you-mean hint', async (t) => {
   const lines = formatIssues(errors, 'config.json').split('\n');
   t.equal(lines[0], "config.json: gateway.prot: unknown key (did you mean 'port'?)");
   t.equal(lines[1], "config.json: gatway: unknown key (did you mean 'gateway'?)");
-  t.equal(lines[2], "config.json: zzzzzzzz: unknown key (expected one of 'gateway', 'log', 'store', 'native', 'providers', 'agent', 'web', 'files', 'sandbox', 'conductor', 'owner', 'heartbeat', 'channels', 'tools', 'board', 'hardware', 'mqtt', 'mcp', 'memory', 'hooks', 'voice', 'service')");
+  t.equal(lines[2], "config.json: zzzzzzzz: unknown key (expected one of 'gateway', 'log', 'store', 'native', 'providers', 'agent', 'web', 'files', 'sandbox', 'conductor', 'owner', 'heartbeat', 'channels', 'tools', 'board', 'hardware', 'mqtt', 'mcp', 'memory', 'hooks', 'voice', 'service', 'update')");
 });
 
 t.test('all errors are collected, not just the first', async (t) => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'images', 'camera'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'images', 'camera', 'update'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -53,6 +53,9 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/channels/telegram/voice-note.ts', 'I cannot listen to voice notes yet', 'voice'],
     ['src/cli/voice-command.ts', 'say needs -o FILE', 'voice'],
     ['src/voice/chat-setting.ts', 'voice.replies:', 'telegram'],
+    // `pinclaw update` and the daily update check: never run by an idle gateway.
+    ['src/update/minisign.ts', 'which is not trusted here', 'update'],
+    ['src/update/updater.ts', 'stopped after the swap; finishing it', 'update'],
     // The bundle's own modules, which chunks use but must not copy.
     ['src/log.ts', 'PINCLAW_LOG_LEVEL', 'bundle'],
     ['src/errors.ts', 'name="UsageError"', 'bundle'],

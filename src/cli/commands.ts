@@ -213,6 +213,14 @@ export const commands: readonly Command[] = [
     run: async (args, ctx) => (await import('./backup-command.js')).runRestore(args, ctx),
   },
   {
+    name: 'update',
+    // Declared again in update-command.ts, as doctor does: an export here costs the bundle bytes.
+    options: { check: { type: 'boolean' }, to: { type: 'string' }, 'allow-downgrade': { type: 'boolean' } },
+    usage: 'pinclaw update [--check] [--to VERSION] [--allow-downgrade] [--yes]',
+    summary: 'install the signed release at update.url (checked, swapped, rolled back when the gateway does not come up healthy)',
+    run: async (args, ctx) => (await import('./update-command.js')).runUpdateCommand(args, ctx),
+  },
+  {
     name: 'tokens',
     options: tokensOptions,
     usage: 'pinclaw tokens [--encoding NAME] [FILE|-]',

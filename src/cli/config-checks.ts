@@ -85,6 +85,11 @@ async function checkedProblems(config: PinclawConfig, { paths, env, host }: Wher
     const { checkMcpConfig } = await import('../mcp/client/index.js');
     collect(problems, 'mcp', () => checkMcpConfig(config));
   }
+  // Loads the update chunk only when update.* is set (the defaults need no check).
+  if (config.update.url || config.update.check !== 'off' || config.update.publicKeys.length) {
+    const { checkUpdateConfig } = await import('../update/config-check.js');
+    collect(problems, 'update', () => checkUpdateConfig(config));
+  }
   if (config.mqtt.url) {
     const { checkMqttConfig } = await import('../channels/mqtt/start.js');
     collect(problems, 'mqtt', () => checkMqttConfig(config));

@@ -29,6 +29,7 @@ import { gatewayOptions } from './commands.js';
 import { startHardware } from './hardware-runtime.js';
 import { checkConfig, checkConfigSet } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
+import { ownerTarget } from '../scheduler/targets.js';
 import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware-channel.js';
 import { problemsText } from '../hardware/health.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
@@ -40,6 +41,8 @@ const DRAIN_MS = 10_000;
 const WAKE_MS = 10_000;
 /** After listening: when the start-up collection runs (what start-up dropped, given back). */
 const START_SETTLE_MS = 1000;
+/** The first update check (update.check daily): after the start has settled, not during it. */
+const UPDATE_CHECK_FIRST_MS = 60_000;
 
 function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -225,6 +228,19 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // Other processes share the queue: a reply `pinclaw cron run` queued for a channel served here.
     const waker = setInterval(() => conductor.wake(), WAKE_MS).unref();
     stops.push(() => clearInterval(waker));
+    // update.check daily: the check (src/update/daily-check.ts, the update chunk) is loaded only when it
+    // runs, a minute after the start and then once a day; it tells owner.notify, it never installs.
+    if (config.update.check === 'daily') {
+      const owner = ownerTarget(config);
+      const check = () =>
+        void import('../update/daily-check.js')
+          .then((m) => m.dailyUpdateCheck({ config, db, currentVersion: pinclawVersion(), tell: (text) => (owner ? conductor.send({ channel: owner.channel, chatId: owner.chatId, text }) : log.warn(text)) }))
+          .catch((err: unknown) => log.warn(`update check: ${errorMessage(err)}`));
+      // PINCLAW_TEST_UPDATE_CHECK_MS: the tests' first check sooner.
+      const first = setTimeout(check, Number(ctx.env.PINCLAW_TEST_UPDATE_CHECK_MS) || UPDATE_CHECK_FIRST_MS).unref();
+      const daily = setInterval(check, 86_400_000).unref();
+      stops.push(() => (clearTimeout(first), clearInterval(daily)));
+    }
 
     const sig = await signal;
     log.info(`${sig}: draining`);

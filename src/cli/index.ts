@@ -4,6 +4,7 @@ import { setOneShotLogging } from '../log.js';
 import { resolvePaths } from '../paths.js';
 import { damagedDatabaseMessage } from '../store/db.js';
 import { closest } from '../suggest.js';
+import { migrations } from '../store/schema.js';
 import { pinclawVersion } from '../version.js';
 import { commandArgs, looseCommandArgs, splitCommand } from './args.js';
 import { commands, helpText } from './commands.js';
@@ -26,7 +27,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     const { flags, command: name, args: rawArgs } = splitCommand(argv);
     if (!name) {
       if (flags.version) {
-        io.out(`pinclaw ${pinclawVersion()}`);
+        // --json adds the database schema this version migrates to: what `pinclaw update` asks a new executable.
+        io.out(flags.json ? JSON.stringify({ version: pinclawVersion(), schema: Math.max(0, ...migrations.map((m) => m.version)) }) : `pinclaw ${pinclawVersion()}`);
         return EXIT.ok;
       }
       if (flags.help) {

@@ -733,6 +733,16 @@ const sections = {
       user: { kind: 'string', default: 'pinclaw', description: 'the system account a --system service runs as; install creates it (useradd --system)' },
     },
   },
+  update: {
+    kind: 'object',
+    description: 'pinclaw update: signed releases, checked and installed with rollback (docs/operations.md#updates)',
+    fields: {
+      url: { kind: 'string', description: 'the release location (http:// or https://) holding pinclaw-linux-<arch>, SHA256SUMS and SHA256SUMS.minisig; unset: pinclaw update and the daily check say to set it (the project publishes no release location yet)' },
+      publicKeys: { kind: 'array', items: { kind: 'string', description: 'a minisign public key: the RW... line of minisign.pub' }, default: [], description: 'minisign public keys trusted besides the ones built into pinclaw (src/update/release-keys.ts), e.g. the key of your own build' },
+      healthSeconds: { kind: 'integer', min: 5, max: 3600, default: 120, description: 'under systemd: how long the new version has to send READY=1 and a first watchdog ping before the old one is put back' },
+      check: { kind: 'enum', values: ['off', 'daily'], default: 'off', description: 'daily: the gateway looks for a newer signed release once a day and tells owner.notify (it never installs by itself)' },
+    },
+  },
 } as const satisfies Record<string, Field>;
 
 export const schema: ObjectField = { kind: 'object', description: 'pinclaw configuration', fields: sections };

@@ -22,7 +22,7 @@ function config(raw: unknown): PinclawConfig {
 t.test('defaults: no board, no lines, no triggers, a write rate limit', async (t) => {
   const d = defaults();
   t.same(d.board, {});
-  t.same(d.hardware, { lines: [], confirm: [], release: [], writeRateLimit: { perLine: 30, perSeconds: 60 }, triggers: [], sensorTriggers: [], sensors: [], devices: [], maixcam: { host: '0.0.0.0', triggers: [] } });
+  t.same(d.hardware, { lines: [], confirm: [], release: [], writeRateLimit: { perLine: 30, perSeconds: 60 }, triggers: [], sensorTriggers: [], sensors: [], devices: [], maixcam: { host: '0.0.0.0', triggers: [] }, cameras: [] });
 });
 
 t.test('a full hardware section validates and gets its item defaults', async (t) => {

@@ -9,7 +9,7 @@ import { configFromRaw, plannedConfig, readConfigFile, type PinclawConfig } from
 import { localFallback, missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import { ConfigError } from '../errors.js';
 import { unknownZoneText } from '../time-zone-check.js';
-import { checkBoardConfig } from '../hardware/boards/config-check.js';
+import { checkBoardConfig, chosenCameraBoard } from '../hardware/boards/config-check.js';
 import { checkSensorConfig } from '../hardware/sensors/config-check.js';
 import type { Paths } from '../paths.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
@@ -72,6 +72,11 @@ async function checkedProblems(config: PinclawConfig, { paths, env, host }: Wher
   });
   collect(problems, 'sensors', () => checkSensorConfig(config.hardware, paths.config));
   collect(problems, 'boards', () => checkBoardConfig(config, paths));
+  // The camera chunk is loaded only when hardware.cameras names one, as the gateway loads it.
+  if (config.hardware.cameras.length) {
+    const { checkCameraConfig } = await import('../hardware/camera/index.js');
+    collect(problems, 'cameras', () => checkCameraConfig(config.hardware.cameras, paths.config, chosenCameraBoard(config, paths)));
+  }
   collect(problems, 'maixcam', () => {
     const cam = config.hardware.maixcam;
     if (cam.port !== undefined && !cam.token) throw new ConfigError('hardware.maixcam.token: required when hardware.maixcam.port is set (each camera sends it in its hello)');

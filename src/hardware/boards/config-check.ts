@@ -160,3 +160,10 @@ export function checkBoardConfig(config: PinclawConfig, paths: Pick<Paths, 'home
   const issues = boardConfigIssues(config, registry, choice.loaded?.profile);
   if (issues.length) throw new ConfigError(formatIssues(issues, paths.config));
 }
+
+/** The board profile the gateway would choose, with its camera interfaces: for hardware.cameras' check. */
+export function chosenCameraBoard(config: PinclawConfig, paths: Pick<Paths, 'home' | 'config'>, roots: HostRoots = HOST_ROOTS): { id: string; interfaces?: readonly string[] } | undefined {
+  const registry = loadBoardRegistry({ userDir: userBoardsDir(paths) });
+  const profile = chooseBoard(registry, config.board.profile, detectWith(registry, roots)).loaded?.profile;
+  return profile && { id: profile.id, interfaces: profile.camera?.interfaces };
+}

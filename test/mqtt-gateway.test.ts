@@ -7,10 +7,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IClientOptions } from 'mqtt';
 import { openDatabase } from '../src/store/db.js';
-import { startAnthropicServer, textReply, type AnthropicStep } from './support/anthropic-server.js';
+import { startAnthropicServer, type AnthropicStep } from './support/anthropic-server.js';
 import { recordingClient, startBroker, until as untilWithin, type Broker, type Received } from './support/mosquitto.js';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir, type Started } from './support/proc.js';
 import type { Step } from './support/stand-in.js';
+import { echo, lastUser } from './support/channel-gateway.js';
 
 const NODE = 'gw';
 const TOKEN = 'gw-token-123';
@@ -23,8 +24,6 @@ const CHAT = { enabled: true, allowFrom: [{ name: 'panel', token: PANEL_TOKEN }]
 const msg = (o: Record<string, unknown>) => JSON.stringify({ from: 'panel', token: PANEL_TOKEN, ...o });
 
 /** The user's text as the provider got it: the channel adds a bracketed header before it. */
-const lastUser = (body: { messages: { content: unknown }[] }) => JSON.stringify(body.messages.at(-1)!.content);
-const echo: Step<AnthropicStep> = (req) => textReply(`echo: ${/\] ([^"\\]*)/.exec(lastUser(req.body))?.[1] ?? '?'}`);
 
 type Msg = Received;
 

@@ -6,62 +6,36 @@
 import t, { type Test } from 'tap';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../src/store/db.js';
-import { startAnthropicServer, textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';
-import { bundle, cleanEnv, runPinclawAsync, start, tempDir, type Started } from './support/proc.js';
+import { textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';
+import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 import { startSignalDaemon, type SignalDaemon } from './support/signal-daemon.js';
 import type { Step } from './support/stand-in.js';
+import { dbRows, lastUser, startChannelGateway, type ChannelGateway } from './support/channel-gateway.js';
 
 const OWNER = { number: '+15550001111', uuid: '0c7c6f0e-3f1a-4f57-8a3e-6a2b1c9d0e11', name: 'Ada' };
 const STRANGER = { number: '+15550002222', uuid: '9d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6', name: 'Bob' };
 const GROUP = 'Zm9vYmFyL2dyb3VwK2lkPT0xMjM0NTY3ODkwYWI=';
 
-interface Fixture {
+interface Fixture extends ChannelGateway {
   sd: SignalDaemon;
-  llm: Awaited<ReturnType<typeof startAnthropicServer>>;
-  home: string;
-  env: NodeJS.ProcessEnv;
-  gw: Started & { url: string };
-  restart(extra?: Record<string, string>): Promise<void>;
 }
-
-const lastUser = (body: { messages: { content: unknown }[] }) => JSON.stringify(body.messages.at(-1)!.content);
 
 async function fixture(t: Test, o: { signal?: Record<string, unknown>; tools?: Record<string, unknown>; llm?: Step<AnthropicStep>; env?: Record<string, string>; daemonDown?: boolean } = {}): Promise<Fixture> {
   const sd = await startSignalDaemon();
   if (o.daemonDown) await sd.down();
-  const llm = await startAnthropicServer(o.llm ?? ((req) => textReply(`echo: ${/\] ([^"\\]*)/.exec(lastUser(req.body))?.[1] ?? '?'}`)));
-  const home = tempDir();
-  writeFileSync(join(home, 'config.json'), JSON.stringify({
-    channels: { signal: { url: sd.url, account: sd.account, allowFrom: [OWNER.number], attachmentsDir: sd.attachmentsDir, debounceMs: 0, ...o.signal } },
-    ...(o.tools ? { tools: o.tools } : {}),
-  }));
-  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_AGENT_RETRY_BASE_MS: '10', ...o.env });
-  const f = { sd, llm, home, env } as Fixture;
-  f.restart = async (extra = {}) => {
-    const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: { ...env, ...extra } });
-    const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
-    f.gw = { ...gw, url: m[1]! };
-  };
-  await f.restart();
+  const g = await startChannelGateway(t, {
+    config: () => ({
+      channels: { signal: { url: sd.url, account: sd.account, allowFrom: [OWNER.number], attachmentsDir: sd.attachmentsDir, debounceMs: 0, ...o.signal } },
+      ...(o.tools ? { tools: o.tools } : {}),
+    }),
+    llm: o.llm, env: o.env, close: () => sd.close().catch(() => {}),
+  });
   // The daemon hands a new stream only what comes after it opened (and, with Last-Event-ID, what it missed).
   if (!o.daemonDown) await sd.waitFor(() => sd.streams === 1);
-  t.teardown(async () => {
-    f.gw.child.kill('SIGKILL');
-    await f.gw.exited;
-    await Promise.all([sd.close().catch(() => {}), llm.close()]);
-  });
-  return f;
+  return Object.assign(g, { sd });
 }
 
-function rows<T>(home: string, q: string, ...args: unknown[]): T[] {
-  const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
-  try {
-    return db.prepare(q).all(...args) as T[];
-  } finally {
-    db.close();
-  }
-}
+const rows = dbRows;
 
 const sends = (sd: SignalDaemon) => sd.sent.map((s) => s.params as { recipient?: string[]; groupId?: string; message: string; quoteTimestamp?: number; quoteAuthor?: string });
 

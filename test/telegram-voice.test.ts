@@ -5,12 +5,12 @@
 // back from the voice note; and the bad cases: a 10-minute note, silence, the STT server down, TTS
 // failing. Each tells the owner the cause, keeps the note in the workspace and loses no text.
 import t, { type Test } from 'tap';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAnthropicServer, textReply } from './support/anthropic-server.js';
-import { bundle, cleanEnv, root, start, tempDir, type Started } from './support/proc.js';
+import { root, tempDir } from './support/proc.js';
 import { startSpeechServer } from './support/speech-server.js';
 import { startTelegramApi, type TelegramApi } from './support/telegram-api.js';
+import { lastUser, startChannelGateway, type ChannelGateway } from './support/channel-gateway.js';
 import { codecOf, decode, silentNote, spokenNote } from './support/voice-audio.js';
 
 const OWNER = { id: 42, username: 'ada', first_name: 'Ada' };
@@ -18,39 +18,22 @@ const sttCommand = join(root, 'test', 'support', 'stt-command.mjs');
 const audio = tempDir('pinclaw-voice-audio-');
 const note = spokenNote(audio, 'Please turn on the kitchen light.');
 
-interface Fixture {
+interface Fixture extends ChannelGateway {
   tg: TelegramApi;
-  llm: Awaited<ReturnType<typeof startAnthropicServer>>;
-  home: string;
+  /** where the STT stand-in writes what it was given */
   record: string;
-  gw: Started;
-  restart(): Promise<void>;
 }
-
-const lastUser = (body: { messages: { content: unknown }[] }) => JSON.stringify(body.messages.at(-1)!.content);
 
 async function fixture(t: Test, voice: (record: string) => Record<string, unknown>): Promise<Fixture> {
   const tg = await startTelegramApi();
-  const llm = await startAnthropicServer((req) => textReply(`echo: ${/\] ([^"\\]*)/.exec(lastUser(req.body))?.[1] ?? '?'}`));
-  const home = tempDir();
-  const record = join(home, 'stt.jsonl');
-  writeFileSync(join(home, 'config.json'), JSON.stringify({
-    channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0, streaming: false } },
-    voice: voice(record),
-  }));
-  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_AGENT_RETRY_BASE_MS: '10' });
-  const f = { tg, llm, home, record } as Fixture;
-  f.restart = async () => {
-    f.gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env });
-    await f.gw.waitFor(/gateway listening on/);
-  };
-  await f.restart();
-  t.teardown(async () => {
-    f.gw.child.kill('SIGKILL');
-    await f.gw.exited;
-    await Promise.all([tg.close(), llm.close()]);
+  const g = await startChannelGateway(t, {
+    config: (home) => ({
+      channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0, streaming: false } },
+      voice: voice(join(home, 'stt.jsonl')),
+    }),
+    close: () => tg.close(),
   });
-  return f;
+  return Object.assign(g, { tg, record: join(g.home, 'stt.jsonl') });
 }
 
 const commandStt = (text: string) => (record: string) => ({ stt: { backend: 'command', command: [process.execPath, sttCommand, '{wav}', record, text] }, tts: { backend: 'command', command: ['espeak-ng', '-w', '{wav}'] } });

@@ -5,61 +5,35 @@
 // refused token, and SIGKILL while polling and while sending.
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/store/db.js';
-import { slowText, startAnthropicServer, textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';
-import { bundle, cleanEnv, runPinclawAsync, start, tempDir, type Started } from './support/proc.js';
+import { slowText, textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';
+import { bundle, runPinclawAsync, start } from './support/proc.js';
 import { startTelegramApi, type TelegramApi } from './support/telegram-api.js';
 import { decodeJpeg } from './support/camera-testsrc.js';
 import type { Step } from './support/stand-in.js';
+import { dbRows, lastUser, startChannelGateway, type ChannelGateway } from './support/channel-gateway.js';
 
 const OWNER = { id: 42, username: 'ada', first_name: 'Ada' };
 
-interface Fixture {
+interface Fixture extends ChannelGateway {
   tg: TelegramApi;
-  llm: Awaited<ReturnType<typeof startAnthropicServer>>;
-  home: string;
-  env: NodeJS.ProcessEnv;
-  gw: Started & { url: string };
-  restart(extra?: Record<string, string>): Promise<void>;
 }
-
-/** the user's text as the provider received it in the last message */
-const lastUser = (body: { messages: { content: unknown }[] }) => JSON.stringify(body.messages.at(-1)!.content);
 
 async function fixture(t: Test, o: { telegram?: Record<string, unknown>; tools?: Record<string, unknown>; llm?: Step<AnthropicStep>; env?: Record<string, string> } = {}): Promise<Fixture> {
   const tg = await startTelegramApi();
-  const llm = await startAnthropicServer(o.llm ?? ((req) => textReply(`echo: ${/\] ([^"\\]*)/.exec(lastUser(req.body))?.[1] ?? '?'}`)));
-  const home = tempDir();
-  writeFileSync(join(home, 'config.json'), JSON.stringify({
-    channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0, ...o.telegram } },
-    ...(o.tools ? { tools: o.tools } : {}),
-  }));
-  const env = cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: llm.url, PINCLAW_AGENT_RETRY_BASE_MS: '10', ...o.env });
-  const f = { tg, llm, home, env } as Fixture;
-  f.restart = async (extra = {}) => {
-    const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: { ...env, ...extra } });
-    const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
-    f.gw = { ...gw, url: m[1]! };
-  };
-  await f.restart();
-  t.teardown(async () => {
-    f.gw.child.kill('SIGKILL');
-    await f.gw.exited;
-    await Promise.all([tg.close(), llm.close()]);
+  const g = await startChannelGateway(t, {
+    config: () => ({
+      channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0, ...o.telegram } },
+      ...(o.tools ? { tools: o.tools } : {}),
+    }),
+    llm: o.llm, env: o.env, close: () => tg.close(),
   });
-  return f;
+  return Object.assign(g, { tg });
 }
 
-function rows<T>(home: string, q: string, ...args: unknown[]): T[] {
-  const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
-  try {
-    return db.prepare(q).all(...args) as T[];
-  } finally {
-    db.close();
-  }
-}
+const rows = dbRows;
 
 const textsTo = (tg: TelegramApi, chatId: number) => tg.sent.filter((m) => m.chatId === chatId).map((m) => tg.message(chatId, m.messageId)?.text ?? m.text);
 

@@ -3,7 +3,7 @@
 // block, rewrite, allow/ask, timeout, crash, 1 MB of stdout, a grandchild, the environment, the veto
 // of a physical action across retries of a turn, and HardwareTrigger.
 import t, { type Test } from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hookIssues, matcherFor } from '../src/config/hooks.js';
 import { createRedactor } from '../src/config/redact.js';
@@ -185,7 +185,7 @@ t.test('timeout: killed with its group; PreToolUse fails closed, PostToolUse goe
   });
   const r = await s.registry.call({ name: 'relay_write', input: { pin: 1, on: true } }, ctxOf(s));
   t.equal(r.outcome, 'denied');
-  t.match(r.result.content, /timed out after 300 ms and was killed with its process group \(the hook failed, and its onFailure is block\)/);
+  t.match(r.result.content, /timed out after 300 ms and was stopped with its process group \(SIGTERM, SIGKILL 300 ms later\) \(the hook failed, and its onFailure is block\)/);
   t.same(s.calls, []);
   const n = await s.registry.call({ name: 'note', input: { text: 'still here' } }, ctxOf(s));
   t.equal(n.outcome, 'ok');
@@ -195,6 +195,34 @@ t.test('timeout: killed with its group; PreToolUse fails closed, PostToolUse goe
   t.ok(rows.some((x) => x.rule === 'hooks.PreToolUse[0]' && x.outcome === 'denied' && /timed out/.test(x.detail ?? '')));
   t.ok(rows.some((x) => x.rule === 'hooks.PostToolUse[0]' && x.outcome === 'error' && /onFailure continue/.test(x.detail ?? '')));
 });
+
+// Every backend this host has: the SIGTERM reaches the hook by a different road in each (the
+// addon's supervising thread, the processes below bwrap, the process group).
+for (const b of ['landlock', 'bubblewrap', 'none'] as const) {
+  const usable = b === 'none' || !('error' in chooseBackend(b, await detectSandbox()));
+  t.test(`timeout under ${b}: SIGTERM first, so a hook can clean up; one that ignores it is killed after the grace`, { skip: usable ? false : `no ${b} here` }, async (t) => {
+    const { runHook, graceFor } = await import('../src/hooks/run.js');
+    const { Sandbox } = await import('../src/sandbox/index.js');
+    const ws = tempDir('pinclaw-hooks-term-');
+    const { config } = validateConfig({ sandbox: { backend: b } });
+    const sandbox = new Sandbox(ws, config!.sandbox);
+    const marker = `${b}-term-${process.pid}`;
+    const cleanup = join(ws, 'cleaned-up');
+    writeFileSync(join(ws, `trap-${marker}.sh`), `trap 'echo cleaned > "${cleanup}"; exit 0' TERM\nwhile :; do sleep 0.05; done\n`);
+    const polite = await runHook({ sandbox, command: `sh ${join(ws, `trap-${marker}.sh`)}`, timeoutMs: 400, input: {} });
+    t.match(polite.failure, /timed out after 400 ms and was stopped with its process group \(SIGTERM, SIGKILL 400 ms later\)/);
+    t.equal(readFileSync(cleanup, 'utf8'), 'cleaned\n', 'the hook ran its TERM trap before it was gone');
+    t.equal(processesWith(marker), 0, 'nothing of it is left: runHook returns once every process is reaped');
+
+    const sleeper = `9${process.pid}${b.length}`;
+    writeFileSync(join(ws, `deaf-${marker}.sh`), `trap '' TERM\nsleep ${sleeper}\n`);
+    const deaf = await runHook({ sandbox, command: `sh ${join(ws, `deaf-${marker}.sh`)}`, timeoutMs: 300, input: {} });
+    t.match(deaf.failure, /timed out after 300 ms/);
+    t.ok(await until(() => processesWith(marker) === 0 && processesWith(`sleep\0${sleeper}`) === 0), 'a hook that ignores SIGTERM (and its child that inherits that) is killed all the same');
+    t.equal(graceFor(60_000), 2000, 'the grace is 2 s');
+    t.equal(graceFor(300), 300, 'or the timeout, when shorter');
+  });
+}
 
 t.test('a crash (exit 1) follows onFailure', async (t) => {
   const s = setup(t, { PreToolUse: [{ matcher: 'relay_write', command: 'echo boom >&2; exit 1' }, { matcher: 'note', command: 'exit 1', onFailure: 'continue' }] });

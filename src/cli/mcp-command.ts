@@ -40,7 +40,7 @@ async function withClient<T>(client: McpClient, fn: () => Promise<T>): Promise<T
 const list: Subcommand = async (rest, ctx) => {
   if (rest.length) throw new UsageError(`unexpected argument '${rest[0]}'\nusage: pinclaw mcp list`);
   const config = configured(ctx);
-  const client = startMcpClient(config, { workspace: ctx.paths.workspace });
+  const client = startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home });
   const status = await withClient(client, async () => {
     await client.ready();
     return client.status();
@@ -59,7 +59,7 @@ const list: Subcommand = async (rest, ctx) => {
 const tools: Subcommand = async (rest, ctx) => {
   const config = configured(ctx);
   const name = serverName(config, rest[0], 'pinclaw mcp tools NAME');
-  const client = startMcpClient(config, { workspace: ctx.paths.workspace, only: name });
+  const client = startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home, only: name });
   const listed = await withClient(client, async () => {
     await client.ready();
     const err = client.status()[0]?.error;
@@ -89,7 +89,7 @@ const call: Subcommand = async (rest, ctx) => {
     toolSources: (config) => {
       checkMcpConfig(config);
       const name = serverName(config, rest[0], usage);
-      client = startMcpClient(config, { workspace: ctx.paths.workspace, only: name });
+      client = startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home, only: name });
       return [client];
     },
   });

@@ -3,7 +3,7 @@
 // SIGKILL to the whole group at the timeout or on abort (after a SIGTERM and run.graceMs when
 // asked). Used by the bubblewrap and none backends.
 import { spawn } from 'node:child_process';
-import { descendants } from './descendants.js';
+import { descendants } from './proc-table.js';
 import type { BackendExit, PreparedRun } from './types.js';
 
 export type Supervised = Omit<BackendExit, 'enforcement'>;

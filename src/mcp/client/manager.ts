@@ -13,6 +13,7 @@ import type { McpServerConfig, McpServerStatus, ServerState } from '../types.js'
 import { McpConnection, type RemoteTool } from './connection.js';
 import { HttpTransport } from './http.js';
 import { stdioLaunch } from './launch.js';
+import { recordServer } from './leftovers.js';
 import { toolNames } from './names.js';
 import { resultText } from './result.js';
 import { StdioTransport } from './stdio.js';
@@ -26,6 +27,8 @@ export interface McpClientOptions {
   servers: Readonly<Record<string, McpServerConfig>>;
   workspace: string;
   sandbox: SandboxSettings;
+  /** where each running stdio server is recorded, so that a next gateway can end what a killed one leaked (leftovers.ts) */
+  runDir?: string;
   /** names already used by pinclaw's own tools (asked when names are given): an MCP tool never takes one */
   reserved?: () => readonly string[];
   now?: () => number;
@@ -120,7 +123,12 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       const l = await stdioLaunch(e.name, c, { workspace: o.workspace, sandbox: o.sandbox });
       release = l.release;
       e.sandbox = l.sandbox;
-      const stdio = new StdioTransport(e.name, l.launch);
+      let unrecord = (): void => undefined;
+      const runDir = o.runDir;
+      const stdio = new StdioTransport(e.name, l.launch, runDir ? {
+        onStarted: (pid) => (unrecord = recordServer(runDir, e.name, l.token, pid)),
+        onGone: () => unrecord(),
+      } : {});
       e.stdio = stdio;
       conn = new McpConnection(e.name, stdio);
       e.live = conn;

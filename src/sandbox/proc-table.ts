@@ -1,4 +1,6 @@
-// The processes below one process, read from /proc: how a SIGTERM reaches the command inside
+// The process table, read from /proc: the processes below one process (how a SIGTERM reaches the
+// command inside bubblewrap; see below), and what a sweep of leftover MCP servers looks for.
+//
 // bubblewrap. bwrap's own process group holds only bwrap (the command runs in a session of its
 // own inside the sandbox), and bwrap does not forward signals: a SIGTERM to bwrap would end it,
 // and --die-with-parent would then SIGKILL the sandbox without the grace.

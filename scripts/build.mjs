@@ -80,7 +80,9 @@ export const lazyChunks = [
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
   // The MCP client (src/mcp/client/): loaded by a gateway or `pinclaw mcp` when mcp.servers has an
   // enabled server. `pinclaw mcp ...` itself is in the same chunk: run by the owner, never idle.
-  { name: 'mcp-client', entries: [srcFile('mcp/client/index.ts'), srcFile('cli/mcp-command.ts')] },
+  // Its Landlock servers and the sweep of leftovers use slivers of stateless sandbox modules the
+  // bundle holds (signal names, the /proc table, the addon's event kinds): copies.
+  { name: 'mcp-client', entries: [srcFile('mcp/client/index.ts'), srcFile('cli/mcp-command.ts')], copies: ['src/sandbox/signals.ts', 'src/sandbox/proc-table.ts', 'src/sandbox/native.ts'] },
   // `pinclaw status` and `doctor --probe`: the owner's look at the installation, never run by a gateway.
   { name: 'cli-info', entries: [srcFile('cli/status-command.ts'), srcFile('ops/probe.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
   // The dashboard's admin views (Home, Cron, Pairings, Logs, Config): loaded by the first request for

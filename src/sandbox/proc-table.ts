@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** pid and parent pid of a /proc/PID/stat line; the command name in parentheses may hold anything. */
-export function parseStat(stat: string): { pid: number; ppid: number; pgrp: number; starttime: number } | null {
+export function parseStat(stat: string): { pid: number; state: string; ppid: number; pgrp: number; starttime: number } | null {
   const close = stat.lastIndexOf(')');
   if (close < 0) return null;
   const pid = Number.parseInt(stat, 10);
@@ -18,7 +18,7 @@ export function parseStat(stat: string): { pid: number; ppid: number; pgrp: numb
   const pgrp = Number(f[2]);
   const starttime = Number(f[19]);
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgrp) || !Number.isFinite(starttime)) return null;
-  return { pid, ppid, pgrp, starttime };
+  return { pid, state: f[0] ?? '?', ppid, pgrp, starttime };
 }
 
 /** Every live process's /proc/PID/stat, parsed; the ones that vanish meanwhile are skipped. */

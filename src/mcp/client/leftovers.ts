@@ -112,8 +112,9 @@ export function sweepLeftovers(dir: string): number {
   const table = processTable();
   const victims = new Set<number>();
   const groups = new Set<number>();
-  for (const p of table) {
-    if (p.pid === process.pid) continue;
+  // A zombie has already died (it only waits for init to reap it): nothing to kill.
+  const live = table.filter((p) => p.state !== 'Z' && p.pid !== process.pid);
+  for (const p of live) {
     const rec = environHas(p.pid, stale);
     if (rec) {
       victims.add(p.pid);
@@ -121,7 +122,7 @@ export function sweepLeftovers(dir: string): number {
     }
     for (const r of stale.values()) if (p.pid === r.pid && p.starttime === r.starttime) groups.add(r.pid);
   }
-  for (const p of table) if (groups.has(p.pgrp) && p.pid !== process.pid) victims.add(p.pid);
+  for (const p of live) if (groups.has(p.pgrp)) victims.add(p.pid);
   for (const pid of victims) {
     try {
       process.kill(pid, 'SIGKILL');

@@ -89,7 +89,8 @@ export const lazyChunks = [
   // one of them. Its pairings use most of src/store/pairing.ts, of which the bundle holds a little: a copy.
   { name: 'dashboard-admin', entries: [srcFile('channels/http/admin/routes.ts')], copies: ['src/store/pairing.ts'] },
   // Command hooks (hooks.* in the config): their engine and runner, loaded by the first hook to run.
-  { name: 'hooks', entries: [srcFile('hooks/engine.ts')] },
+  // doctor's hooks check is here too: run by the owner, never by an idle gateway.
+  { name: 'hooks', entries: [srcFile('hooks/engine.ts'), srcFile('hooks/doctor.ts')] },
   // `pinclaw backup`, `restore`, `onboard`, `service` and `logs` (which finds the unit `service` wrote),
   // doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the

@@ -217,6 +217,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   if (config?.mqtt.url) checks.push(await (await import('../channels/mqtt/start.js')).mqttCheck(config.mqtt, config.tools));
   // The MCP servers, when any is configured: each started and listed once (the client's lazy chunk).
   if (config && Object.keys(config.mcp.servers).length) checks.push(await (await import('../mcp/client/index.js')).mcpCheck(config, paths.workspace));
+  // The command hooks, when any is configured: each one's program, its sandbox, its onFailure (the hooks chunk).
+  if (config && Object.values(config.hooks).some((list) => list.length)) checks.push(await (await import('../hooks/doctor.js')).hooksCheck(config, paths.workspace));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

@@ -300,6 +300,31 @@ t.test("a physical action's veto holds for every retry of the turn", async (t) =
   t.equal(hookRows(s.db).filter((x) => x.outcome === 'denied').length, 4);
 });
 
+t.test('a veto is kept while its turn can be retried, and removed once the turn is done or failed', async (t) => {
+  const { enqueue, markDone, markAttemptFailed } = await import('../src/store/queue.js');
+  const { pruneVetoes, VETO_MAX_AGE_MS } = await import('../src/hooks/vetoes.js');
+  const s = setup(t, { PreToolUse: [{ matcher: 'relay_write', command: 'echo "not now" >&2; exit 2' }] });
+  const vetoes = () => (s.db.prepare(`select key from state where key like 'hooks.veto:%' order by key`).all() as { key: string }[]).map((r) => r.key);
+  const inbound = (text: string) => enqueue(s.db, { sessionKey: 'telegram:5', channel: 'cli', chatId: 'local', sender: 'owner', text }, 0);
+  const [a, b, c] = [inbound('a'), inbound('b'), inbound('c')];
+  const relay = (turn: number) => s.registry.call({ name: 'relay_write', input: { pin: 3, on: true } }, ctxOf(s, { turnId: String(turn) }));
+  t.equal((await relay(a.id)).outcome, 'denied');
+  t.equal((await relay(b.id)).outcome, 'denied');
+  t.same(vetoes(), [`hooks.veto:telegram:5:${a.id}:relay_write`, `hooks.veto:telegram:5:${b.id}:relay_write`], 'both turns are under way: both vetoes are kept');
+  markDone(s.db, [a.id]);
+  t.equal(markAttemptFailed(s.db, [b.id], 'model down', 0, 1000), 'failed');
+  t.equal((await relay(c.id)).outcome, 'denied');
+  t.same(vetoes(), [`hooks.veto:telegram:5:${c.id}:relay_write`], 'the vetoes of the finished turns (done, failed) went when the next one was stored');
+  const retry = await relay(c.id);
+  t.match(retry.result.content, /vetoed earlier in this turn: not now/, 'the veto of the turn under way still holds');
+  // A turn id the queue does not know (not a queued turn) keeps its veto for VETO_MAX_AGE_MS.
+  t.equal((await relay(987654)).outcome, 'denied');
+  t.equal(pruneVetoes(s.db, Date.now()), 0, 'nothing finished: nothing removed');
+  t.equal(pruneVetoes(s.db, Date.now() + VETO_MAX_AGE_MS + 60_000), 1, 'the unknown turn\'s veto goes after its maximum age');
+  t.same(vetoes(), [`hooks.veto:telegram:5:${c.id}:relay_write`], 'a turn under way keeps its veto at any age');
+  t.ok(hookRows(s.db).filter((x) => x.outcome === 'denied').length >= 5, 'every veto is still in the audit table');
+});
+
 t.test('HardwareTrigger: a block means no turn, and is audited', async (t) => {
   const db = openDatabase(join(tempDir(), 'pinclaw.db'));
   t.teardown(() => db.close());

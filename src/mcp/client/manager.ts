@@ -125,10 +125,17 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       e.sandbox = l.sandbox;
       let unrecord = (): void => undefined;
       const runDir = o.runDir;
-      const stdio = new StdioTransport(e.name, l.launch, runDir ? {
-        onStarted: (pid) => (unrecord = recordServer(runDir, e.name, l.token, pid)),
-        onGone: () => unrecord(),
-      } : {});
+      let stdio: StdioTransport;
+      try {
+        stdio = new StdioTransport(e.name, l.launch, runDir ? {
+          onStarted: (pid) => (unrecord = recordServer(runDir, e.name, l.token, pid)),
+          onGone: () => unrecord(),
+        } : {});
+      } catch (err) {
+        // The addon refused the options (a rule it cannot build): nothing runs, the $TMPDIR goes.
+        l.release();
+        throw new Error(`MCP server ${e.name} cannot start: ${errorMessage(err)}`);
+      }
       e.stdio = stdio;
       conn = new McpConnection(e.name, stdio);
       e.live = conn;

@@ -2,9 +2,12 @@
 // seccomp program are built on the calling thread, so option and path errors throw at once; the
 // child is then started by one thread per command, which also supervises it: it poll()s a pidfd,
 // the two pipes and a cancel eventfd, and hands the start, output chunks and the exit to JavaScript
-// through a thread-safe function. The event loop is never blocked by the child's setup (which can
+// through a thread-safe function. With `stdinPipe` the child's stdin is a pipe whose write end
+// JavaScript gets as a file descriptor: a long-lived child (an MCP server) then reads requests there
+// for as long as it runs, and terminate() asks its group to stop (SIGTERM) before kill(). The event loop is never blocked by the child's setup (which can
 // wait on the kernel, e.g. for a cgroup migration), no SIGCHLD handler is involved, and libuv,
 // which reaps only its own children, never sees this one.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -49,6 +52,11 @@ struct Job {
   int pidfd = -1;
   int fds[2] = {-1, -1};
   int cancelFd = -1;
+  // The child's end of the stdin pipe, closed by the supervising thread once the child has it.
+  int stdinReadFd = -1;
+  // What the doorbell (cancelFd) was rung for; set before it rings.
+  std::atomic<bool> killAsked{false};
+  std::atomic<bool> termAsked{false};
   int64_t timeoutMs = 0;
   size_t forwardLimit = 0;
   sandbox::SpawnSpec spec;
@@ -58,6 +66,7 @@ struct Job {
   std::atomic<bool> done{false};
   ~Job() {
     if (cancelFd >= 0) close(cancelFd);
+    if (stdinReadFd >= 0) close(stdinReadFd);
     if (rulesetFd >= 0) close(rulesetFd);
   }
 };
@@ -117,6 +126,9 @@ void Run(std::shared_ptr<Job> job) {
   std::string err = sandbox::Spawn(job->spec, &sp);
   close(job->rulesetFd);
   job->rulesetFd = -1;
+  // The child has its own copy now (or never will): a writer then sees EPIPE once the child is gone.
+  if (job->stdinReadFd >= 0) close(job->stdinReadFd);
+  job->stdinReadFd = -1;
   if (!err.empty()) {
     ExitInfo info;
     info.error = err;
@@ -182,8 +194,15 @@ void Supervise(std::shared_ptr<Job> job) {
     if (cancelIdx >= 0 && pfds[cancelIdx].revents) {
       uint64_t v;
       if (read(job->cancelFd, &v, sizeof v) < 0) { /* the eventfd is only a doorbell */ }
-      if (!info.timedOut) info.cancelled = true;
-      KillGroup(*job);
+      // SIGTERM first, should both have been asked: the SIGKILL then ends what ignores it.
+      if (job->termAsked.exchange(false)) {
+        kill(-job->pid, SIGTERM);
+        kill(job->pid, SIGTERM);
+      }
+      if (job->killAsked.exchange(false)) {
+        if (!info.timedOut) info.cancelled = true;
+        KillGroup(*job);
+      }
     }
     for (int s = 0; s < 2; s++) {
       if (outIdx[s] < 0 || !pfds[outIdx[s]].revents) continue;
@@ -349,15 +368,28 @@ Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
   return out;
 }
 
-Napi::Value Kill(const Napi::CallbackInfo& info) {
-  auto* job = static_cast<std::shared_ptr<Job>*>(info.Data());
-  if ((*job)->done) return Napi::Boolean::New(info.Env(), false);
+// The supervising thread does the signalling: it alone knows whether the leader is reaped yet,
+// so a signal never reaches a group whose id the kernel has given to someone else.
+bool Ring(Job& job, std::atomic<bool>& what) {
+  if (job.done) return false;
+  what = true;
   uint64_t one = 1;
-  bool rang = write((*job)->cancelFd, &one, sizeof one) == sizeof one;
-  return Napi::Boolean::New(info.Env(), rang);
+  return write(job.cancelFd, &one, sizeof one) == sizeof one;
 }
 
-// spawnSandboxed(options, onEvent(kind, payload)) -> { kill(), enforcement }. Events: 4 started
+Napi::Value Kill(const Napi::CallbackInfo& info) {
+  auto& job = *static_cast<std::shared_ptr<Job>*>(info.Data());
+  return Napi::Boolean::New(info.Env(), Ring(*job, job->killAsked));
+}
+
+Napi::Value Terminate(const Napi::CallbackInfo& info) {
+  auto& job = *static_cast<std::shared_ptr<Job>*>(info.Data());
+  return Napi::Boolean::New(info.Env(), Ring(*job, job->termAsked));
+}
+
+// spawnSandboxed(options, onEvent(kind, payload)) -> { kill(), terminate(), enforcement, stdin? }
+// (stdin: the write end of the child's stdin pipe, a descriptor JavaScript owns and closes, when
+// options.stdinPipe is true; otherwise the child reads /dev/null). Events: 4 started
 // ({ pid, userNamespace, ... }), 1 and 2 output chunks, 3 exit (with spawnError if it never ran).
 Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -391,6 +423,12 @@ Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
   spec.userNamespace = userns;
   Napi::Value cg = o.Get("cgroupProcs");
   if (cg.IsString()) spec.cgroupProcs = cg.As<Napi::String>().Utf8Value();
+  Napi::Value sp = o.Get("stdinPipe");
+  if (!sp.IsUndefined() && !sp.IsBoolean()) {
+    Napi::TypeError::New(env, "spawnSandboxed: stdinPipe must be a boolean").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const bool stdinPipe = sp.IsBoolean() && sp.As<Napi::Boolean>().Value();
 
   sandbox::Ruleset rs;
   std::string err = sandbox::BuildRuleset(rules, network, &rs);
@@ -407,16 +445,31 @@ Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
     Napi::Error::New(env, std::string("sandbox: eventfd: ") + std::strerror(errno)).ThrowAsJavaScriptException();
     return env.Undefined();
   }
+  // Both ends close-on-exec: no other child of pinclaw's may hold the write end, or the server
+  // would never see its stdin end.
+  int stdinPipeFds[2] = {-1, -1};
+  if (stdinPipe) {
+    if (pipe2(stdinPipeFds, O_CLOEXEC) < 0) {
+      Napi::Error::New(env, std::string("sandbox: pipe2: ") + std::strerror(errno)).ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    job->stdinReadFd = stdinPipeFds[0];
+    spec.stdinFd = stdinPipeFds[0];
+  }
   job->timeoutMs = static_cast<int64_t>(timeoutMs);
   job->forwardLimit = static_cast<size_t>(forwardLimit);
   // A small queue: a fast writer waits for JavaScript instead of filling memory.
   job->tsfn = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "pinclaw.sandbox", 16, 1);
-  if (env.IsExceptionPending()) return env.Undefined();
+  if (env.IsExceptionPending()) {
+    if (stdinPipeFds[1] >= 0) close(stdinPipeFds[1]);
+    return env.Undefined();
+  }
   Napi::Object enforcement = Enforcement(env, rs, job->seccomp, spec.limits);
 
   try {
     std::thread(Run, job).detach();
   } catch (const std::exception& e) {
+    if (stdinPipeFds[1] >= 0) close(stdinPipeFds[1]);
     job->tsfn.Release();
     Napi::Error::New(env, std::string("sandbox: cannot start the supervising thread: ") + e.what()).ThrowAsJavaScriptException();
     return env.Undefined();
@@ -427,7 +480,12 @@ Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
   Napi::Function killFn = Napi::Function::New(env, Kill, "kill", held);
   killFn.AddFinalizer([](Napi::Env, std::shared_ptr<Job>* h) { delete h; }, held);
   out.Set("kill", killFn);
+  auto* heldToo = new std::shared_ptr<Job>(job);
+  Napi::Function termFn = Napi::Function::New(env, Terminate, "terminate", heldToo);
+  termFn.AddFinalizer([](Napi::Env, std::shared_ptr<Job>* h) { delete h; }, heldToo);
+  out.Set("terminate", termFn);
   out.Set("enforcement", enforcement);
+  if (stdinPipeFds[1] >= 0) out.Set("stdin", stdinPipeFds[1]);
   return out;
 }
 

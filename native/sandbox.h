@@ -75,6 +75,9 @@ struct SpawnSpec {
   bool userNamespace = true;
   // A cgroup's cgroup.procs (pids controller) the child moves itself into first; empty for none.
   std::string cgroupProcs;
+  // The read end of a pipe to give the child as its stdin (a long-lived server reads requests
+  // there); -1 for /dev/null. The caller keeps ownership and closes it once Spawn has returned.
+  int stdinFd = -1;
 };
 
 struct Spawned {

@@ -206,7 +206,9 @@ std::string Spawn(const SpawnSpec& spec, Spawned* out) {
   a->lastCap = lastCap;
 
   int pipes[2][2] = {{-1, -1}, {-1, -1}};
-  a->stdinFd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // The caller's pipe, or /dev/null (ours to close).
+  const bool ownStdin = spec.stdinFd < 0;
+  a->stdinFd = ownStdin ? open("/dev/null", O_RDONLY | O_CLOEXEC) : spec.stdinFd;
   std::string error;
   void* stack = MAP_FAILED;
   if (a->stdinFd < 0) error = std::string("open /dev/null: ") + strerror(errno);
@@ -229,7 +231,7 @@ std::string Spawn(const SpawnSpec& spec, Spawned* out) {
     if (pid < 0) error = std::string("clone: ") + strerror(cloneErr);
   }
   if (stack != MAP_FAILED) munmap(stack, kStackSize);
-  if (a->stdinFd >= 0) close(a->stdinFd);
+  if (ownStdin && a->stdinFd >= 0) close(a->stdinFd);
   if (pipes[0][1] >= 0) close(pipes[0][1]);
   if (pipes[1][1] >= 0) close(pipes[1][1]);
 

@@ -84,14 +84,17 @@ export const lazyChunks = [
   { name: 'mqtt', entries: [srcFile('channels/mqtt/start.ts')], copies: ['src/store/pairing.ts'] },
   // The MCP client (src/mcp/client/): loaded by a gateway or `pinclaw mcp` when mcp.servers has an
   // enabled server. `pinclaw mcp ...` itself is in the same chunk: run by the owner, never idle.
-  { name: 'mcp-client', entries: [srcFile('mcp/client/index.ts'), srcFile('cli/mcp-command.ts')] },
+  // Its Landlock servers and the sweep of leftovers use slivers of stateless sandbox modules the
+  // bundle holds (signal names, the /proc table, the addon's event kinds): copies.
+  { name: 'mcp-client', entries: [srcFile('mcp/client/index.ts'), srcFile('cli/mcp-command.ts')], copies: ['src/sandbox/signals.ts', 'src/sandbox/proc-table.ts', 'src/sandbox/native.ts'] },
   // `pinclaw status` and `doctor --probe`: the owner's look at the installation, never run by a gateway.
   { name: 'cli-info', entries: [srcFile('cli/status-command.ts'), srcFile('ops/probe.ts')], copies: ['src/store/queue.ts', 'src/conductor/provider-outcome.ts', 'src/channels/status.ts', 'src/proc-locks.ts'] },
   // The dashboard's admin views (Home, Cron, Pairings, Logs, Config): loaded by the first request for
   // one of them. Its pairings use most of src/store/pairing.ts, of which the bundle holds a little: a copy.
   { name: 'dashboard-admin', entries: [srcFile('channels/http/admin/routes.ts')], copies: ['src/store/pairing.ts'] },
   // Command hooks (hooks.* in the config): their engine and runner, loaded by the first hook to run.
-  { name: 'hooks', entries: [srcFile('hooks/engine.ts')] },
+  // doctor's hooks check is here too: run by the owner, never by an idle gateway.
+  { name: 'hooks', entries: [srcFile('hooks/engine.ts'), srcFile('hooks/doctor.ts')] },
   // `pinclaw backup`, `restore`, `onboard`, `service` and `logs` (which finds the unit `service` wrote),
   // doctor's service check: run once in a while, never by a gateway.
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the

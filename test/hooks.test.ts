@@ -3,7 +3,7 @@
 // block, rewrite, allow/ask, timeout, crash, 1 MB of stdout, a grandchild, the environment, the veto
 // of a physical action across retries of a turn, and HardwareTrigger.
 import t, { type Test } from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hookIssues, matcherFor } from '../src/config/hooks.js';
 import { createRedactor } from '../src/config/redact.js';
@@ -185,7 +185,7 @@ t.test('timeout: killed with its group; PreToolUse fails closed, PostToolUse goe
   });
   const r = await s.registry.call({ name: 'relay_write', input: { pin: 1, on: true } }, ctxOf(s));
   t.equal(r.outcome, 'denied');
-  t.match(r.result.content, /timed out after 300 ms and was killed with its process group \(the hook failed, and its onFailure is block\)/);
+  t.match(r.result.content, /timed out after 300 ms and was stopped with its process group \(SIGTERM, SIGKILL 300 ms later\) \(the hook failed, and its onFailure is block\)/);
   t.same(s.calls, []);
   const n = await s.registry.call({ name: 'note', input: { text: 'still here' } }, ctxOf(s));
   t.equal(n.outcome, 'ok');
@@ -195,6 +195,34 @@ t.test('timeout: killed with its group; PreToolUse fails closed, PostToolUse goe
   t.ok(rows.some((x) => x.rule === 'hooks.PreToolUse[0]' && x.outcome === 'denied' && /timed out/.test(x.detail ?? '')));
   t.ok(rows.some((x) => x.rule === 'hooks.PostToolUse[0]' && x.outcome === 'error' && /onFailure continue/.test(x.detail ?? '')));
 });
+
+// Every backend this host has: the SIGTERM reaches the hook by a different road in each (the
+// addon's supervising thread, the processes below bwrap, the process group).
+for (const b of ['landlock', 'bubblewrap', 'none'] as const) {
+  const usable = b === 'none' || !('error' in chooseBackend(b, await detectSandbox()));
+  t.test(`timeout under ${b}: SIGTERM first, so a hook can clean up; one that ignores it is killed after the grace`, { skip: usable ? false : `no ${b} here` }, async (t) => {
+    const { runHook, graceFor } = await import('../src/hooks/run.js');
+    const { Sandbox } = await import('../src/sandbox/index.js');
+    const ws = tempDir('pinclaw-hooks-term-');
+    const { config } = validateConfig({ sandbox: { backend: b } });
+    const sandbox = new Sandbox(ws, config!.sandbox);
+    const marker = `${b}-term-${process.pid}`;
+    const cleanup = join(ws, 'cleaned-up');
+    writeFileSync(join(ws, `trap-${marker}.sh`), `trap 'echo cleaned > "${cleanup}"; exit 0' TERM\nwhile :; do sleep 0.05; done\n`);
+    const polite = await runHook({ sandbox, command: `sh ${join(ws, `trap-${marker}.sh`)}`, timeoutMs: 400, input: {} });
+    t.match(polite.failure, /timed out after 400 ms and was stopped with its process group \(SIGTERM, SIGKILL 400 ms later\)/);
+    t.equal(readFileSync(cleanup, 'utf8'), 'cleaned\n', 'the hook ran its TERM trap before it was gone');
+    t.equal(processesWith(marker), 0, 'nothing of it is left: runHook returns once every process is reaped');
+
+    const sleeper = `9${process.pid}${b.length}`;
+    writeFileSync(join(ws, `deaf-${marker}.sh`), `trap '' TERM\nsleep ${sleeper}\n`);
+    const deaf = await runHook({ sandbox, command: `sh ${join(ws, `deaf-${marker}.sh`)}`, timeoutMs: 300, input: {} });
+    t.match(deaf.failure, /timed out after 300 ms/);
+    t.ok(await until(() => processesWith(marker) === 0 && processesWith(`sleep\0${sleeper}`) === 0), 'a hook that ignores SIGTERM (and its child that inherits that) is killed all the same');
+    t.equal(graceFor(60_000), 2000, 'the grace is 2 s');
+    t.equal(graceFor(300), 300, 'or the timeout, when shorter');
+  });
+}
 
 t.test('a crash (exit 1) follows onFailure', async (t) => {
   const s = setup(t, { PreToolUse: [{ matcher: 'relay_write', command: 'echo boom >&2; exit 1' }, { matcher: 'note', command: 'exit 1', onFailure: 'continue' }] });
@@ -270,6 +298,31 @@ t.test("a physical action's veto holds for every retry of the turn", async (t) =
   // Each block is two rows: the hook's decision, and the refused call.
   t.same(hookRows(s.db).filter((x) => x.detail?.startsWith('block: ')).map((x) => x.detail), ['block: not now', 'block: vetoed earlier in this turn: not now'], 'the veto and its repetition are audited');
   t.equal(hookRows(s.db).filter((x) => x.outcome === 'denied').length, 4);
+});
+
+t.test('a veto is kept while its turn can be retried, and removed once the turn is done or failed', async (t) => {
+  const { enqueue, markDone, markAttemptFailed } = await import('../src/store/queue.js');
+  const { pruneVetoes, VETO_MAX_AGE_MS } = await import('../src/hooks/vetoes.js');
+  const s = setup(t, { PreToolUse: [{ matcher: 'relay_write', command: 'echo "not now" >&2; exit 2' }] });
+  const vetoes = () => (s.db.prepare(`select key from state where key like 'hooks.veto:%' order by key`).all() as { key: string }[]).map((r) => r.key);
+  const inbound = (text: string) => enqueue(s.db, { sessionKey: 'telegram:5', channel: 'cli', chatId: 'local', sender: 'owner', text }, 0);
+  const [a, b, c] = [inbound('a'), inbound('b'), inbound('c')];
+  const relay = (turn: number) => s.registry.call({ name: 'relay_write', input: { pin: 3, on: true } }, ctxOf(s, { turnId: String(turn) }));
+  t.equal((await relay(a.id)).outcome, 'denied');
+  t.equal((await relay(b.id)).outcome, 'denied');
+  t.same(vetoes(), [`hooks.veto:telegram:5:${a.id}:relay_write`, `hooks.veto:telegram:5:${b.id}:relay_write`], 'both turns are under way: both vetoes are kept');
+  markDone(s.db, [a.id]);
+  t.equal(markAttemptFailed(s.db, [b.id], 'model down', 0, 1000), 'failed');
+  t.equal((await relay(c.id)).outcome, 'denied');
+  t.same(vetoes(), [`hooks.veto:telegram:5:${c.id}:relay_write`], 'the vetoes of the finished turns (done, failed) went when the next one was stored');
+  const retry = await relay(c.id);
+  t.match(retry.result.content, /vetoed earlier in this turn: not now/, 'the veto of the turn under way still holds');
+  // A turn id the queue does not know (not a queued turn) keeps its veto for VETO_MAX_AGE_MS.
+  t.equal((await relay(987654)).outcome, 'denied');
+  t.equal(pruneVetoes(s.db, Date.now()), 0, 'nothing finished: nothing removed');
+  t.equal(pruneVetoes(s.db, Date.now() + VETO_MAX_AGE_MS + 60_000), 1, 'the unknown turn\'s veto goes after its maximum age');
+  t.same(vetoes(), [`hooks.veto:telegram:5:${c.id}:relay_write`], 'a turn under way keeps its veto at any age');
+  t.ok(hookRows(s.db).filter((x) => x.outcome === 'denied').length >= 5, 'every veto is still in the audit table');
 });
 
 t.test('HardwareTrigger: a block means no turn, and is audited', async (t) => {

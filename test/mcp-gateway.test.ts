@@ -41,6 +41,7 @@ t.test('a gateway with one stdio server: /metrics, /api/status, and no process l
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
   t.same(processesWith(marker), [], 'the server and its child (which ignores SIGTERM) are gone when the gateway has stopped');
+  t.same(readdirSync(join(home, 'run', 'mcp')), [], 'and so is the record of it (nothing for a next start to sweep)');
 });
 
 t.test('pinclaw mcp list | tools | call', async (t) => {
@@ -159,4 +160,41 @@ t.test('a gateway killed with SIGKILL takes its servers with it: a sandboxed one
   for (let i = 0; i < 100 && processesWith(sandboxed).length + processesWith(unconfined).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
   t.same(processesWith(sandboxed), [], 'the sandboxed server and its child are gone');
   t.same(processesWith(unconfined), [], 'the unconfined server is gone');
+});
+
+t.test('what a SIGKILLed gateway leaves of its servers (the children of an unconfined one and of one under Landlock) is killed by the next start', async (t) => {
+  const home = tempDir();
+  const open = `1000.${process.pid}${(Date.now() + 5) % 100000}`;
+  const boxed = `1000.${process.pid}${(Date.now() + 9) % 100000}`;
+  const repo = realpathSync(join(import.meta.dirname, '..'));
+  const config = (servers: object) => writeFileSync(join(home, 'config.json'), JSON.stringify({ sandbox: { backend: 'landlock' }, mcp: { servers } }));
+  config({
+    open: { command: process.execPath, args: [faulty, 'grandchild'], env: { FAULTY_SLEEP: open }, sandbox: false },
+    // The repository: Node reads its package.json for the .ts server's module type.
+    boxed: { command: process.execPath, args: [faulty, 'grandchild'], env: { FAULTY_SLEEP: boxed }, paths: [repo] },
+  });
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  await gw.waitFor(/MCP server open: up/);
+  await gw.waitFor(/MCP server boxed: up \(.*landlock/);
+  t.equal(processesWith(open).length, 1);
+  t.equal(processesWith(boxed).length, 1);
+  gw.child.kill('SIGKILL');
+  await gw.exited;
+  // The leaders die of their parent-death signal; their children are what this is about.
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(processesWith(open).length + processesWith(boxed).length, 2, 'the servers\' children outlive a SIGKILLed gateway (reparented to init)');
+  t.equal(readdirSync(join(home, 'run', 'mcp')).length, 2, 'each server is still recorded in the home');
+  // The next start, even with no server configured any more, kills them before anything else runs.
+  config({});
+  const next = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.teardown(async () => {
+    next.child.kill('SIGTERM');
+    await next.exited;
+  });
+  await next.waitFor(/MCP: killed 2 processes that servers (open, boxed|boxed, open) of a pinclaw that did not stop/);
+  await next.waitFor(/gateway listening on/);
+  for (let i = 0; i < 100 && processesWith(open).length + processesWith(boxed).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  t.same(processesWith(open), [], "the unconfined server's child is gone");
+  t.same(processesWith(boxed), [], "the Landlock server's child is gone");
+  t.same(readdirSync(join(home, 'run', 'mcp')), [], 'the records are gone');
 });

@@ -379,3 +379,54 @@ t.test('an unprivileged pinclaw without a cgroup: RLIMIT_NPROC in its own user n
     t.match(r.stderr, /fork/i);
   });
 });
+
+// The addon's spawn for a long-lived child (an MCP server under Landlock): its stdin a pipe whose
+// write end JavaScript gets, and terminate() (SIGTERM to the group, from the supervising thread).
+t.test('landlock: stdinPipe gives the child a pipe for stdin; terminate() sends its group SIGTERM', { skip: available('landlock', support) ?? false }, async (t) => {
+  const { sandboxAddon, EVENT } = await import('../src/sandbox/native.js');
+  const { Socket } = await import('node:net');
+  const a = sandboxAddon()!;
+  const dir = mkdtempSync(join(tmpdir(), 'pinclaw-sbx-pipe-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const base = { env: ['PATH=/usr/bin:/bin'], cwd: dir, rules: pathRules({ workspace: dir, tmp: dir, allowedRoots: [] }), network: false, userNamespace: true, timeoutMs: 20_000, forwardLimit: 1 << 20, limits: { cpuSeconds: 10, memoryBytes: 1 << 30, maxProcesses: 16, fileSizeBytes: 1 << 20 } };
+  type Ended = { out: string; exit: { code: number | null; signal: number | null; cancelled: boolean } };
+  const run = (o: Record<string, unknown>) => {
+    let out = '';
+    let ready!: () => void;
+    const started = new Promise<void>((r) => (ready = r));
+    let handle!: ReturnType<typeof a.spawnSandboxed>;
+    const ended = new Promise<Ended>((resolve) => {
+      handle = a.spawnSandboxed({ ...base, file: '/bin/sh', argv: ['sh', '-c', String(o.script)], ...(o.stdinPipe !== undefined ? { stdinPipe: o.stdinPipe as boolean } : {}) }, (kind, payload) => {
+        if (kind === EVENT.stdout) out += String(payload);
+        if (out.includes('ready')) ready();
+        if (kind === EVENT.exit) resolve({ out, exit: payload as Ended['exit'] });
+      });
+    });
+    return { handle, ended, started };
+  };
+
+  const piped = run({ script: 'while read line; do echo "got $line"; done; echo eof', stdinPipe: true });
+  t.type(piped.handle.stdin, 'number', 'the write end is handed over');
+  const stdin = new Socket({ fd: piped.handle.stdin!, readable: false, writable: true });
+  stdin.write('one\n');
+  stdin.end('two\n');
+  const p = await piped.ended;
+  t.equal(p.out, 'got one\ngot two\neof\n', 'what is written reaches the child, and the end of the pipe is its EOF');
+  t.equal(p.exit.code, 0);
+
+  const plain = run({ script: 'cat; echo done' });
+  t.equal(plain.handle.stdin, undefined, 'without stdinPipe there is no write end');
+  t.equal((await plain.ended).out, 'done\n', 'and stdin is /dev/null');
+
+  const polite = run({ script: 'trap "echo term; exit 3" TERM; echo ready; while :; do sleep 0.05; done' });
+  // Once it says so, its trap is set.
+  await polite.started;
+  t.equal(polite.handle.terminate(), true);
+  const r = await polite.ended;
+  t.equal(r.out, 'ready\nterm\n', 'the trap ran');
+  t.same([r.exit.code, r.exit.cancelled], [3, false], 'its own exit, not a cancellation');
+  t.equal(polite.handle.terminate(), false, 'nothing to terminate once it has ended');
+  t.equal(polite.handle.kill(), false);
+
+  t.throws(() => a.spawnSandboxed({ ...base, file: '/bin/true', argv: ['true'], stdinPipe: 'yes' as unknown as boolean }, () => undefined), { name: 'TypeError', message: 'spawnSandboxed: stdinPipe must be a boolean' });
+});

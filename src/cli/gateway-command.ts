@@ -1,5 +1,7 @@
 // `pinclaw gateway`: opens the store, serves HTTP, and drains on SIGTERM/SIGINT. Later capabilities
 // attach their channels, the scheduler and the hardware triggers here.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { execSandbox } from '../sandbox/detect.js';
 import { ConfigError, errorMessage, PinclawError, UsageError } from '../errors.js';
 import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.js';
@@ -34,6 +36,15 @@ import { HARDWARE_CHANNEL, hardwareChannel } from '../hardware/triggers/hardware
 import { problemsText } from '../hardware/health.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import type { CliContext } from './context.js';
+
+/** Whether the home holds records of running MCP servers (cheap: one readdir; see leftovers.ts). */
+function mcpRecords(home: string): boolean {
+  try {
+    return readdirSync(join(home, 'run', 'mcp')).length > 0;
+  } catch {
+    return false;
+  }
+}
 
 const USAGE = 'pinclaw gateway [--host H] [--port N]';
 const DRAIN_MS = 10_000;
@@ -138,8 +149,12 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     // in the background: a slow or broken one does not hold the gateway's start.
     const sandboxForExec = await execSandbox(config.sandbox.backend);
     let reserved: readonly string[] = [];
-    const mcpChunk = Object.values(config.mcp.servers).some((s) => s.enabled) ? await import('../mcp/client/index.js') : undefined;
-    const mcp = mcpChunk?.startMcpClient(config, { workspace: ctx.paths.workspace, reserved: () => reserved });
+    // Records of running servers left in the home (run/mcp) mean a pinclaw that was killed: what
+    // its servers left running is ended now, before any server starts (src/mcp/client/leftovers.ts).
+    const mcpEnabled = Object.values(config.mcp.servers).some((s) => s.enabled);
+    const mcpChunk = mcpEnabled || mcpRecords(ctx.paths.home) ? await import('../mcp/client/index.js') : undefined;
+    mcpChunk?.sweepLeftovers(mcpChunk.mcpRunDir(ctx.paths.home));
+    const mcp = mcpEnabled ? mcpChunk?.startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home, reserved: () => reserved }) : undefined;
     // On the way out after a failed start; the drain below awaits the same close (it is idempotent).
     if (mcp) stops.push(() => void mcp.close());
     const { conductor, memory, tools, hooks } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], ...(mcp ? { toolSources: [mcp] } : {}), board: hardware.promptText, execSandbox: sandboxForExec });

@@ -44,7 +44,7 @@ async function withClient<T>(client: McpClient, fn: () => Promise<T>): Promise<T
 const list: Subcommand = async (rest, ctx) => {
   if (rest.length) throw new UsageError(`unexpected argument '${rest[0]}'\nusage: pinclaw mcp list`);
   const config = configured(ctx);
-  const client = startMcpClient(config, { workspace: ctx.paths.workspace });
+  const client = startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home });
   const status = await withClient(client, async () => {
     await client.ready();
     return client.status();
@@ -64,7 +64,7 @@ const list: Subcommand = async (rest, ctx) => {
 async function withServer<T>(ctx: CliContext, rest: string[], usage: string, fn: (client: McpClient, name: string) => Promise<T>): Promise<T> {
   const config = configured(ctx);
   const name = serverName(config, rest[0], usage);
-  const client = startMcpClient(config, { workspace: ctx.paths.workspace, only: name });
+  const client = startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home, only: name });
   return withClient(client, async () => {
     await client.ready();
     const err = client.status()[0]?.error;
@@ -107,7 +107,7 @@ const call: Subcommand = async (rest, ctx) => {
     toolSources: (config) => {
       checkMcpConfig(config);
       const name = serverName(config, rest[0], usage);
-      client = startMcpClient(config, { workspace: ctx.paths.workspace, only: name });
+      client = startMcpClient(config, { workspace: ctx.paths.workspace, home: ctx.paths.home, only: name });
       return [client];
     },
   });

@@ -636,7 +636,7 @@ const sections = {
             callTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 60000, description: 'longest a tool call may wait for its answer or progress (docs/mcp.md)' },
             listTimeoutMs: { kind: 'integer', min: 100, max: 600000, default: 10000, description: 'longest the start (initialize) and the tool listing may take' },
             maxResultBytes: { kind: 'integer', min: 1024, max: 10485760, default: 65536, description: 'most bytes of one result the model gets; the rest is cut and said' },
-            sandbox: { kind: 'boolean', default: true, description: 'stdio: run the server in the OS sandbox (bubblewrap); false runs it unconfined' },
+            sandbox: { kind: 'boolean', default: true, description: 'stdio: run the server in the OS sandbox (bubblewrap, or Landlock where bubblewrap does not work or sandbox.backend says landlock); false runs it unconfined' },
             network: { kind: 'boolean', default: false, description: 'stdio: let the sandboxed server open network connections' },
             paths: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'stdio: directories the sandboxed server may read (besides the system, the workspace and its own command\'s directory)' },
             writePaths: { kind: 'array', items: { kind: 'string', description: 'absolute path' }, default: [], description: 'stdio: directories the sandboxed server may write (besides its private temporary directory)' },

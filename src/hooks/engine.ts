@@ -9,10 +9,10 @@ import { log } from '../log.js';
 import { Sandbox } from '../sandbox/index.js';
 import type { NewAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
-import { getState, setState } from '../store/state.js';
 import type { AfterTool, BeforeTool } from '../tools/hooks.js';
 import type { Tool, ToolContext, ToolResult } from '../tools/types.js';
 import { runHook, type HookAnswer } from './run.js';
+import { findVeto, storeVeto } from './vetoes.js';
 import type { EventPayload, EventVerdict, HookPlace, Hooks, MessageEvent } from './types.js';
 
 export interface HooksDeps {
@@ -105,18 +105,10 @@ export function createHooks(deps: HooksDeps): Hooks {
     return out;
   }
 
-  const vetoKey = (ctx: ToolContext, tool: string) => `hooks.veto:${ctx.sessionKey}:${ctx.turnId}:${tool}`;
-
   function earlierVeto(tool: Tool, ctx: ToolContext): { reason: string; rule: string } | undefined {
     if (!tool.physical || ctx.turnId === undefined || !deps.db) return undefined;
-    const stored = getState(deps.db, vetoKey(ctx, tool.name));
-    if (stored === undefined) return undefined;
-    try {
-      const v = JSON.parse(stored) as { reason: string; rule: string };
-      return { reason: `vetoed earlier in this turn: ${v.reason}`, rule: v.rule };
-    } catch {
-      return { reason: 'vetoed earlier in this turn', rule: 'hooks.PreToolUse' };
-    }
+    const v = findVeto(deps.db, ctx.sessionKey, ctx.turnId, tool.name);
+    return v && { reason: v.reason ? `vetoed earlier in this turn: ${v.reason}` : 'vetoed earlier in this turn', rule: v.rule };
   }
 
   const placeOf = (ctx: ToolContext): HookPlace => ({ sessionKey: ctx.sessionKey, channel: ctx.channel, chatId: ctx.chatId });
@@ -134,7 +126,7 @@ export function createHooks(deps: HooksDeps): Hooks {
       if (ran.block) {
         if (tool.physical && ctx.turnId !== undefined && deps.db) {
           try {
-            setState(deps.db, vetoKey(ctx, tool.name), JSON.stringify(ran.block));
+            storeVeto(deps.db, ctx.sessionKey, ctx.turnId, tool.name, ran.block, now());
           } catch (err) {
             log.warn(`hooks: the veto of ${tool.name} could not be stored (${errorMessage(err)}); this attempt refuses it all the same`);
           }

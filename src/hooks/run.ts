@@ -1,7 +1,9 @@
 // Runs one command hook: `command` through /bin/sh -c in pinclaw's OS sandbox (the same Sandbox as
 // the exec tool: Landlock or bubblewrap, its own process group, a minimal environment without keys
-// or tokens, output kept up to sandbox.outputCap), the event as JSON on stdin, killed with its whole
-// process group at timeoutMs. What the hook said is read here; what it means is the engine's job.
+// or tokens, output kept up to sandbox.outputCap), the event as JSON on stdin. At timeoutMs its
+// processes get SIGTERM, and whatever still runs a grace later (2 s, or the timeout when that is
+// shorter) is killed with SIGKILL with its whole process group, every child reaped. What the hook
+// said is read here; what it means is the engine's job.
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +21,10 @@ export interface HookAnswer {
 
 /** Most of a blocking hook's stderr that reaches the model: a reason, not a log. */
 export const MAX_REASON_CHARS = 2000;
+/** How long a timed-out hook has between SIGTERM and SIGKILL, at most (see graceFor). */
+export const KILL_GRACE_MS = 2000;
+/** The grace never exceeds the hook's own timeout: a hook allowed 300 ms is not waited on for 2 s more. */
+export const graceFor = (timeoutMs: number): number => Math.min(KILL_GRACE_MS, timeoutMs);
 /** Larger inputs go through a file: one argument to sh -c is limited to 128 KiB by the kernel. */
 const MAX_HEREDOC_BYTES = 64 * 1024;
 
@@ -79,12 +85,16 @@ export interface RunHookOptions {
 export async function runHook(o: RunHookOptions): Promise<HookAnswer> {
   const json = JSON.stringify(o.input);
   // A brace group, so that the redirection feeds the whole command (`a; b` or a pipeline), not its last part.
+  // The wrapping shell traps TERM: it then waits for the hook (which gets the SIGTERM too) to finish
+  // its own trap before it exits, instead of dying at once, when its exit would have the sandbox
+  // SIGKILL the group under the hook's cleanup.
+  const trap = "trap 'exit 143' TERM\n";
   let command: string;
   let file: string | undefined;
   if (Buffer.byteLength(json) <= MAX_HEREDOC_BYTES) {
     // JSON.stringify never writes a raw newline, so no line of it can be the random delimiter.
     const tag = `PINCLAW_HOOK_${randomBytes(8).toString('hex')}`;
-    command = `{ ${o.command}\n} <<'${tag}'\n${json}\n${tag}\n`;
+    command = `${trap}{ ${o.command}\n} <<'${tag}'\n${json}\n${tag}\n`;
   } else {
     file = join(o.sandbox.workspace, `.pinclaw-hook-${randomBytes(8).toString('hex')}.json`);
     try {
@@ -92,7 +102,7 @@ export async function runHook(o: RunHookOptions): Promise<HookAnswer> {
     } catch (err) {
       return { failure: `its input could not be written (${errorMessage(err)})` };
     }
-    command = `{ ${o.command}\n} < '${file}'\n`;
+    command = `${trap}{ ${o.command}\n} < '${file}'\n`;
   }
   const ac = new AbortController();
   const onAbort = () => ac.abort();
@@ -104,8 +114,9 @@ export async function runHook(o: RunHookOptions): Promise<HookAnswer> {
     ac.abort();
   }, o.timeoutMs);
   try {
-    const r = await o.sandbox.run({ command, timeoutSeconds: Math.ceil(o.timeoutMs / 1000) + 1, signal: ac.signal });
-    if (timedOut) return { failure: `it timed out after ${o.timeoutMs} ms and was killed with its process group` };
+    const graceMs = graceFor(o.timeoutMs);
+    const r = await o.sandbox.run({ command, timeoutSeconds: Math.ceil((o.timeoutMs + graceMs) / 1000) + 1, signal: ac.signal, graceMs });
+    if (timedOut) return { failure: `it timed out after ${o.timeoutMs} ms and was stopped with its process group (SIGTERM, SIGKILL ${graceMs} ms later)` };
     if (r.timedOut) return { failure: `it ran past sandbox.timeoutSeconds and was killed with its process group` };
     if (r.cancelled) return { failure: 'the turn was stopped while it ran' };
     if (r.exitCode === 2) return { decision: 'block', reason: cut(r.stderr) || 'blocked (exit 2, nothing on stderr)' };

@@ -32,6 +32,6 @@ export interface McpServerStatus {
   starts: number;
   calls: number;
   failedCalls: number;
-  /** how sandboxed: bubblewrap, none (unconfined), or http */
+  /** how sandboxed: bubblewrap, landlock, none (unconfined), or http */
   sandbox?: string;
 }

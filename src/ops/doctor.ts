@@ -226,6 +226,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
       checks.push({ name: `camera ${c.name}`, state: c.ok ? 'ok' : 'warn', detail: c.detail });
     }
   }
+  // The command hooks, when any is configured: each one's program, its sandbox, its onFailure (the hooks chunk).
+  if (config && Object.values(config.hooks).some((list) => list.length)) checks.push(await (await import('../hooks/doctor.js')).hooksCheck(config, paths.workspace));
 
   return {
     ok: checks.every((c) => c.state !== 'fail'),

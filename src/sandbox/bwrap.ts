@@ -77,8 +77,8 @@ export async function runBwrap(tools: BwrapTools, run: PreparedRun): Promise<Bac
   // With a pids cgroup, a shell moves itself into it and execs bwrap, so bwrap and everything it
   // starts are counted from their first fork.
   const exit = run.cgroupProcs
-    ? await superviseSpawn('/bin/sh', ['-c', 'echo 0 > "$0" && exec "$@"', run.cgroupProcs, tools.bwrap, ...args], run)
-    : await superviseSpawn(tools.bwrap, args, run);
+    ? await superviseSpawn('/bin/sh', ['-c', 'echo 0 > "$0" && exec "$@"', run.cgroupProcs, tools.bwrap, ...args], run, 'descendants')
+    : await superviseSpawn(tools.bwrap, args, run, 'descendants');
   return { ...exit, enforcement: describe(run, tools) };
 }
 

@@ -32,6 +32,8 @@ export interface RunRequest {
   /** at most sandbox.timeoutSeconds, which is also the default */
   timeoutSeconds?: number;
   signal?: AbortSignal;
+  /** on abort, SIGTERM first and SIGKILL this many ms later (default 0: SIGKILL at once) */
+  graceMs?: number;
   /** output as it arrives, up to the cap */
   onOutput?: (stream: OutputStream, chunk: Buffer) => void;
 }
@@ -116,6 +118,7 @@ export class Sandbox {
         timeoutMs: timeoutSeconds * 1000,
         keepBytes: s.outputCap,
         ...(req.signal ? { signal: req.signal } : {}),
+        ...(req.graceMs ? { graceMs: req.graceMs } : {}),
         onOutput: (stream, chunk) => output.add(stream, chunk),
       };
       let exit: BackendExit;

@@ -39,7 +39,16 @@ export function runLandlock(addon: SandboxAddon, run: PreparedRun): Promise<Back
   return new Promise((resolve, reject) => {
     let started: NativeStarted | undefined;
     let handle: ReturnType<SandboxAddon['spawnSandboxed']> | undefined;
-    const onAbort = (): void => void handle?.kill();
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    // The whole group gets SIGTERM (seccomp keeps every descendant in it), then SIGKILL.
+    const onAbort = (): void => {
+      if (!run.graceMs) {
+        handle?.kill();
+        return;
+      }
+      handle?.terminate();
+      grace = setTimeout(() => handle?.kill(), run.graceMs);
+    };
     const onEvent = (kind: number, payload: NativePayload): void => {
       if (kind === EVENT.stdout || kind === EVENT.stderr) {
         run.onOutput(kind === EVENT.stdout ? 'stdout' : 'stderr', payload as Buffer);
@@ -50,6 +59,7 @@ export function runLandlock(addon: SandboxAddon, run: PreparedRun): Promise<Back
         return;
       }
       const exit = payload as NativeExit;
+      clearTimeout(grace);
       run.signal?.removeEventListener('abort', onAbort);
       if (exit.spawnError) {
         reject(new Error(`sandbox: ${exit.spawnError}`));

@@ -16,6 +16,8 @@ export interface NativeSpawnOptions {
   network: boolean;
   userNamespace: boolean;
   cgroupProcs?: string;
+  /** the child's stdin is a pipe (see NativeHandle.stdin), not /dev/null */
+  stdinPipe?: boolean;
   timeoutMs: number;
   forwardLimit: number;
   limits: { cpuSeconds: number; memoryBytes: number; maxProcesses: number; fileSizeBytes: number };
@@ -64,6 +66,10 @@ export type NativePayload = Buffer | NativeExit | NativeStarted;
 export interface NativeHandle {
   /** SIGKILLs the process group (also before it has started); false when it has finished. */
   kill(): boolean;
+  /** SIGTERMs the process group (also before it has started: then at once after); false when it has finished. */
+  terminate(): boolean;
+  /** With options.stdinPipe: the write end of the child's stdin, a descriptor the caller owns and closes. */
+  stdin?: number;
   enforcement: NativeEnforcement;
 }
 

@@ -1,12 +1,20 @@
 // A child process started by Node, supervised the way the Landlock backend's native thread does
 // it: its own process group (detached), output streamed back up to keepBytes per stream, and
-// SIGKILL to the whole group at the timeout or on abort. Used by the bubblewrap and none backends.
+// SIGKILL to the whole group at the timeout or on abort (after a SIGTERM and run.graceMs when
+// asked). Used by the bubblewrap and none backends.
 import { spawn } from 'node:child_process';
+import { descendants } from './proc-table.js';
 import type { BackendExit, PreparedRun } from './types.js';
 
 export type Supervised = Omit<BackendExit, 'enforcement'>;
 
-export function superviseSpawn(file: string, argv: string[], run: PreparedRun): Promise<Supervised> {
+/**
+ * Where a SIGTERM goes: the process group (backend none), or every process below the leader
+ * (bubblewrap: the leader is bwrap, which would die of it and SIGKILL the sandbox at once).
+ */
+export type TermTarget = 'group' | 'descendants';
+
+export function superviseSpawn(file: string, argv: string[], run: PreparedRun, term: TermTarget = 'group'): Promise<Supervised> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, { cwd: run.cwd, env: run.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let exited = false;
@@ -22,16 +30,34 @@ export function superviseSpawn(file: string, argv: string[], run: PreparedRun): 
         // the group is already gone
       }
     };
+    const terminate = (): void => {
+      if (exited || child.pid === undefined) return;
+      const targets = term === 'group' ? [-child.pid] : descendants(child.pid);
+      for (const pid of targets) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    };
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup();
     }, run.timeoutMs);
+    let grace: ReturnType<typeof setTimeout> | undefined;
     const onAbort = (): void => {
       if (!timedOut) cancelled = true;
-      killGroup();
+      if (!run.graceMs) {
+        killGroup();
+        return;
+      }
+      terminate();
+      grace = setTimeout(killGroup, run.graceMs);
     };
     const done = (): void => {
       clearTimeout(timer);
+      clearTimeout(grace);
       run.signal?.removeEventListener('abort', onAbort);
     };
     if (run.signal?.aborted) onAbort();

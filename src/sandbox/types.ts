@@ -35,6 +35,8 @@ export interface PreparedRun {
   /** bytes per stream worth reading into memory; the rest is only counted */
   keepBytes: number;
   signal?: AbortSignal;
+  /** on abort: SIGTERM to the command's processes first, SIGKILL this much later (0: SIGKILL at once) */
+  graceMs?: number;
   onOutput(stream: OutputStream, chunk: Buffer): void;
 }
 

@@ -12,9 +12,11 @@
 //   crash      writes to stderr and exits 3 at once
 //   grandchild starts a `sleep` child (in its process group) and otherwise works like ok
 //   stubborn   works like ok, but stays up when its stdin ends (only a signal ends it)
+//   files      tools echo, read-file and write-file ({path, text}): what the sandbox lets it touch;
+//              with FAULTY_SLEEP set it also starts a `sleep` child, as grandchild does
 // Every start appends a line to $FAULTY_STARTS when set, so a test can count restarts.
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] ?? 'ok';
@@ -25,17 +27,26 @@ if (mode === 'crash') {
   process.exit(3);
 }
 if (mode === 'stubborn') setInterval(() => undefined, 1 << 30);
-if (mode === 'grandchild') {
+if (mode === 'grandchild' || (mode === 'files' && process.env.FAULTY_SLEEP)) {
   const child = spawn('sleep', [process.env.FAULTY_SLEEP ?? '1000'], { stdio: 'ignore' });
   process.stderr.write(`faulty: grandchild ${child.pid}\n`);
 }
 
 type Msg = { jsonrpc: '2.0'; id?: number | string; method?: string; params?: Record<string, unknown> };
 
-const schema = { type: 'object', properties: { message: { type: 'string' }, ms: { type: 'number' }, bytes: { type: 'number' } } };
+const schema = { type: 'object', properties: { message: { type: 'string' }, ms: { type: 'number' }, bytes: { type: 'number' }, path: { type: 'string' }, text: { type: 'string' } } };
 const tools: { name: string; description: string; inputSchema: object }[] = mode === 'many'
   ? Array.from({ length: 200 }, (_, i) => ({ name: `tool_${i}`, description: `tool number ${i}`, inputSchema: { type: 'object' } }))
-  : ['echo', 'sleep', 'die', 'big', 'add-tool'].map((name) => ({ name, description: `the ${name} tool`, inputSchema: schema }));
+  : (mode === 'files' ? ['echo', 'read-file', 'write-file'] : ['echo', 'sleep', 'die', 'big', 'add-tool']).map((name) => ({ name, description: `the ${name} tool`, inputSchema: schema }));
+
+/** What happened, as text: the content, "written", or the error's code. */
+function attempt(f: () => string): string {
+  try {
+    return f();
+  } catch (err) {
+    return `error ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+  }
+}
 // A tool the model could not call (its arguments are not an object): the client must skip it.
 if (mode === 'ok') tools.push({ name: 'bad-schema', description: 'arguments are a string', inputSchema: { type: 'string' } });
 
@@ -61,6 +72,12 @@ function call(id: number | string, name: string, args: Record<string, unknown>):
     case 'die':
       process.stderr.write('faulty: segmentation fault in the frobnicator\n');
       process.exit(7);
+      return;
+    case 'read-file':
+      answer(id, text(attempt(() => `content ${readFileSync(String(args.path), 'utf8')}`)));
+      return;
+    case 'write-file':
+      answer(id, text(attempt(() => (writeFileSync(String(args.path), String(args.text ?? 'x')), 'written'))));
       return;
     case 'big':
       answer(id, text('x'.repeat(Number(args.bytes ?? 10 * 1024 * 1024))));

@@ -16,6 +16,7 @@ import { McpConnection, progressCapMs, type RemoteTool } from './connection.js';
 import type { ProgressParams } from './jsonrpc.js';
 import { HttpTransport } from './http.js';
 import { stdioLaunch } from './launch.js';
+import { recordServer } from './leftovers.js';
 import { toolNames } from './names.js';
 import { resourceTool } from './resource-tool.js';
 import { resultText } from './result.js';
@@ -30,6 +31,8 @@ export interface McpClientOptions {
   servers: Readonly<Record<string, McpServerConfig>>;
   workspace: string;
   sandbox: SandboxSettings;
+  /** where each running stdio server is recorded, so that a next gateway can end what a killed one leaked (leftovers.ts) */
+  runDir?: string;
   /** names already used by pinclaw's own tools (asked when names are given): an MCP tool never takes one */
   reserved?: () => readonly string[];
   now?: () => number;
@@ -176,7 +179,19 @@ export function createMcpClient(o: McpClientOptions): McpClient {
       const l = await stdioLaunch(e.name, c, { workspace: o.workspace, sandbox: o.sandbox });
       release = l.release;
       e.sandbox = l.sandbox;
-      const stdio = new StdioTransport(e.name, l.launch);
+      let unrecord = (): void => undefined;
+      const runDir = o.runDir;
+      let stdio: StdioTransport;
+      try {
+        stdio = new StdioTransport(e.name, l.launch, runDir ? {
+          onStarted: (pid) => (unrecord = recordServer(runDir, e.name, l.token, pid)),
+          onGone: () => unrecord(),
+        } : {});
+      } catch (err) {
+        // The addon refused the options (a rule it cannot build): nothing runs, the $TMPDIR goes.
+        l.release();
+        throw new Error(`MCP server ${e.name} cannot start: ${errorMessage(err)}`);
+      }
       e.stdio = stdio;
       conn = new McpConnection(e.name, stdio);
       e.live = conn;

@@ -1,19 +1,14 @@
 // The stdio transport: the server is a child process (in its own process group, usually inside
-// bubblewrap, see launch.ts) speaking newline-delimited JSON on stdin/stdout; its stderr is kept
+// bubblewrap or Landlock, see launch.ts and server-process.ts) speaking newline-delimited JSON on
+// stdin/stdout; its stderr is kept
 // as the last lines, so that a failure can say what the server said before it died. Closing sends
 // SIGTERM to the whole group, SIGKILL 2 s later, and resolves only once the leader is reaped.
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
 import { log } from '../../log.js';
 import type { JsonObject } from '../types.js';
 import type { Transport } from './jsonrpc.js';
+import { startServerProcess, type ServerProcess, type StdioLaunch } from './server-process.js';
 
-export interface StdioLaunch {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
-}
+export type { StdioLaunch } from './server-process.js';
 
 /** Lines of stderr kept, and the longest one. */
 const STDERR_LINES = 20;
@@ -26,7 +21,8 @@ const MAX_LINE_BYTES = 32 * 1024 * 1024;
 export class StdioTransport implements Transport {
   onMessage?: (message: unknown) => void;
   onClose?: (reason: string) => void;
-  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private readonly child: ServerProcess;
+  private leader: number | undefined;
   private readonly stderrLines: string[] = [];
   private stderrPartial = '';
   private buffered: Buffer[] = [];
@@ -37,31 +33,37 @@ export class StdioTransport implements Transport {
   /** Lines of stdout that were not JSON: counted, the first few logged. */
   badLines = 0;
 
-  constructor(private readonly server: string, launch: StdioLaunch) {
-    // detached: a process group of its own, so that close reaches what the server started too.
-    this.child = spawn(launch.file, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    this.exited = new Promise<void>((resolve) => {
-      this.child.once('close', (code, signal) => {
+  /**
+   * @param onStarted told the leader's pid once it runs (the leftovers record, leftovers.ts)
+   * @param onGone told once the leader is reaped and its group killed, or it never ran
+   */
+  constructor(private readonly server: string, launch: StdioLaunch, hooks: { onStarted?: (pid: number) => void; onGone?: () => void } = {}) {
+    let resolveExit!: () => void;
+    this.exited = new Promise<void>((resolve) => (resolveExit = resolve));
+    this.child = startServerProcess(launch, {
+      onStarted: (pid) => {
+        this.leader = pid;
+        hooks.onStarted?.(pid);
+      },
+      onStdout: (chunk) => this.read(chunk),
+      onStderr: (text) => this.readStderr(text),
+      onExit: (code, signal) => {
         this.exitedNow = true;
-        // Whatever the leader left running in its group goes with it.
-        this.killGroup('SIGKILL');
-        resolve();
+        hooks.onGone?.();
+        resolveExit();
         if (!this.closing) this.onClose?.(`MCP server ${this.server} exited (${signal ? `signal ${signal}` : `code ${code}`})${this.lastStderr()}`);
-      });
+      },
+      onError: (message) => {
+        this.exitedNow = true;
+        hooks.onGone?.();
+        resolveExit();
+        this.onClose?.(`MCP server ${this.server} cannot start: ${message}`);
+      },
     });
-    this.child.once('error', (err) => {
-      this.exitedNow = true;
-      this.onClose?.(`MCP server ${this.server} cannot start: ${err.message}`);
-    });
-    this.child.stdout.on('data', (chunk: Buffer) => this.read(chunk));
-    this.child.stderr.setEncoding('utf8');
-    this.child.stderr.on('data', (text: string) => this.readStderr(text));
-    // A server that stops reading (or died) must not crash the gateway with EPIPE.
-    this.child.stdin.on('error', () => undefined);
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.leader;
   }
 
   /** The last lines the server wrote to stderr, as a suffix for an error message ('' when none). */
@@ -73,27 +75,18 @@ export class StdioTransport implements Transport {
   send(message: JsonObject): Promise<void> {
     if (this.exitedNow || this.closing) return Promise.reject(new Error(`MCP server ${this.server} is not running${this.lastStderr()}`));
     return new Promise((resolve, reject) => {
-      this.child.stdin.write(`${JSON.stringify(message)}\n`, (err) => (err ? reject(new Error(`MCP server ${this.server}: cannot write to it: ${err.message}${this.lastStderr()}`)) : resolve()));
+      this.child.write(`${JSON.stringify(message)}\n`, (err) => (err ? reject(new Error(`MCP server ${this.server}: cannot write to it: ${err.message}${this.lastStderr()}`)) : resolve()));
     });
   }
 
   async close(): Promise<void> {
     this.closing = true;
     if (!this.exitedNow) {
-      this.child.stdin.end();
-      this.killGroup('SIGTERM');
-      const kill = setTimeout(() => this.killGroup('SIGKILL'), KILL_GRACE_MS);
+      this.child.endInput();
+      this.child.signal('SIGTERM');
+      const kill = setTimeout(() => this.child.signal('SIGKILL'), KILL_GRACE_MS);
       await this.exited;
       clearTimeout(kill);
-    }
-  }
-
-  private killGroup(signal: NodeJS.Signals): void {
-    if (this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, signal);
-    } catch {
-      // the group is gone already
     }
   }
 

@@ -1,0 +1,56 @@
+// The process table, read from /proc: the processes below one process (how a SIGTERM reaches the
+// command inside bubblewrap; see below), and what a sweep of leftover MCP servers looks for.
+//
+// bubblewrap. bwrap's own process group holds only bwrap (the command runs in a session of its
+// own inside the sandbox), and bwrap does not forward signals: a SIGTERM to bwrap would end it,
+// and --die-with-parent would then SIGKILL the sandbox without the grace.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** pid and parent pid of a /proc/PID/stat line; the command name in parentheses may hold anything. */
+export function parseStat(stat: string): { pid: number; state: string; ppid: number; pgrp: number; starttime: number } | null {
+  const close = stat.lastIndexOf(')');
+  if (close < 0) return null;
+  const pid = Number.parseInt(stat, 10);
+  // After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime
+  // stime cutime cstime priority nice num_threads itrealvalue starttime (field 22 of proc(5)).
+  const f = stat.slice(close + 2).split(' ');
+  const ppid = Number(f[1]);
+  const pgrp = Number(f[2]);
+  const starttime = Number(f[19]);
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgrp) || !Number.isFinite(starttime)) return null;
+  return { pid, state: f[0] ?? '?', ppid, pgrp, starttime };
+}
+
+/** Every live process's /proc/PID/stat, parsed; the ones that vanish meanwhile are skipped. */
+export function processTable(): NonNullable<ReturnType<typeof parseStat>>[] {
+  const out: NonNullable<ReturnType<typeof parseStat>>[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = parseStat(readFileSync(`/proc/${d}/stat`, 'utf8'));
+      if (s) out.push(s);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** The pids below `pid` (children, their children, ...), not `pid` itself. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const p of processTable()) {
+    const list = children.get(p.ppid);
+    if (list) list.push(p.pid);
+    else children.set(p.ppid, [p.pid]);
+  }
+  const out: number[] = [];
+  const todo = [pid];
+  while (todo.length) {
+    for (const c of children.get(todo.pop()!) ?? []) {
+      out.push(c);
+      todo.push(c);
+    }
+  }
+  return out;
+}

@@ -4,9 +4,9 @@
 // chunk logs through the bundle's logger, whose level the gateway set from the config.
 import t, { type Test } from 'tap';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
+import { freePort } from './support/free-port.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
 const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'images', 'camera', 'update'];
@@ -70,13 +70,6 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
   t.notOk(files.bundle!.includes('require("pinclaw-host:'), 'the bundle itself requires nothing from a host');
 });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** A gateway with Telegram pointed at a port nothing answers on, its log level from the config file. */
 async function gateway(t: Test, level: 'warn' | 'error'): Promise<string> {

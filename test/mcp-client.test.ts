@@ -4,7 +4,6 @@
 import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import type { McpServerConfig } from '../src/mcp/types.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
+import { freePort } from './support/free-port.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -207,15 +207,6 @@ t.test('100 start/stop cycles leave no process', async (t) => {
   t.same(processesWith(marker), [], 'no server process left after 100 cycles');
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 t.test('server-everything over Streamable HTTP on 127.0.0.1: session, protocol header, SSE answers', async (t) => {
   const port = await freePort();

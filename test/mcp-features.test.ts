@@ -5,7 +5,6 @@
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +14,7 @@ import type { McpServerConfig } from '../src/mcp/types.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/types.js';
+import { freePort } from './support/free-port.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -41,15 +41,6 @@ function registryOf(c: McpClient, allow: string[] = []) {
   return createRegistry([], { sources: [c], policy: createPolicy({ ...defaults().tools, allow }) });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** server-everything's Streamable HTTP server on 127.0.0.1, stopped at the end of the test. */
 async function everythingOverHttp(t: Test): Promise<string> {

@@ -5,22 +5,16 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { cleanEnv, root, runPinclawAsync, tempDir } from './support/proc.js';
+import { freePort } from './support/free-port.js';
 
 const elf = join(root, 'dist', 'firmware', 'stm32-netduinoplus2.elf');
 const qemu = spawnSync('qemu-system-arm', ['--version']).status === 0;
 const build = spawnSync(process.execPath, [join(root, 'scripts', 'build-firmware.mjs')], { encoding: 'utf8', timeout: 240_000 });
 const reason = !qemu ? 'qemu-system-arm is not installed' : !existsSync(elf) ? `the firmware was not built: ${build.stdout}${build.stderr}`.slice(0, 300) : null;
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 t.test('mcu_info and mcu_call from a pinclaw process to the STM32 firmware in QEMU', { skip: reason && !process.env.CI ? reason : false }, async (t) => {
   if (reason) return void t.fail(`unavailable on CI: ${reason}`);

@@ -4,11 +4,13 @@
 // (QoS 1 messages queued for a disconnected client survive the restart).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { tempDir } from './proc.js';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 export const MOSQUITTO = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'].find((p) => existsSync(p));
 
@@ -41,16 +43,6 @@ export interface Broker {
   start(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Waits until something accepts TCP connections on the port. */
 async function listening(port: number, child: ChildProcess, log: () => string, timeoutMs = 10_000): Promise<void> {

@@ -106,7 +106,7 @@ export const lazyChunks = [
   // Voice notes: ffmpeg conversion, speech to text, text to speech (src/voice/) and the Telegram
   // channel's handling of a voice note; loaded by the first voice note or voice reply, and by
   // `pinclaw voice ...`.
-  { name: 'voice', entries: [srcFile('voice/index.ts'), srcFile('channels/telegram/voice-note.ts'), srcFile('cli/voice-command.ts')] },
+  { name: 'voice', entries: [srcFile('voice/index.ts'), srcFile('channels/telegram/voice-note.ts'), srcFile('cli/voice-command.ts')], copies: ['src/placeholders.ts'] },
   // Pictures for the model (ffmpeg scaling, src/images/): loaded by the first turn with a photo or
   // the first snapshot. The camera (hardware.cameras, src/hardware/camera/): loaded when one is named.
   { name: 'images', entries: [srcFile('images/index.ts')] },

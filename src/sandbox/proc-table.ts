@@ -45,11 +45,11 @@ export function descendants(pid: number): number[] {
     else children.set(p.ppid, [p.pid]);
   }
   const out: number[] = [];
-  const todo = [pid];
-  while (todo.length) {
-    for (const c of children.get(todo.pop()!) ?? []) {
+  const unvisited = [pid];
+  while (unvisited.length) {
+    for (const c of children.get(unvisited.pop()!) ?? []) {
       out.push(c);
-      todo.push(c);
+      unvisited.push(c);
     }
   }
   return out;

@@ -3,6 +3,7 @@
 // shell words. Its output is captured up to a bound; a failure names the program, the exit and the
 // end of what it printed on stderr, since that is where such programs say what is wrong.
 import { spawn } from 'node:child_process';
+import { fillPlaceholders } from '../placeholders.js';
 
 export class ProgramError extends Error {
   constructor(message: string, readonly kind: 'missing' | 'failed' | 'timeout') {
@@ -65,5 +66,5 @@ export function runProgram(o: ProgramRun): Promise<string> {
 
 /** The argv with each placeholder ({wav}, {text}) replaced wherever it occurs in an argument. */
 export function fillArgv(argv: readonly string[], values: Readonly<Record<string, string>>): string[] {
-  return argv.map((a) => a.replace(/\{(\w+)\}/g, (m, k: string) => (Object.hasOwn(values, k) ? values[k]! : m)));
+  return argv.map((a) => fillPlaceholders(a, values));
 }

@@ -14,6 +14,7 @@ import { log as defaultLog } from '../../log.js';
 import type { NewInbound } from '../../store/queue.js';
 import { EdgeFilter, type Edge } from './edge-filter.js';
 import { ThresholdWatch, type Crossing } from './threshold.js';
+import { fillPlaceholders } from '../../placeholders.js';
 
 export type GpioTriggerConfig = PinclawConfig['hardware']['triggers'][number];
 export type SensorTriggerConfig = PinclawConfig['hardware']['sensorTriggers'][number];
@@ -214,11 +215,6 @@ function sessionOf(ctx: Context, session: string | undefined): string {
   return session ?? (ctx.owner ? `${ctx.owner.channel}:${ctx.owner.chatId}` : '');
 }
 
-/** A notify text with its trigger's fields ({line}, {edge}, {value}, {time}...) filled in; other braces stay as written. */
-export function fillNotifyText(text: string, fields: Readonly<Record<string, string | number>>): string {
-  return text.replace(/\{(\w+)\}/g, (whole, k: string) => (Object.hasOwn(fields, k) ? String(fields[k]) : whole));
-}
-
 function startEdgeTrigger(ctx: Context, tr: GpioTriggerConfig): Handle {
   const line = tr.line ?? '';
   const session = sessionOf(ctx, tr.session);
@@ -296,7 +292,7 @@ function startEdgeTrigger(ctx: Context, tr: GpioTriggerConfig): Handle {
   function submitEdge(e: TriggerEdge): void {
     if (notify) {
       const time = clockTime(new Date(ctx.now()), ctx.timezone);
-      if (ctx.notify(notifyTo!, fillNotifyText(tr.text!, { line, edge: e.edge, value: e.value, time }), what)) submitted++;
+      if (ctx.notify(notifyTo!, fillPlaceholders(tr.text!, { line, edge: e.edge, value: e.value, time }), what)) submitted++;
       return;
     }
     const at = new Date(ctx.now()).toISOString();
@@ -452,7 +448,7 @@ function startSensorTrigger(ctx: Context, s: SensorTriggerConfig): Handle {
     const at = new Date(ctx.now()).toISOString();
     if (notify) {
       const time = clockTime(new Date(ctx.now()), ctx.timezone);
-      if (ctx.notify(notifyTo!, fillNotifyText(message, { value, direction: c.direction, threshold: c.threshold, time }), what)) submitted++;
+      if (ctx.notify(notifyTo!, fillPlaceholders(message, { value, direction: c.direction, threshold: c.threshold, time }), what)) submitted++;
       return;
     }
     const text = `${message}\n(hardware trigger: I2C bus ${reg.bus}, address ${hex(reg.address)}, register ${hex(reg.register)}: value ${value}, ${describeCrossing(c)}, at ${at})`;

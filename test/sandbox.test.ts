@@ -239,6 +239,18 @@ for (const backend of ['landlock', 'bubblewrap'] as const) {
       t.ok(await eventually(() => liveWith(a).length === 0), 'the background sleep is gone');
     });
 
+    // A process that leaves the command's session escapes the group kill but keeps the output pipe
+    // open: the run must still end (it used to wait for it, up to forever) and take the process along.
+    t.test('a process that left the session and holds the output ends with the command', async (t) => {
+      const h = tempHome(t);
+      const a = `9${token()}2`;
+      const r = await run(h, `setsid sleep ${a} & echo started`);
+      t.equal(r.exitCode, 0);
+      t.match(r.stdout, /started/);
+      t.equal(r.timedOut, false, 'ended when the command did, not at the timeout');
+      t.ok(await eventually(() => liveWith(a).length === 0), 'the escaped sleep is gone');
+    });
+
     t.test('output streams back in chunks and is capped with a count of the rest', async (t) => {
       const h = tempHome(t);
       let resolved = false;
@@ -327,6 +339,19 @@ t.test('cwd must stay inside the workspace', async (t) => {
   t.equal(r.stdout.trim(), join(h.workspace, 'sub'));
   await t.rejects(sb.run({ command: 'pwd', cwd: '..' }), /outside the workspace/);
   await t.rejects(sb.run({ command: 'pwd', cwd: h.home }), /outside the workspace/);
+});
+
+// Backend none has no namespace to end with the command: a process that left the session kept
+// the output open and the run waited for it past its timeout (37 s for a `sleep 37` under an 8 s
+// timeout before the output's holders were looked for).
+t.test('backend none: a process that left the session and holds the output ends with the command', async (t) => {
+  const h = tempHome(t);
+  const a = `6${token()}1`;
+  const r = await new Sandbox(h.workspace, settings('none', { timeoutSeconds: 8 })).run({ command: `setsid sleep ${a} & echo started` });
+  t.equal(r.exitCode, 0);
+  t.match(r.stdout, /started/);
+  t.equal(r.timedOut, false, 'ended when the command did, not at the timeout');
+  t.ok(await eventually(() => liveWith(a).length === 0), 'the escaped sleep is gone');
 });
 
 t.test('landlock: a setup step that fails in the child is an error naming the step', { skip: available('landlock', support) ?? false }, async (t) => {

@@ -3,7 +3,7 @@
 // SIGKILL to the whole group at the timeout or on abort (after a SIGTERM and run.graceMs when
 // asked). Used by the bubblewrap and none backends.
 import { spawn } from 'node:child_process';
-import { descendants } from './proc-table.js';
+import { descendants, pipeHolders, pipeOf } from './proc-table.js';
 import type { BackendExit, PreparedRun } from './types.js';
 
 export type Supervised = Omit<BackendExit, 'enforcement'>;
@@ -18,6 +18,10 @@ export function superviseSpawn(file: string, argv: string[], run: PreparedRun, t
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, { cwd: run.cwd, env: run.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let exited = false;
+    let closed = false;
+    // The output pipes as the leader holds them, to find who still holds them after it is gone.
+    const pipes = new Set(child.pid === undefined ? [] : [pipeOf(child.pid, 1), pipeOf(child.pid, 2)].filter((p): p is string => p !== null));
+    let sweep: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     let cancelled = false;
     let dropped = 0;
@@ -55,9 +59,27 @@ export function superviseSpawn(file: string, argv: string[], run: PreparedRun, t
       terminate();
       grace = setTimeout(killGroup, run.graceMs);
     };
+    // A process that left the command's session (setsid) escapes the group kill, and one that
+    // outlived a bwrap killed before --die-with-parent took hold escapes it too; either keeps the
+    // output pipe open, so 'close' would wait for it, for as long as it lives (a CI run once
+    // waited 300 s). Whatever still holds the pipe after the leader is gone is killed, again
+    // until the pipe closes.
+    const killPipeHolders = (): void => {
+      if (closed) return;
+      for (const pid of pipeHolders(pipes)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      sweep = setTimeout(killPipeHolders, 500);
+    };
     const done = (): void => {
+      closed = true;
       clearTimeout(timer);
       clearTimeout(grace);
+      clearTimeout(sweep);
       run.signal?.removeEventListener('abort', onAbort);
     };
     if (run.signal?.aborted) onAbort();
@@ -76,6 +98,8 @@ export function superviseSpawn(file: string, argv: string[], run: PreparedRun, t
       // leader is reaped by now, but a group id is not reissued while any member is alive.
       killGroup();
       exited = true;
+      // Give the pipe a moment to drain and close by itself before looking for holders.
+      if (!closed && pipes.size) sweep = setTimeout(killPipeHolders, 100);
     });
     child.on('error', (err) => {
       done();

@@ -8,6 +8,7 @@ import { heuristicCount } from '../src/agent/tokens.js';
 import { defaults } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
+import { createDeliverer } from '../src/conductor/delivery.js';
 import { openDatabase } from '../src/store/db.js';
 import { deliveredParts, outboundBacklog, recordOutbound, type OutboundRow } from '../src/store/queue.js';
 import { toolSet } from '../src/tools/types.js';
@@ -155,6 +156,50 @@ t.test('replies to one chat keep their order when one send fails once and the ne
   t.same(tries.slice(0, 2), ['a1', 'b1'], 'the failed first pass sent chat b and held the rest of chat a back');
   t.same(sent, ['b1', 'a1', 'a2', 'a3']);
   t.same(tries.filter((x) => x === 'a2'), ['a2'], 'a2 was sent once, after a1');
+});
+
+// A chat's first reply waits for its retry; the replies after it wait behind it. The timer is set
+// for that retry only: it was set for the earliest next_attempt_at of every pending row, which for
+// a reply never tried is 0, so the channel made a pass (a query) every 10 ms until the retry.
+t.test('replies waiting behind a chat\'s failed reply do not make the channel poll', async (t) => {
+  const dir = tempDir();
+  const real = openDatabase(join(dir, 'pinclaw.db'));
+  t.teardown(() => real.close());
+  let passes = 0;
+  // The pending-replies query counted as it runs: one per delivery pass.
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === 'prepare') {
+        return (text: string) => {
+          const st = target.prepare(text);
+          if (!/from outbound where state = 'pending' and channel = \?/.test(text)) return st;
+          return new Proxy(st, {
+            get(s, p) {
+              if (p === 'all') return (...args: unknown[]) => (passes++, s.all(...args));
+              const v = Reflect.get(s, p, s);
+              return typeof v === 'function' ? v.bind(s) : v;
+            },
+          });
+        };
+      }
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const tries: string[] = [];
+  const deliverer = createDeliverer({
+    db, channel: { name: 'chat', send: async (o) => { tries.push(o.text); throw new Error('502 Bad Gateway'); } },
+    wanted: () => true, retryDelayMs: () => 400, onSent: () => {}, crashPoint: () => {},
+  });
+  t.teardown(() => deliverer.stop());
+  for (const text of ['a1', 'a2', 'a3']) recordOutbound(real, { idempotencyKey: text, inboundId: null, sessionKey: 'chat:a', channel: 'chat', chatId: 'a', text, kind: 'reply' });
+  deliverer.kick();
+  await deliverer.idle();
+  await new Promise((r) => setTimeout(r, 300));
+  t.same(tries, ['a1'], 'a1 tried once; a2 and a3 wait behind it');
+  t.equal(passes, 1, `one pass until a1's retry (${passes} passes in 300 ms)`);
+  await new Promise((r) => setTimeout(r, 400));
+  t.same(tries, ['a1', 'a1'], 'a1 tried again at its retry, and still first');
 });
 
 t.test('a reply in parts resumes after the parts already delivered', async (t) => {

@@ -1,6 +1,6 @@
 // The system prompt: starter workspace, capped files, skills from front matter, date and runtime.
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clockTime } from '../src/local-time.js';
 import { buildSystemPrompt, FILE_CAP_CHARS, readSkills } from '../src/agent/prompt.js';
@@ -61,4 +61,25 @@ t.test('images are stripped before a session is saved', async (t) => {
   const raw = (db.prepare('select messages from sessions').get() as { messages: string }).messages;
   t.notMatch(raw, 'iVBORw0KGgo');
   t.same(loadSession(db, 'k').messages[0]!.content, [{ type: 'text', text: '[image image/png removed]' }, { type: 'text', text: 'what is this?' }]);
+});
+
+// The prompt's files are kept between turns while unchanged (src/agent/prompt.ts readText): each
+// change must still reach the next prompt, a same-size rewrite and a removal included, also once the
+// files are old enough to be kept.
+t.test('a kept prompt file that changes, even to text of the same size, or goes, is seen at the next turn', async (t) => {
+  const ws = join(tempDir(), 'workspace');
+  ensureWorkspace(ws);
+  const build = () => buildSystemPrompt({ workspace: ws, now: new Date('2026-03-01T10:00:00Z'), timezone: 'UTC', runtime });
+  writeFileSync(join(ws, 'SOUL.md'), 'mood: calm');
+  t.match(build(), 'mood: calm');
+  writeFileSync(join(ws, 'SOUL.md'), 'mood: warm');
+  t.match(build(), 'mood: warm', 'a rewrite right after the read');
+  // Older than the racy window (2 s): now the file is kept, and a change must still show.
+  await new Promise((r) => setTimeout(r, 2100));
+  t.match(build(), 'mood: warm');
+  t.match(build(), 'mood: warm', 'served again while unchanged');
+  writeFileSync(join(ws, 'SOUL.md'), 'mood: bold');
+  t.match(build(), 'mood: bold', 'a same-size rewrite of a kept file');
+  rmSync(join(ws, 'SOUL.md'));
+  t.notMatch(build(), 'mood:', 'a removed file leaves the prompt');
 });

@@ -1,12 +1,17 @@
 // Orchestrator overhead per turn: the whole path (queue row, lane, session load, prompt, provider
 // call, tool call, provider call, session save, reply row, delivery) against the same two provider
-// calls made directly with the SDK in the same process. Printed, never asserted.
+// calls made directly with the SDK in the same process: the same tool offered, a system prompt of
+// the same size and the same conversation growing turn by turn, so that the difference is what
+// pinclaw does and not what the provider is sent. (Until 2026-11-28 the baseline sent a one-message
+// request with no system prompt while pinclaw sent up to 200 messages and was offered no tool; the
+// old baseline is still printed, as the "minimal request" line.) Printed, never asserted.
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import Anthropic from '@anthropic-ai/sdk';
 import { defaults } from '../../src/config/schema.js';
+import { buildSystemPrompt } from '../../src/agent/prompt.js';
 import { createRuntime } from '../../src/conductor/runtime.js';
 import { resolvePaths } from '../../src/paths.js';
 import { openDatabase } from '../../src/store/db.js';
@@ -37,23 +42,41 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const home = mkdtempSync(join(tmpdir(), 'pinclaw-bench-'));
 const paths = resolvePaths({ home });
 const config = defaults();
+// The bench's tool is offered to the model, as a configured tool would be.
+config.tools.allow = ['echo'];
 const db = openDatabase(paths.database);
 const echo: Tool = { name: 'echo', description: 'echoes', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, execute: async (i) => ({ content: String((i as { text: string }).text) }) };
 const env = { ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: url };
 const { conductor } = createRuntime({ db, config, paths, env, channels: [{ name: 'bench', debounceMs: 0, send: async () => {} }], tools: [echo] });
 conductor.start();
 
-// Baseline: the same two calls per turn, straight through the SDK.
+// Baselines, straight through the SDK: the minimal one (one message, no system prompt), and the
+// same two calls pinclaw makes: the same tool, a system prompt of the size of pinclaw's, and a
+// conversation that grows by the same four messages per turn, in sessions of 50 turns.
 const client = new Anthropic({ apiKey: 'bench', baseURL: url, maxRetries: 0 });
 const user = { role: 'user' as const, content: 'hello' };
-async function directTurn(): Promise<void> {
-  const tools = [{ name: 'echo', description: 'echoes', input_schema: { type: 'object' as const } }];
+const tools = [{ name: echo.name, description: echo.description, input_schema: echo.inputSchema as { type: 'object' } }];
+async function minimalTurn(): Promise<void> {
   const first = await client.messages.stream({ model: 'm', max_tokens: 256, messages: [user], tools }).finalMessage();
   const call = first.content.find((b) => b.type === 'tool_use')!;
   await client.messages.stream({
     model: 'm', max_tokens: 256, tools,
     messages: [user, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'ping' }] }],
   }).finalMessage();
+}
+let systemSize = 0;
+type Param = Anthropic.MessageParam;
+let history: Param[] = [];
+async function directTurn(i: number): Promise<void> {
+  if (i % 50 === 0) history = [];
+  const system = 'x'.repeat(systemSize);
+  const asked: Param = { role: 'user', content: `[12:00] message ${i}` };
+  const first = await client.messages.stream({ model: 'm', max_tokens: 256, system, messages: [...history, asked], tools }).finalMessage();
+  const call = first.content.find((b) => b.type === 'tool_use')!;
+  const result: Param = { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'ping' }] };
+  const answered: Param = { role: 'assistant', content: first.content };
+  const last = await client.messages.stream({ model: 'm', max_tokens: 256, system, messages: [...history, asked, answered, result], tools }).finalMessage();
+  history.push(asked, answered, result, { role: 'assistant', content: last.content });
 }
 
 async function pinclawTurn(i: number): Promise<void> {
@@ -72,21 +95,42 @@ async function time(fn: (i: number) => Promise<void>, n: number): Promise<number
   return out;
 }
 
-// Warm-up (JIT, SQLite page cache, allocator pools), then the baseline, then pinclaw alone, so the
-// memory figures are pinclaw's own growth and not caches filling up.
+// The size of pinclaw's system prompt in this home (its workspace files written by the first start).
+systemSize = buildSystemPrompt({ workspace: paths.workspace, now: new Date(), timezone: config.agent.timezone, runtime: { version: 'x.y.z', node: process.version, arch: process.arch, model: config.agent.model, channel: 'bench' } }).length;
+
+/** Each turn of pinclaw timed right after the same turn made directly: a busy machine slows both alike. */
+async function timePairs(from: number, n: number): Promise<{ direct: number[]; pinclaw: number[] }> {
+  const out = { direct: [] as number[], pinclaw: [] as number[] };
+  for (let i = from; i < from + n; i++) {
+    let t0 = performance.now();
+    await directTurn(i);
+    out.direct.push(performance.now() - t0);
+    t0 = performance.now();
+    await pinclawTurn(i);
+    out.pinclaw.push(performance.now() - t0);
+  }
+  return out;
+}
+
+// Warm-up (JIT, SQLite page cache, allocator pools), then the timed block; then pinclaw alone for
+// the memory figures, so that they are pinclaw's own growth and not the SDK's or caches filling up.
 const WARM = 300;
-await time(directTurn, 50);
-await time(pinclawTurn, WARM);
-const direct = await time(directTurn, TURNS);
+const minimal = await time(minimalTurn, 50);
+await timePairs(0, WARM);
+minimal.push(...(await time(minimalTurn, 200)));
+const started = performance.now();
+const measured = await timePairs(WARM, TURNS);
+const elapsed = performance.now() - started;
+const direct = measured.direct;
+const turns = measured.pinclaw;
+await time((i) => pinclawTurn(WARM + TURNS + i), WARM);
 await settle();
 const idle = memory();
-const started = performance.now();
-const turns = await time((i) => pinclawTurn(WARM + i), TURNS);
-const elapsed = performance.now() - started;
+await time((i) => pinclawTurn(2 * WARM + TURNS + i), TURNS);
 await settle();
 const after = memory();
 // A second block tells a one-off warm-up (caches, JIT) from growth per turn.
-await time((i) => pinclawTurn(WARM + TURNS + i), TURNS);
+await time((i) => pinclawTurn(2 * WARM + 2 * TURNS + i), TURNS);
 await settle();
 const later = memory();
 await conductor.stop(1000);
@@ -97,7 +141,8 @@ const p99 = pct(turns, 99);
 const d50 = pct(direct, 50);
 const d99 = pct(direct, 99);
 const rows = [
-  ['direct SDK (2 calls)', d50, d99],
+  ['direct SDK, minimal request', pct(minimal, 50), pct(minimal, 99)],
+  ['direct SDK, same requests', d50, d99],
   ['pinclaw turn (2 calls + tool)', p50, p99],
 ];
 console.log(`turns: ${turns.length}, zero-latency stand-in provider in a separate process, one tool call per turn`);
@@ -109,7 +154,7 @@ const overhead = p50 - d50;
 // The targets of the second performance round (issue 29): p50 <= 1 ms, p99 <= 3 ms (the first was p50 <= 5 ms).
 console.log(`orchestrator overhead p50: ${overhead.toFixed(2)} ms per turn (target <= 1 ms: ${overhead <= 1 ? 'meets' : 'MISSES'})`);
 console.log(`orchestrator overhead p99: ${(p99 - d99).toFixed(2)} ms per turn (target <= 3 ms: ${p99 - d99 <= 3 ? 'meets' : 'MISSES'})`);
-console.log(`turns per second (one lane): ${(turns.length / (elapsed / 1000)).toFixed(0)}`);
+console.log(`turns per second (one lane, direct turns in between): ${(turns.length / (elapsed / 1000)).toFixed(0)}`);
 const growth = after.rss - idle.rss;
 console.log(`RSS idle ${idle.rss.toFixed(1)} MiB, after ${turns.length} turns ${after.rss.toFixed(1)} MiB: growth ${growth.toFixed(1)} MiB (target <= 5 MiB: ${growth <= 5 ? 'meets' : 'MISSES'})`);
 console.log(`RSS after ${2 * turns.length} turns ${later.rss.toFixed(1)} MiB: growth over the second ${turns.length} turns ${(later.rss - after.rss).toFixed(1)} MiB`);

@@ -2,11 +2,12 @@
 // skills summary, and whatever the memory hook contributes.
 import { frontMatter } from './front-matter.js';
 import { dayText, systemZone } from '../local-time.js';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PROMPT_FILES } from './workspace.js';
 import { isSkillEnabled } from '../skills/state.js';
+import { onRelease } from '../release.js';
 
 export const FILE_CAP_CHARS = 12_000;
 
@@ -27,13 +28,45 @@ export interface Skill {
   path: string;
 }
 
-function readCapped(file: string, cap: number): string | null {
+/**
+ * The prompt's files as last read, kept while each is unchanged: the prompt is built for every turn
+ * and its files rarely change, and a stat is one system call where a read is four and a decode.
+ * A file changed less than RACY_NS ago is read every time (as git treats a "racily clean" index
+ * entry): the kernel's file times advance in clock ticks, so two writes of the same size within one
+ * tick would look alike.
+ */
+const readCache = new Map<string, { signature: string; text: string }>();
+const RACY_NS = 2_000_000_000n;
+onRelease('prompt files', () => readCache.clear());
+
+function readText(file: string): string | null {
+  let st: BigIntStats | undefined;
+  try {
+    st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  } catch {
+    st = undefined; // not readable, or a path through a file: as if absent
+  }
+  if (!st?.isFile()) {
+    readCache.delete(file);
+    return null;
+  }
+  const signature = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  const hit = readCache.get(file);
+  if (hit?.signature === signature) return hit.text;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch {
     return null;
   }
+  if (BigInt(Date.now()) * 1_000_000n - st.ctimeNs > RACY_NS) readCache.set(file, { signature, text });
+  else readCache.delete(file);
+  return text;
+}
+
+function readCapped(file: string, cap: number): string | null {
+  const text = readText(file);
+  if (text === null) return null;
   if (text.length <= cap) return text.trimEnd();
   return `${text.slice(0, cap).trimEnd()}\n\n[… ${text.length - cap} more characters cut; read the whole file with read_file if needed]`;
 }
@@ -57,12 +90,8 @@ export function readSkills(workspace: string): Skill[] {
   const skills: Skill[] = [];
   for (const name of names) {
     const path = join(dir, name, 'SKILL.md');
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
+    const text = readText(path);
+    if (text === null) continue;
     const fm = frontMatter(text);
     const description = fm.description?.trim().replace(/\s+/g, ' ');
     skills.push({ name: fm.name?.trim() || name, description: description || '(no description)', path });

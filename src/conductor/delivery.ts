@@ -6,7 +6,7 @@ import { count } from '../counters.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
 import type { Db } from '../store/db.js';
-import { deliveredParts, markDeliveryFailed, markSent, nextOutboundAt, pendingOutbound, recordDeliveredPart, type OutboundRow } from '../store/queue.js';
+import { deliveredParts, markDeliveryFailed, markSent, pendingOutbound, recordDeliveredPart, type OutboundRow } from '../store/queue.js';
 
 /** What a channel is told about a reply it delivers. */
 export interface Delivery {
@@ -54,15 +54,26 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
   // Passes that threw in a row: the next waits longer, so a broken database is not hammered.
   let failedPasses = 0;
 
-  async function pass(): Promise<void> {
+  /**
+   * Sends what is due; returns when the earliest reply it left waiting may be tried (ms epoch), or
+   * null when none waits. A reply that waits behind an earlier one of the same chat does not count:
+   * it goes after that one, whose time is counted (counting it made a pass every 10 ms while a
+   * chat's first reply waited for its retry).
+   */
+  async function pass(): Promise<number | null> {
     const now = Date.now();
+    let next: number | null = null;
+    const later = (at: number) => {
+      if (next === null || at < next) next = at;
+    };
     // Replies to one chat keep their order: once one of them waits for a retry, the later ones wait too.
     const waiting = new Set<string>();
     for (const row of pendingOutbound(db, channel.name)) {
-      if (stopped) return;
+      if (stopped) return null;
       if (!o.wanted(row.session_key) || waiting.has(row.chat_id)) continue;
       if (row.next_attempt_at > now) {
         waiting.add(row.chat_id);
+        later(row.next_attempt_at);
         continue;
       }
       const sentParts = deliveredParts(row);
@@ -71,6 +82,7 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
       } catch (err) {
         const delay = o.retryDelayMs(row.attempts + 1);
         markDeliveryFailed(db, row.id, errorMessage(err), delay);
+        later(Date.now() + delay);
         count('deliveries', { channel: channel.name, outcome: 'failed' });
         waiting.add(row.chat_id);
         log.warn(`delivery of reply ${row.id} through ${channel.name} failed (attempt ${row.attempts + 1}), next try in ${Math.round(delay / 1000)} s: ${errorMessage(err)}`);
@@ -81,14 +93,17 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
       count('deliveries', { channel: channel.name, outcome: 'sent' });
       o.onSent({ ...row, state: 'sent' });
     }
+    return next;
   }
 
-  function schedule(): void {
+  /**
+   * The timer for the earliest waiting reply, as the pass that just ended found it: a reply recorded
+   * since then kicked a pass of its own (`again`), so no query is needed here.
+   */
+  function schedule(next: number | null): void {
     clearTimeout(timer);
     timer = undefined;
-    if (stopped) return;
-    const next = nextOutboundAt(db, channel.name);
-    if (next === null) return;
+    if (stopped || next === null) return;
     // Not unref'd: an undelivered reply is work, and keeps a CLI process alive until it is delivered.
     timer = setTimeout(kick, Math.max(10, next - Date.now()));
   }
@@ -100,9 +115,11 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
       return;
     }
     clearTimeout(timer);
+    let next: number | null = null;
     running = pass()
-      .then(() => {
+      .then((at) => {
         failedPasses = 0;
+        next = at;
       }, (err: unknown) => {
         failedPasses++;
         log.error(`delivery pass of ${channel.name} failed, the next one starts over: ${errorMessage(err)}`);
@@ -114,12 +131,7 @@ export function createDeliverer(o: DelivererOptions): Deliverer {
           kick();
           return;
         }
-        try {
-          if (failedPasses === 0) return schedule();
-        } catch (err) {
-          failedPasses++;
-          log.error(`delivery of ${channel.name}: ${errorMessage(err)}`);
-        }
+        if (failedPasses === 0) return schedule(next);
         // Without a timer nothing would wake this channel until the next reply: try again, later each time.
         timer = setTimeout(kick, Math.min(60_000, 500 * 2 ** (failedPasses - 1)));
       });

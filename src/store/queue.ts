@@ -178,12 +178,6 @@ export function pendingOutbound(db: Db, channel: string): OutboundRow[] {
   return sql(db, `select * from outbound where state = 'pending' and channel = ? order by id`).all(channel) as OutboundRow[];
 }
 
-/** When the next pending reply of this channel may be tried (ms epoch), or null when none waits. */
-export function nextOutboundAt(db: Db, channel: string): number | null {
-  const row = sql(db, `select min(next_attempt_at) as t from outbound where state = 'pending' and channel = ?`).get(channel) as { t: number | null };
-  return row.t;
-}
-
 /** A failed delivery: tried again after `retryInMs`. */
 export function markDeliveryFailed(db: Db, id: number, error: string, retryInMs: number, now = Date.now()): void {
   sql(db, `update outbound set attempts = attempts + 1, last_error = ?, next_attempt_at = ? where id = ? and state = 'pending'`).run(error, now + retryInMs, id);

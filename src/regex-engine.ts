@@ -5,11 +5,15 @@
 import { setFlagsFromString } from 'node:v8';
 
 let enabled = false;
+const FLAGS = ['--enable-experimental-regexp-engine-on-excessive-backtracks', '--enable-experimental-regexp-engine'];
 
 /** Idempotent; called at process start (main.ts) and by every module that compiles untrusted patterns. */
 export function enableRegexFallback(): void {
   if (enabled) return;
   enabled = true;
+  // The executable starts with both (scripts/build-sea.mjs REGEX_FLAGS): node:v8 is then not loaded,
+  // which would take a quarter of its start.
+  if (FLAGS.every((f) => process.execArgv.includes(f))) return;
   // The second flag only makes the 'l' flag available, which `isLinear` uses to ask V8 itself.
   setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
   setFlagsFromString('--enable-experimental-regexp-engine');

@@ -148,6 +148,14 @@ t.test('x64 executable loads its lazy chunks and runs a contained regex', async 
   grep.child.stdout!.on('data', (d: Buffer) => (found += d.toString()));
   t.equal((await grep.exited).code, 0, grep.stderr());
   t.match(found, /^1 match in 1 file[\s\S]*notes\.txt:1:abab/, 'a backreference runs in the worker');
+  // V8's linear-time fallback is on from the start (build-sea REGEX_FLAGS, without node:v8): a
+  // pattern that backtracks without bound on a long line gets its answer, not a frozen process.
+  writeFileSync(join(home, 'workspace', 'long.txt'), `${'a'.repeat(40_000)}!\n`);
+  const nested = start(exe, ['tool', 'run', 'grep', JSON.stringify({ pattern: '(a+)+$', path: 'long.txt' })], { env, cwd: dir });
+  let nestedOut = '';
+  nested.child.stdout!.on('data', (d: Buffer) => (nestedOut += d.toString()));
+  t.equal((await nested.exited).code, 0, nested.stderr());
+  t.match(nestedOut, /^no matches/, 'the catastrophic pattern answered');
 });
 
 t.test('arm64 executable under qemu-aarch64-static', async (t) => {

@@ -52,3 +52,22 @@ t.test('a /proc that is not ours (injected): the lock is taken by what SQLite sa
   t.ok('held' in noProc, 'without /proc at all, the lock is taken too');
   if ('held' in noProc) noProc.held.release();
 });
+
+// The check after the lock (lockedAtPath): the inode the path names now must be the one this
+// process has open. A lock file replaced between the open and the lock (a failed restore removes
+// the one it made) is a file nobody else will open: the lock on it is no lock of the home.
+t.test('a lock is on the home only while the path still names the file this process opened', async (t) => {
+  const { closeSync, openSync, renameSync, statSync: stat } = await import('node:fs');
+  const { lockedAtPath } = await import('../src/store/home-lock.js');
+  const dir = tempDir();
+  const file = join(dir, 'gateway.lock');
+  writeFileSync(file, '');
+  const before = { dev: stat(file).dev, ino: stat(file).ino };
+  const fd = openSync(file, 'r');
+  t.teardown(() => closeSync(fd));
+  t.equal(lockedAtPath(file, before, '/proc'), true, 'the path names the open file');
+  renameSync(file, join(dir, 'gateway.lock.old'));
+  writeFileSync(file, '');
+  t.equal(lockedAtPath(file, before, '/proc'), false, 'the path names another file now');
+  t.equal(lockedAtPath(file, before, ''), false, 'and without /proc, by the name');
+});

@@ -13,7 +13,7 @@
 // namespace's /proc, where our own pid is not what /proc/locks shows). One caveat of fcntl locks: closing any descriptor of the file drops the
 // process's lock, so nothing else in the process may open gateway.lock (nothing does).
 import Database from 'better-sqlite3';
-import { readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { errorMessage, PinclawError } from '../errors.js';
 import { loadAddon } from '../native/loader.js';
 import { lockHolders } from '../proc-locks.js';
@@ -78,19 +78,30 @@ function procIsOurs(procRoot: string): boolean {
 /**
  * Whether the lock just taken is on the file the path names now: a restore that fails removes the
  * lock file it created (under the lock), and a process that opened it just before then locks a file
- * nobody else will ever open. Where /proc is ours, the kernel says it exactly: our pid holds a lock
- * on the inode the path names. Elsewhere the lock itself is trusted (SQLite took it, so no other
- * process holds one), and only the name is checked: the path named the same inode before the open
- * and after the lock, and an inode removed from the path in between cannot come back.
+ * nobody else will ever open. Where /proc is ours, the kernel says it exactly: this process has the
+ * inode the path names now open (/proc/self/fd), and the lock SQLite just took is on the file it
+ * opened, the only descriptor of gateway.lock in the process. (/proc/locks would say it as well, but
+ * its read waits for the kernel's file-lock semaphore, an RCU grace period: 10 to 15 ms of every
+ * gateway start here.) Elsewhere the lock itself is trusted (SQLite took it, so no other process
+ * holds one), and only the name is checked: the path named the same inode before the open and after
+ * the lock, and an inode removed from the path in between cannot come back.
  */
-function lockedAtPath(file: string, before: { dev: number; ino: number } | undefined, procRoot: string): boolean {
+export function lockedAtPath(file: string, before: { dev: number; ino: number } | undefined, procRoot: string): boolean {
   const now = identity(file);
   if (!now) return false; // removed meanwhile
   if (procRoot && procIsOurs(procRoot)) {
+    const fds = `${procRoot}/self/fd`;
     try {
-      return lockHolders(readFileSync(`${procRoot}/locks`, 'utf8'), now.dev, now.ino, 'POSIX').includes(process.pid);
+      return readdirSync(fds).some((fd) => {
+        try {
+          const st = statSync(`${fds}/${fd}`);
+          return st.dev === now.dev && st.ino === now.ino;
+        } catch {
+          return false; // closed meanwhile (readdir's own descriptor)
+        }
+      });
     } catch {
-      // /proc/locks unreadable: judged by the name below
+      // /proc/self/fd unreadable: judged by the name below
     }
   }
   return before !== undefined && before.dev === now.dev && before.ino === now.ino;

@@ -312,13 +312,15 @@ module.exports.default = module.exports;`,
  * not small: node:crypto alone is 17 internal modules and OpenSSL's setup, ~1.3 MiB of anonymous
  * memory and ~1 MiB of the executable's pages; with readline, worker_threads, perf_hooks and the
  * rest, ~2 MiB and ~4.5 MiB (measured against a bare server, see bench/README.md, footprint).
+ * node:fs/promises brings node:readline and the REPL's history with it (for FileHandle.readLines):
+ * five internal modules a gateway's start compiled for nothing until it was listed here.
  * Each stands for a Proxy whose property reads load the real module: the bundle reads an import's
  * properties where it uses them (`(0, import_node_crypto.randomBytes)(…)`), so nothing changes for
  * the code but the moment of loading. esbuild's interop copies a module's keys when it is imported,
  * so the Proxy lists the names the module has in the Node that builds (what the types allow the
  * code to use), as getters; a name only the running Node has is still read through `get`.
  */
-const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'perf_hooks', 'readline', 'readline/promises', 'timers/promises', 'v8', 'vm', 'worker_threads', 'zlib'];
+const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'fs/promises', 'perf_hooks', 'readline', 'readline/promises', 'timers/promises', 'v8', 'vm', 'worker_threads', 'zlib'];
 const lazyBuiltins = {
   name: 'pinclaw-lazy-builtins',
   setup(b) {

@@ -106,6 +106,11 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
   // A backup killed midway leaves a full copy of the database and workspace; it is not kept past a restart.
   for (const p of removeBackupLeftovers(ctx.paths.home)) log.info(`removed ${p}, left by a backup that did not finish`);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+  // Whether exec runs in an OS sandbox here: a bwrap probe run (a process) that goes on while the
+  // database and the hardware are made ready, instead of after them (~9 ms of a start).
+  // After configureNative: Landlock's check loads the addon, which native.enabled may forbid.
+  const sandboxDetection = execSandbox(config.sandbox.backend);
+  sandboxDetection.catch(() => {}); // awaited below; a start that fails before then drops it
   // One malloc arena from now on, and glibc's first thresholds (128 KiB) kept: what turns free can
   // then be given back when the gateway goes quiet (native/memory.cc has the figures). The same
   // settings in the environment (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_)
@@ -147,7 +152,7 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     stops.push(channelStatus.stop);
     // The MCP client runs when a server is enabled; its code is loaded only then. Its servers start
     // in the background: a slow or broken one does not hold the gateway's start.
-    const sandboxForExec = await execSandbox(config.sandbox.backend);
+    const sandboxForExec = await sandboxDetection;
     let reserved: readonly string[] = [];
     // Records of running servers left in the home (run/mcp) mean a pinclaw that was killed: what
     // its servers left running is ended now, before any server starts (src/mcp/client/leftovers.ts).

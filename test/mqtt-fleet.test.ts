@@ -15,6 +15,8 @@ import { counterSeries } from '../src/counters.js';
 import { metricsText } from '../src/ops/metrics.js';
 import { flushAuditSoon, queryAudit, type AuditRow } from '../src/store/audit.js';
 import { openDatabase, type Db } from '../src/store/db.js';
+import { rememberedFleetCalls } from '../src/store/fleet-seen.js';
+import { flushWritesSoon } from '../src/store/write-soon.js';
 import { createPolicy, type ToolsSettings } from '../src/tools/policy.js';
 import { createRegistry, type Registry } from '../src/tools/registry.js';
 import { dbAudit } from '../src/tools/setup.js';
@@ -84,7 +86,7 @@ async function node(t: Test, b: Broker, id: string, fleet: Partial<Fleet>, tools
   const policy = createPolicy({ ...defaults().tools, allow: ['relay'], ...tools });
   const registry = createRegistry([currentTimeTool(), relay, remote.tool], { policy, audit: dbAudit(db) });
   link = openMqttLink({ settings: s, log: quiet });
-  const stops = [remote.start(), startFleetServer({ link, db, settings: s, runTool: (c, ctx) => registry.run(c, ctx), log: quiet })];
+  const stops = [remote.start(), startFleetServer({ link, db, settings: s, runTool: (c, ctx) => registry.run(c, ctx), readOnly: (tool) => registry.get(tool)?.readOnly === true, log: quiet })];
   await until(`${id} connected`, () => link!.connected());
   let closed = false;
   const n: Node = {
@@ -180,6 +182,37 @@ t.test('per-node keys: a listed caller with its own key is answered; an unlisted
     { tool: 'current_time', chat_id: 'house', outcome: 'ok' },
     { tool: 'remote:current_time', chat_id: 'garage', outcome: 'denied', rule: 'mqtt.fleet.callers' },
   ]);
+});
+
+// A read's replay record is written after its answer (off the round trip, with its audit row): the
+// replay is refused meanwhile from memory, and the record is in fleet_seen once written; a call
+// that may change something has its record before it runs.
+t.test('a read\'s replay record comes just after the answer, a write\'s before it runs; replays of both refused', async (t) => {
+  const b = await broker(t);
+  const watch = await spy(t, b);
+  const shed = await node(t, b, 'shed', { key: 'k', expose: ['relay', 'current_time'] }, { controlChats: ['fleet:house'] });
+  const house = await node(t, b, 'house', { key: 'k' });
+  let recordedBeforeRun: boolean | undefined;
+  const realRun = shed.relay.execute.bind(shed.relay);
+  shed.relay.execute = async (input, ctx) => {
+    recordedBeforeRun = rememberedFleetCalls(shed.db) === 1;
+    return realRun(input, ctx);
+  };
+  t.equal((await house.call('shed', 'relay', { on: true })).result.content, 'relay on');
+  t.equal(recordedBeforeRun, true, 'the relay call was recorded before the relay switched');
+  t.match((await house.call('shed', 'current_time', { timezone: 'UTC' })).result.content, /UTC/);
+  const [relayReq, readReq] = watch.requests();
+  // The replay of the read, published at once: refused whether or not its record is written yet.
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(readReq), { qos: 1 });
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(relayReq), { qos: 1 });
+  const replays = await until('both replays refused', () => {
+    const r = watch.responses().filter((x) => x.code === 'replay');
+    return r.length === 2 ? r : undefined;
+  });
+  t.same(replays.map((x) => x.id).sort(), [readReq!.id, relayReq!.id].sort());
+  flushWritesSoon(shed.db);
+  t.equal(rememberedFleetCalls(shed.db), 2, 'both calls are in fleet_seen, the read\'s written after its answer');
+  t.equal(shed.relay.calls.length, 1, 'the relay switched once');
 });
 
 t.test('a replayed call is refused; a stale, a future-dated and an expired one too', async (t) => {

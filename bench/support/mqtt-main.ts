@@ -190,7 +190,7 @@ async function roundTrips(broker: Broker, o: { calls: number; rounds: number; ou
   const remote = remoteTool({ link: () => callerLink!, nodeId: 'caller', settings: settings('caller'), log: quiet });
   const callerReg = createRegistry([remote.tool], { policy: createPolicy(d.tools), audit: sink(callerDb) });
   const calleeLink = openMqttLink({ settings: settings('callee'), log: quiet });
-  const stopServer = startFleetServer({ link: calleeLink, db: calleeDb, settings: settings('callee'), runTool: (c, ctx) => calleeReg.run(c, ctx), log: quiet });
+  const stopServer = startFleetServer({ link: calleeLink, db: calleeDb, settings: settings('callee'), runTool: (c, ctx) => calleeReg.run(c, ctx), readOnly: (tool) => calleeReg.get(tool)?.readOnly === true, log: quiet });
   callerLink = openMqttLink({ settings: settings('caller'), log: quiet });
   const stopRemote = remote.start();
   await until('both nodes connected', () => calleeLink.connected() && callerLink!.connected());

@@ -28,7 +28,8 @@ import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
-import { forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
+import { fleetCallSeen, forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
+import { writeSoon } from '../store/write-soon.js';
 import { refusalBook } from './refusals.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import {
@@ -225,6 +226,8 @@ export interface FleetServerOptions {
   settings: MqttSettings;
   /** the registry's governed run (policy, limits, confirmation, audit, redaction) */
   runTool: (call: ToolCall, ctx: ToolContext) => Promise<ToolResult>;
+  /** whether the tool changes nothing (its call's replay record may then be written after the answer) */
+  readOnly?: (tool: string) => boolean;
   /** applied to the input of a refused call before its audit row (the registry redacts the others) */
   redact?: (text: string) => string;
   now?: () => number;
@@ -293,6 +296,29 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     return { key: entry.key, rule: `mqtt.fleet.callers[${i}].key` };
   }
 
+  /** Calls whose record in fleet_seen may not be written yet (a read's: see remember). */
+  const recent = new Map<string, number>();
+
+  /**
+   * Records the call; false for a replay. A call that may change something is recorded before it
+   * runs. A read's record is written with its audit row just after the answer (store/write-soon.ts),
+   * off the round trip: checked against the table and the calls of this process meanwhile. Only a
+   * process killed in that moment forgets it; a replay of that read after the restart runs it again,
+   * which changes nothing.
+   */
+  function remember(r: FleetRequest): boolean {
+    const id = `${r.from}\n${r.id}`;
+    if (recent.has(id)) return false;
+    if (!o.readOnly?.(r.tool)) {
+      if (!rememberFleetCall(db, r.from, r.id, r.at)) return false;
+    } else {
+      if (fleetCallSeen(db, r.from, r.id)) return false;
+      writeSoon(db, () => void rememberFleetCall(db, r.from, r.id, r.at), (err) => log.warn(`mqtt fleet: cannot record call ${r.id} of node ${r.from} (${errorMessage(err)})`));
+    }
+    recent.set(id, r.at);
+    return true;
+  }
+
   function onRequest(payload: Buffer, retain: boolean): void {
     if (retain) return log.warn(`mqtt fleet: ignored a retained message on ${link.topic(REQ)} (calls are never retained; clear it with an empty retained message)`);
     const r = parseRequest(payload);
@@ -314,9 +340,10 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     // Anything dated before the window (and the skew) is refused as stale above, so its id may go.
     if (t - prunedAt >= PRUNE_EVERY_MS) {
       forgetFleetCalls(db, t - FLEET_WINDOW_MS - CLOCK_SKEW_MS);
+      for (const [id, at] of recent) if (at < t - FLEET_WINDOW_MS - CLOCK_SKEW_MS) recent.delete(id);
       prunedAt = t;
     }
-    if (!rememberFleetCall(db, r.from, r.id, r.at)) {
+    if (!remember(r)) {
       return refuse(r, 'replay', 'mqtt.fleet replay', `call id ${r.id} of node ${r.from} was already received; a replay is not run`, k.key);
     }
     if (!expose.has(r.tool) || r.tool === 'remote_tool') {

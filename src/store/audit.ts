@@ -1,6 +1,7 @@
 // The audit table: what the tool registry records about every call, and what `pinclaw audit` reads.
 // Values arrive redacted; this module stores and reads, it does not judge.
-import { beforeClose, type Db } from './db.js';
+import type { Db } from './db.js';
+import { flushWritesSoon, writeSoon } from './write-soon.js';
 import { sql } from './statements.js';
 
 export type AuditOutcome = 'allowed' | 'denied' | 'error' | 'ok';
@@ -54,20 +55,8 @@ export function insertAudit(db: Db, e: NewAudit): number {
   return Number(r.lastInsertRowid);
 }
 
-const soon = new WeakMap<Db, { rows: NewAudit[]; onError: (err: unknown) => void }>();
-const hooked = new WeakSet<Db>();
-
 /** Writes the rows insertAuditSoon holds for this connection now (tests, and the close). */
-export function flushAuditSoon(db: Db): void {
-  const pending = soon.get(db);
-  if (!pending) return;
-  soon.delete(db);
-  try {
-    if (db.open) db.transaction(() => pending.rows.forEach((r) => insertAudit(db, r)))();
-  } catch (err) {
-    pending.onError(err);
-  }
-}
+export const flushAuditSoon = flushWritesSoon;
 
 /**
  * Writes the row shortly after, with the others of the same moment in one transaction: for the call
@@ -76,14 +65,7 @@ export function flushAuditSoon(db: Db): void {
  * killed in between loses these rows only, and nothing was changed by their calls.
  */
 export function insertAuditSoon(db: Db, e: NewAudit, onError: (err: unknown) => void): void {
-  const pending = soon.get(db);
-  if (pending) return void pending.rows.push(e);
-  soon.set(db, { rows: [e], onError });
-  setImmediate(() => flushAuditSoon(db));
-  if (!hooked.has(db)) {
-    hooked.add(db);
-    beforeClose(db, () => flushAuditSoon(db));
-  }
+  writeSoon(db, () => void insertAudit(db, e), onError);
 }
 
 /** Closes an 'allowed' row; a row already closed is left as it is. */

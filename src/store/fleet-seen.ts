@@ -9,6 +9,11 @@ export function rememberFleetCall(db: Db, caller: string, callId: string, at: nu
   return sql(db, 'insert into fleet_seen (caller, call_id, at) values (?, ?, ?) on conflict do nothing').run(caller, callId, at).changes === 1;
 }
 
+/** Whether this caller's id was recorded (a read: what a call that changes nothing checks before its record is written soon). */
+export function fleetCallSeen(db: Db, caller: string, callId: string): boolean {
+  return sql(db, 'select 1 from fleet_seen where caller = ? and call_id = ?').get(caller, callId) !== undefined;
+}
+
 /** Deletes the ids of calls dated before `before` (no call that old can pass the window any more); returns how many. */
 export function forgetFleetCalls(db: Db, before: number): number {
   return sql(db, 'delete from fleet_seen where at < ?').run(before).changes;

@@ -95,7 +95,7 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus; home?:
       const triggers = startMqttTriggers({ link: l, triggers: settings.triggers, submit: gatedSubmit((m) => s.conductor.submit(m), s.hooks), channelFor });
       stops.push(() => triggers.stop());
       const redact = createRedactor(secretValues(o.config, process.env));
-      stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx) }));
+      stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx), readOnly: (tool) => s.tools.get(tool)?.readOnly === true }));
       if (settings.homeAssistant.enabled) {
         stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, physicalMaxAgeSeconds: o.config.tools.physicalMaxAgeSeconds, runTool: (call, ctx) => s.tools.run(call, ctx) }));
       }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
-import { signRequest, type FleetRequest, type FleetResponse } from '../src/fleet/fleet-sign.js';
+import { sign, signRequest, verify, type FleetRequest, type FleetResponse } from '../src/fleet/fleet-sign.js';
 import { REFUSALS_IN_DETAIL } from '../src/fleet/refusals.js';
 import { remoteTool, startFleetServer } from '../src/fleet/remote.js';
 import { counterSeries } from '../src/counters.js';
@@ -127,6 +127,17 @@ async function spy(t: Test, b: Broker) {
     responses: () => got.filter((m) => m.topic.endsWith('/fleet/res')).map((m) => JSON.parse(m.text) as FleetResponse),
   };
 }
+
+// The signature is HMAC-SHA256 of the text in base64url, whatever form the key is held in: what a
+// board of another pinclaw version, or a script, computes with any HMAC.
+t.test('the signature is the plain HMAC-SHA256 of the text under each key', async (t) => {
+  const { createHmac } = await import('node:crypto');
+  for (const key of ['k', 'fleet-secret', 'k\u00e9y with spaces']) {
+    for (const text of ['', 'a call', '{"v":1}']) t.equal(sign(key, text), createHmac('sha256', key).update(text).digest('base64url'), `${key} / ${text}`);
+  }
+  t.ok(verify('k', 'a call', sign('k', 'a call')));
+  t.notOk(verify('other', 'a call', sign('k', 'a call')), 'another key does not verify');
+});
 
 t.test('a call: the exposed tool runs on the callee under its policy; audited on both sides; the answer is signed', async (t) => {
   const b = await broker(t);

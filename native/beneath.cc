@@ -7,6 +7,7 @@
 // TypeScript counterpart. The result is an O_PATH descriptor (nothing is read, a FIFO cannot block);
 // the caller checks its type with fstat and reopens it through /proc/self/fd to read.
 #include "addon.h"
+#include "js_error.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -88,13 +89,11 @@ static int OpenBeneathFd(int dirfd, const std::string& path, bool by_hand) {
 
 static Napi::Value OpenBeneath(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsString()) {
-    Napi::TypeError::New(env, "openBeneath(dirFd: number, path: string, byHand?: boolean)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  int dirfd = info[0].As<Napi::Number>().Int32Value();
-  std::string path = info[1].As<Napi::String>().Utf8Value();
-  bool by_hand = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+  static const char kUsage[] = "openBeneath(dirFd: number, path: string, byHand?: boolean)";
+  REQUIRE_ARGUMENT_RANGE(kUsage, 0, "dirFd", fd, 0, 2147483647, true, "a file descriptor (an integer, 0 or more)");
+  REQUIRE_ARGUMENT_STRING(kUsage, 1, "path", path);
+  OPTIONAL_ARGUMENT_BOOLEAN(kUsage, 2, "byHand", by_hand, false);
+  const int dirfd = static_cast<int>(fd);
   return Napi::Number::New(env, OpenBeneathFd(dirfd, path, by_hand));
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "addon.h"
+#include "js_error.h"
 #include "embed.h"
 
 namespace pinclaw {
@@ -27,14 +28,7 @@ struct Holder {
   Napi::Reference<Napi::Value> bytes;  // keeps the borrowed data alive as long as the model
 };
 
-Napi::Value Fail(Napi::Env env, const std::string& message, bool type_error = false) {
-  if (type_error) {
-    Napi::TypeError::New(env, message).ThrowAsJavaScriptException();
-  } else {
-    Napi::Error::New(env, message).ThrowAsJavaScriptException();
-  }
-  return env.Undefined();
-}
+using js::Kind;
 
 // The model behind a handle; throws a TypeError (returns nullptr) for anything else.
 Holder* ModelArg(Napi::Env env, const Napi::Value& v, const char* usage) {
@@ -42,7 +36,7 @@ Holder* ModelArg(Napi::Env env, const Napi::Value& v, const char* usage) {
   if (v.IsObject()) napi_check_object_type_tag(env, v, &kModelTag, &tagged);
   void* data = nullptr;
   if (!tagged || napi_unwrap(env, v, &data) != napi_ok || !data) {
-    Fail(env, std::string(usage) + ": model must be what embedderLoad returned", true);
+    js::Throw(env, Kind::kArgValue, std::string(usage) + ": model must be what embedderLoad returned, got " + js::Shown(v));
     return nullptr;
   }
   return static_cast<Holder*>(data);
@@ -61,7 +55,7 @@ bool StringUtf8(Napi::Env env, const Napi::Value& v, std::string* storage) {
 // texts as UTF-8; throws a TypeError (returns false) unless it is an array of strings.
 bool TextsArg(Napi::Env env, const Napi::Value& v, std::vector<std::string>* out, const char* usage) {
   if (!v.IsArray()) {
-    Fail(env, std::string(usage) + ": texts must be an array of strings", true);
+    js::ThrowArgType(env, usage, "texts", "an array of strings", v);
     return false;
   }
   Napi::Array texts = v.As<Napi::Array>();
@@ -70,12 +64,10 @@ bool TextsArg(Napi::Env env, const Napi::Value& v, std::vector<std::string>* out
   for (uint32_t i = 0; i < n; ++i) {
     Napi::Value t = texts.Get(i);
     if (!t.IsString()) {
-      Fail(env, std::string(usage) + ": texts[" + std::to_string(i) + "] is not a string", true);
-      return false;
+      return js::Fail(env, Kind::kArgType, std::string(usage) + ": texts[" + std::to_string(i) + "] is not a string, got " + js::Shown(t));
     }
     if (!StringUtf8(env, t, &(*out)[i])) {
-      Fail(env, std::string(usage) + ": cannot read texts[" + std::to_string(i) + "] as UTF-8");
-      return false;
+      return js::Fail(env, Kind::kArgValue, std::string(usage) + ": cannot read texts[" + std::to_string(i) + "] as UTF-8");
     }
   }
   return true;
@@ -84,10 +76,9 @@ bool TextsArg(Napi::Env env, const Napi::Value& v, std::vector<std::string>* out
 Napi::Value EmbedderLoad(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "embedderLoad(data: Uint8Array | ArrayBuffer)";
-  if (info.Length() < 1) return Fail(env, kUsage, true);
   const uint8_t* data = nullptr;
   size_t size = 0;
-  if (info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+  if (js::IsUint8Array(info[0])) {
     Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
     data = bytes.Data();
     size = bytes.ByteLength();
@@ -96,10 +87,10 @@ Napi::Value EmbedderLoad(const Napi::CallbackInfo& info) {
     data = static_cast<const uint8_t*>(buffer.Data());
     size = buffer.ByteLength();
   } else {
-    return Fail(env, kUsage, true);
+    return js::ThrowArgType(env, kUsage, "data", "a Uint8Array or an ArrayBuffer", info[0]);
   }
   auto* holder = new (std::nothrow) Holder();
-  if (!holder) return Fail(env, "embedderLoad: out of memory");
+  if (!holder) return js::ThrowSystem(env, "embedderLoad: out of memory", ENOMEM);
   std::string err;
   try {
     err = holder->model.Load(data, size);
@@ -108,13 +99,14 @@ Napi::Value EmbedderLoad(const Napi::CallbackInfo& info) {
   }
   if (!err.empty()) {
     delete holder;
-    return Fail(env, "embedder data: " + err);
+    if (err == "out of memory") return js::ThrowSystem(env, "embedderLoad: embedder data: out of memory", ENOMEM);
+    return js::Throw(env, Kind::kData, "embedderLoad: embedder data: " + err);
   }
   holder->bytes = Napi::Persistent(info[0]);
   Napi::Object handle = Napi::Object::New(env);
   if (napi_wrap(env, handle, holder, [](napi_env, void* p, void*) { delete static_cast<Holder*>(p); }, nullptr, nullptr) != napi_ok) {
     delete holder;
-    return Fail(env, "embedderLoad: cannot wrap the model");
+    return js::Throw(env, Kind::kState, "embedderLoad: cannot wrap the model");
   }
   napi_type_tag_object(env, handle, &kModelTag);
   return handle;
@@ -138,7 +130,6 @@ Napi::Value EmbedderInfo(const Napi::CallbackInfo& info) {
 Napi::Value EmbedTexts(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "embedTexts(model, texts: string[])";
-  if (info.Length() < 2) return Fail(env, kUsage, true);
   Holder* h = ModelArg(env, info[0], kUsage);
   if (!h) return env.Undefined();
   thread_local std::vector<std::string> texts;
@@ -148,7 +139,7 @@ Napi::Value EmbedTexts(const Napi::CallbackInfo& info) {
   try {
     for (size_t i = 0; i < texts.size(); ++i) h->model.Embed(texts[i], out.Data() + i * dims);
   } catch (const std::bad_alloc&) {
-    return Fail(env, "embedTexts: out of memory");
+    return js::ThrowSystem(env, "embedTexts: out of memory", ENOMEM);
   }
   if (texts.size() > 64) std::vector<std::string>().swap(texts);
   return out;
@@ -177,7 +168,8 @@ class EmbedWorker : public Napi::AsyncWorker {
     if (!out_.empty()) std::memcpy(result.Data(), out_.data(), out_.size() * sizeof(float));
     deferred_.Resolve(result);
   }
-  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+  // SetError above is only ever out of memory.
+  void OnError(const Napi::Error& err) override { deferred_.Reject(js::MakeSystem(Env(), err.Message(), ENOMEM).Value()); }
 
  private:
   Napi::ObjectReference handle_;
@@ -190,7 +182,6 @@ class EmbedWorker : public Napi::AsyncWorker {
 Napi::Value EmbedTextsAsync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "embedTextsAsync(model, texts: string[])";
-  if (info.Length() < 2) return Fail(env, kUsage, true);
   Holder* h = ModelArg(env, info[0], kUsage);
   if (!h) return env.Undefined();
   auto* worker = new EmbedWorker(env, info[0].As<Napi::Object>(), h);

@@ -21,12 +21,10 @@
 #include <unistd.h>
 
 #include "addon.h"
+#include "js_error.h"
 #include "gpio.h"
 
 namespace pinclaw {
-namespace i2c {
-const char* ErrnoName(int err);  // i2c_error.cc: one errno table for the addon
-}
 
 namespace {
 
@@ -60,55 +58,49 @@ std::map<int, Request>& Requests() {
   return requests;
 }
 
-Napi::Value ThrowFailure(Napi::Env env, const Failure& f, const std::string& path) {
-  std::string msg = std::string(f.step) + " on " + path + ": " + std::strerror(f.err);
-  Napi::Error e = Napi::Error::New(env, msg);
-  e.Set("code", Napi::String::New(env, i2c::ErrnoName(f.err)));
-  e.Set("errno", Napi::Number::New(env, f.err));
+Napi::Value ThrowFailure(Napi::Env env, const char* fn, const Failure& f, const std::string& path) {
+  std::string msg = std::string(fn) + ": " + f.step + " on " + path + ": " + std::strerror(f.err);
+  Napi::Error e = js::MakeSystem(env, msg, f.err);
   e.Set("step", Napi::String::New(env, f.step));
   e.Set("path", Napi::String::New(env, path));
   e.ThrowAsJavaScriptException();
   return env.Undefined();
 }
 
-Napi::Value ThrowType(Napi::Env env, const std::string& msg) {
-  Napi::TypeError e = Napi::TypeError::New(env, msg);
-  e.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_VALUE"));
-  e.ThrowAsJavaScriptException();
-  return env.Undefined();
+// Every message starts with the binding's name (js_error.h).
+Napi::Value ThrowArg(Napi::Env env, const char* fn, js::Kind kind, const std::string& msg) {
+  return js::Throw(env, kind, std::string(fn) + ": " + msg);
 }
 
-bool ArgString(const Napi::CallbackInfo& info, size_t i, const char* what, std::string* out) {
-  if (info.Length() <= i || !info[i].IsString()) {
-    ThrowType(info.Env(), std::string(what) + " must be a string");
+bool ArgString(const char* fn, const Napi::CallbackInfo& info, size_t i, const char* what, std::string* out) {
+  if (!info[i].IsString()) {
+    ThrowArg(info.Env(), fn, js::Kind::kArgType, std::string(what) + " must be a string, got " + js::Shown(info[i]));
     return false;
   }
   *out = info[i].As<Napi::String>().Utf8Value();
   return true;
 }
 
-bool ArgUint(const Napi::CallbackInfo& info, size_t i, const char* what, uint32_t* out) {
-  if (info.Length() <= i || !info[i].IsNumber()) {
-    ThrowType(info.Env(), std::string(what) + " must be a number");
+bool ArgUint(const char* fn, const Napi::CallbackInfo& info, size_t i, const char* what, uint32_t* out) {
+  if (!info[i].IsNumber()) {
+    ThrowArg(info.Env(), fn, js::Kind::kArgType, std::string(what) + " must be a number, got " + js::Shown(info[i]));
     return false;
   }
   double d = info[i].As<Napi::Number>().DoubleValue();
   if (!(d >= 0 && d <= 4294967295.0) || d != static_cast<double>(static_cast<uint32_t>(d))) {
-    ThrowType(info.Env(), std::string(what) + " must be an integer from 0 to 2^32-1");
+    ThrowArg(info.Env(), fn, js::Kind::kRange, std::string(what) + " must be an integer from 0 to 2^32-1, got " + js::Shown(info[i]));
     return false;
   }
   *out = static_cast<uint32_t>(d);
   return true;
 }
 
-Request* OwnedRequest(const Napi::CallbackInfo& info, int* fdOut) {
+Request* OwnedRequest(const char* fn, const Napi::CallbackInfo& info, int* fdOut) {
   uint32_t fd;
-  if (!ArgUint(info, 0, "fd", &fd)) return nullptr;
+  if (!ArgUint(fn, info, 0, "fd", &fd)) return nullptr;
   auto it = Requests().find(static_cast<int>(fd));
   if (it == Requests().end()) {
-    Napi::Error e = Napi::Error::New(info.Env(), "fd " + std::to_string(fd) + " is not a GPIO line request of this process (released already?)");
-    e.Set("code", Napi::String::New(info.Env(), "EBADF"));
-    e.ThrowAsJavaScriptException();
+    js::ThrowSystem(info.Env(), std::string(fn) + ": fd " + std::to_string(fd) + " is not a GPIO line request of this process (released already?)", EBADF);
     return nullptr;
   }
   *fdOut = static_cast<int>(fd);
@@ -117,7 +109,7 @@ Request* OwnedRequest(const Napi::CallbackInfo& info, int* fdOut) {
 
 // One enum field of the config object: absent is the default, anything else must be a listed name.
 template <typename E>
-bool EnumField(Napi::Object o, const char* key, const char* const* names, const E* values, size_t n, E* out) {
+bool EnumField(const char* fn, Napi::Object o, const char* key, const char* const* names, const E* values, size_t n, E* out) {
   Napi::Value v = o.Get(key);
   if (v.IsUndefined()) return true;
   if (v.IsString()) {
@@ -131,13 +123,13 @@ bool EnumField(Napi::Object o, const char* key, const char* const* names, const 
   }
   std::string list;
   for (size_t i = 0; i < n; i++) list += (i ? ", " : "") + std::string(names[i]);
-  ThrowType(o.Env(), std::string("config.") + key + " must be one of " + list);
+  ThrowArg(o.Env(), fn, js::Kind::kArgValue, std::string("config.") + key + " must be one of " + list);
   return false;
 }
 
-bool ParseConfig(Napi::Value v, LineConfig* c) {
+bool ParseConfig(const char* fn, Napi::Value v, LineConfig* c) {
   if (!v.IsObject()) {
-    ThrowType(v.Env(), "config must be an object");
+    ThrowArg(v.Env(), fn, js::Kind::kArgType, "config must be an object, got " + js::Shown(v));
     return false;
   }
   Napi::Object o = v.As<Napi::Object>();
@@ -149,20 +141,20 @@ bool ParseConfig(Napi::Value v, LineConfig* c) {
   static const Drive drives[] = {Drive::PushPull, Drive::OpenDrain, Drive::OpenSource};
   static const char* const edgeNames[] = {"none", "rising", "falling", "both"};
   static const EdgeKind edges[] = {EdgeKind::None, EdgeKind::Rising, EdgeKind::Falling, EdgeKind::Both};
-  if (!EnumField(o, "direction", dirNames, dirs, 3, &c->direction)) return false;
-  if (!EnumField(o, "bias", biasNames, biases, 4, &c->bias)) return false;
-  if (!EnumField(o, "drive", driveNames, drives, 3, &c->drive)) return false;
-  if (!EnumField(o, "edge", edgeNames, edges, 4, &c->edge)) return false;
+  if (!EnumField(fn, o, "direction", dirNames, dirs, 3, &c->direction)) return false;
+  if (!EnumField(fn, o, "bias", biasNames, biases, 4, &c->bias)) return false;
+  if (!EnumField(fn, o, "drive", driveNames, drives, 3, &c->drive)) return false;
+  if (!EnumField(fn, o, "edge", edgeNames, edges, 4, &c->edge)) return false;
   Napi::Value al = o.Get("activeLow");
   if (!al.IsUndefined()) {
-    if (!al.IsBoolean()) return ThrowType(v.Env(), "config.activeLow must be a boolean"), false;
+    if (!al.IsBoolean()) return ThrowArg(v.Env(), fn, js::Kind::kArgType, "config.activeLow must be a boolean, got " + js::Shown(al)), false;
     c->activeLow = al.As<Napi::Boolean>().Value();
   }
   Napi::Value db = o.Get("debounceUs");
   if (!db.IsUndefined()) {
     double d = db.IsNumber() ? db.As<Napi::Number>().DoubleValue() : -1;
     if (!(d >= 0 && d <= 100000000) || d != static_cast<double>(static_cast<uint32_t>(d))) {
-      return ThrowType(v.Env(), "config.debounceUs must be an integer from 0 to 100000000"), false;
+      return ThrowArg(v.Env(), fn, db.IsNumber() ? js::Kind::kRange : js::Kind::kArgType, "config.debounceUs must be an integer from 0 to 100000000, got " + js::Shown(db)), false;
     }
     c->debounceUs = static_cast<uint32_t>(d);
   }
@@ -170,7 +162,7 @@ bool ParseConfig(Napi::Value v, LineConfig* c) {
   if (!vals.IsUndefined()) {
     double d = vals.IsNumber() ? vals.As<Napi::Number>().DoubleValue() : -1;
     if (!(d >= 0 && d <= 4294967295.0) || d != static_cast<double>(static_cast<uint32_t>(d))) {
-      return ThrowType(v.Env(), "config.values must be a bit mask (an integer from 0 to 2^32-1)"), false;
+      return ThrowArg(v.Env(), fn, vals.IsNumber() ? js::Kind::kRange : js::Kind::kArgType, "config.values must be a bit mask (an integer from 0 to 2^32-1), got " + js::Shown(vals)), false;
     }
     c->hasValues = true;
     c->values = static_cast<uint32_t>(d);
@@ -197,11 +189,12 @@ const char* EdgeName(EdgeKind e) {
 
 Napi::Value ChipInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioChipInfo";
   std::string path;
-  if (!ArgString(info, 0, "path", &path)) return env.Undefined();
+  if (!ArgString(fn, info, 0, "path", &path)) return env.Undefined();
   gpio::ChipInfo chip;
   Failure f = gpio::ReadChipInfo(path, &chip);
-  if (f.err) return ThrowFailure(env, f, path);
+  if (f.err) return ThrowFailure(env, fn, f, path);
   Napi::Object o = Napi::Object::New(env);
   o.Set("name", chip.name);
   o.Set("label", chip.label);
@@ -211,12 +204,13 @@ Napi::Value ChipInfo(const Napi::CallbackInfo& info) {
 
 Napi::Value LineInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioLineInfo";
   std::string path;
   uint32_t offset;
-  if (!ArgString(info, 0, "path", &path) || !ArgUint(info, 1, "offset", &offset)) return env.Undefined();
+  if (!ArgString(fn, info, 0, "path", &path) || !ArgUint(fn, info, 1, "offset", &offset)) return env.Undefined();
   gpio::LineInfo li;
   Failure f = gpio::ReadLineInfo(path, offset, &li);
-  if (f.err) return ThrowFailure(env, f, path);
+  if (f.err) return ThrowFailure(env, fn, f, path);
   Napi::Object o = Napi::Object::New(env);
   o.Set("offset", Napi::Number::New(env, li.offset));
   o.Set("name", li.name);
@@ -233,66 +227,70 @@ Napi::Value LineInfo(const Napi::CallbackInfo& info) {
 
 Napi::Value RequestLines(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioRequest";
   std::string path, consumer;
-  if (!ArgString(info, 0, "path", &path)) return env.Undefined();
-  if (info.Length() < 2 || !info[1].IsArray()) return ThrowType(env, "offsets must be an array of line offsets");
+  if (!ArgString(fn, info, 0, "path", &path)) return env.Undefined();
+  if (info.Length() < 2 || !info[1].IsArray()) return ThrowArg(env, fn, js::Kind::kArgType, "offsets must be an array of line offsets, got " + js::Shown(info[1]));
   Napi::Array arr = info[1].As<Napi::Array>();
-  if (arr.Length() == 0 || arr.Length() > gpio::kMaxLines) return ThrowType(env, "offsets must hold 1 to 32 line offsets");
+  if (arr.Length() == 0 || arr.Length() > gpio::kMaxLines) return ThrowArg(env, fn, js::Kind::kRange, "offsets must hold 1 to 32 line offsets, got " + std::to_string(arr.Length()));
   std::vector<uint32_t> offsets;
   for (uint32_t i = 0; i < arr.Length(); i++) {
     Napi::Value v = arr.Get(i);
     double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0 && d < 65536) || d != static_cast<double>(static_cast<uint32_t>(d))) return ThrowType(env, "offsets[" + std::to_string(i) + "] must be a line offset (an integer from 0)");
+    if (!(d >= 0 && d < 65536) || d != static_cast<double>(static_cast<uint32_t>(d))) return ThrowArg(env, fn, v.IsNumber() ? js::Kind::kRange : js::Kind::kArgType, "offsets[" + std::to_string(i) + "] must be a line offset (an integer from 0 to 65535), got " + js::Shown(v));
     offsets.push_back(static_cast<uint32_t>(d));
   }
   LineConfig config;
-  if (info.Length() < 3 || !ParseConfig(info[2], &config)) {
-    if (!env.IsExceptionPending()) ThrowType(env, "config must be an object");
+  if (info.Length() < 3 || !ParseConfig(fn, info[2], &config)) {
+    if (!env.IsExceptionPending()) ThrowArg(env, fn, js::Kind::kArgType, "config must be an object");
     return env.Undefined();
   }
-  if (!ArgString(info, 3, "consumer", &consumer)) return env.Undefined();
+  if (!ArgString(fn, info, 3, "consumer", &consumer)) return env.Undefined();
   int fd = -1;
   Failure f = gpio::RequestLines(path, offsets, config, consumer, &fd);
-  if (f.err) return ThrowFailure(env, f, path);
+  if (f.err) return ThrowFailure(env, fn, f, path);
   Requests()[fd] = Request{path, static_cast<unsigned>(offsets.size()), env, nullptr};
   return Napi::Number::New(env, fd);
 }
 
 Napi::Value GetValues(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioGetValues";
   int fd;
-  Request* r = OwnedRequest(info, &fd);
+  Request* r = OwnedRequest(fn, info, &fd);
   uint32_t mask;
-  if (!r || !ArgUint(info, 1, "mask", &mask)) return env.Undefined();
+  if (!r || !ArgUint(fn, info, 1, "mask", &mask)) return env.Undefined();
   uint32_t bits = 0;
   Failure f = gpio::GetValues(fd, mask, &bits);
-  if (f.err) return ThrowFailure(env, f, r->path);
+  if (f.err) return ThrowFailure(env, fn, f, r->path);
   return Napi::Number::New(env, bits);
 }
 
 Napi::Value SetValues(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioSetValues";
   int fd;
-  Request* r = OwnedRequest(info, &fd);
+  Request* r = OwnedRequest(fn, info, &fd);
   uint32_t mask, bits;
-  if (!r || !ArgUint(info, 1, "mask", &mask) || !ArgUint(info, 2, "bits", &bits)) return env.Undefined();
+  if (!r || !ArgUint(fn, info, 1, "mask", &mask) || !ArgUint(fn, info, 2, "bits", &bits)) return env.Undefined();
   Failure f = gpio::SetValues(fd, mask, bits);
-  if (f.err) return ThrowFailure(env, f, r->path);
+  if (f.err) return ThrowFailure(env, fn, f, r->path);
   return env.Undefined();
 }
 
 Napi::Value SetConfig(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioSetConfig";
   int fd;
-  Request* r = OwnedRequest(info, &fd);
+  Request* r = OwnedRequest(fn, info, &fd);
   if (!r) return env.Undefined();
   LineConfig config;
-  if (info.Length() < 2 || !ParseConfig(info[1], &config)) {
-    if (!env.IsExceptionPending()) ThrowType(env, "config must be an object");
+  if (info.Length() < 2 || !ParseConfig(fn, info[1], &config)) {
+    if (!env.IsExceptionPending()) ThrowArg(env, fn, js::Kind::kArgType, "config must be an object");
     return env.Undefined();
   }
   Failure f = gpio::SetConfig(fd, r->lines, config);
-  if (f.err) return ThrowFailure(env, f, r->path);
+  if (f.err) return ThrowFailure(env, fn, f, r->path);
   return env.Undefined();
 }
 
@@ -313,13 +311,11 @@ void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
   Napi::Value error = env.Null();
   std::vector<gpio::Event> events;
   if (status < 0) {
-    error = Napi::Error::New(env, std::string("watching GPIO events: ") + uv_strerror(status)).Value();
+    error = js::MakeSystem(env, std::string("gpioWatch: watching GPIO events: ") + uv_strerror(status), -status).Value();
   } else {
     Failure f = gpio::ReadEvents(w->fd, &events);
     if (f.err) {
-      Napi::Error e = Napi::Error::New(env, std::string("reading GPIO events: ") + std::strerror(f.err));
-      e.Set("code", Napi::String::New(env, i2c::ErrnoName(f.err)));
-      error = e.Value();
+      error = js::MakeSystem(env, std::string("gpioWatch: reading GPIO events: ") + std::strerror(f.err), f.err).Value();
     }
   }
   if (error.IsNull() && events.empty()) return;
@@ -349,13 +345,14 @@ void OnReadable(uv_poll_t* handle, int status, int /*events*/) {
 
 Napi::Value WatchEvents(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioWatch";
   int fd;
-  Request* r = OwnedRequest(info, &fd);
+  Request* r = OwnedRequest(fn, info, &fd);
   if (!r) return env.Undefined();
-  if (info.Length() < 2 || !info[1].IsFunction()) return ThrowType(env, "callback must be a function");
-  if (r->watch) return ThrowType(env, "fd " + std::to_string(fd) + " is watched already");
+  if (info.Length() < 2 || !info[1].IsFunction()) return ThrowArg(env, fn, js::Kind::kArgType, "callback must be a function, got " + js::Shown(info[1]));
+  if (r->watch) return ThrowArg(env, fn, js::Kind::kState, "fd " + std::to_string(fd) + " is watched already");
   uv_loop_t* loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop) return ThrowType(env, "no event loop");
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop) return ThrowArg(env, fn, js::Kind::kState, "no event loop");
   Watch* w = new Watch();
   w->fd = fd;
   w->env = env;
@@ -363,16 +360,14 @@ Napi::Value WatchEvents(const Napi::CallbackInfo& info) {
   int rc = uv_poll_init(loop, &w->poll, fd);
   if (rc < 0) {
     delete w;
-    Napi::Error::New(env, std::string("uv_poll_init: ") + uv_strerror(rc)).ThrowAsJavaScriptException();
-    return env.Undefined();
+    return js::ThrowSystem(env, std::string(fn) + ": uv_poll_init: " + uv_strerror(rc), -rc);
   }
   w->callback = Napi::Persistent(info[1].As<Napi::Function>());
   w->context = new Napi::AsyncContext(env, "pinclaw:gpio-events");
   rc = uv_poll_start(&w->poll, UV_READABLE | UV_PRIORITIZED, OnReadable);
   if (rc < 0) {
     StopWatch(w);
-    Napi::Error::New(env, std::string("uv_poll_start: ") + uv_strerror(rc)).ThrowAsJavaScriptException();
-    return env.Undefined();
+    return js::ThrowSystem(env, std::string(fn) + ": uv_poll_start: " + uv_strerror(rc), -rc);
   }
   r->watch = w;
   return env.Undefined();
@@ -386,8 +381,9 @@ void ReleaseFd(int fd, Request& r) {
 
 Napi::Value Release(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  static const char fn[] = "gpioRelease";
   int fd;
-  Request* r = OwnedRequest(info, &fd);
+  Request* r = OwnedRequest(fn, info, &fd);
   if (!r) return env.Undefined();
   // The handle's close callback runs later; the fd is closed now, after uv_poll_stop, which is
   // what libuv requires (never close a polled fd while its poll is active).

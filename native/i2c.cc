@@ -16,6 +16,7 @@
 
 #include "addon.h"
 #include "i2c.h"
+#include "js_error.h"
 
 namespace pinclaw {
 namespace {
@@ -28,36 +29,18 @@ using i2c::Target;
 
 const char kOpNames[] = "quick, readByte, readByteData, readWordData, readI2cBlockData, writeByte, writeByteData, writeWordData, writeI2cBlockData";
 
-// How a bad value is shown in a message; src/hardware/i2c/validate.ts shows it the same way.
-std::string Shown(Napi::Value v, bool hex) {
-  switch (v.Type()) {
-    case napi_undefined: return "undefined";
-    case napi_null: return "null";
-    case napi_number: {
-      double d = v.As<Napi::Number>().DoubleValue();
-      if (hex && d >= 0 && d <= 0xffff && d == std::floor(d)) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(d));
-        return buf;
-      }
-      return v.ToString().Utf8Value();  // JavaScript's String(d): 1.5, NaN, -1, 1e+21
-    }
-    case napi_string: return "a string";
-    case napi_boolean: return "a boolean";
-    case napi_symbol: return "a symbol";
-    case napi_function: return "a function";
-    case napi_bigint: return "a bigint";
-    default: return "an object";
-  }
-}
+// How a bad value is shown in a message (js::Shown); src/hardware/i2c/validate.ts shows it the same way.
+std::string Shown(Napi::Value v, bool hex) { return js::Shown(v, hex); }
 
 // Argument checks: each throws the JavaScript error itself and returns false.
 class Args {
  public:
   explicit Args(Napi::Env env) : env_(env) {}
 
-  bool TypeFail(const std::string& msg) { return Throw(Napi::TypeError::New(env_, msg), "ERR_INVALID_ARG_TYPE"); }
-  bool RangeFail(const std::string& msg) { return Throw(Napi::RangeError::New(env_, msg), "ERR_OUT_OF_RANGE"); }
+  // The messages are word for word those of src/hardware/i2c/validate.ts, which the i2c-bus backend
+  // throws too, so they name the argument ("I2C address") but not this binding.
+  bool TypeFail(const std::string& msg) { return js::Fail(env_, js::Kind::kArgType, msg); }
+  bool RangeFail(const std::string& msg) { return js::Fail(env_, js::Kind::kRange, msg); }
 
   // An integer in [lo, hi]; a number outside (or not whole) is a RangeError, anything else a TypeError.
   bool Integer(Napi::Value v, double lo, double hi, const std::string& what, bool hex, double* out) {
@@ -99,11 +82,6 @@ class Args {
   }
 
  private:
-  bool Throw(Napi::Error err, const char* code) {
-    err.Value().Set("code", code);
-    err.ThrowAsJavaScriptException();
-    return false;
-  }
   Napi::Env env_;
 };
 
@@ -154,13 +132,13 @@ class Worker : public Napi::AsyncWorker {
         break;
     }
   }
-  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }  // not reached: Execute never calls SetError
 
  private:
   Napi::Value ErrorValue(Napi::Env env) {
-    Napi::Error err = Napi::Error::New(env, described_.message);
+    Napi::Error err = js::MakeSystem(env, described_.message, failure_.err);
     Napi::Object o = err.Value();
-    o.Set("code", described_.code);
+    o.Set("code", described_.code);  // the same errno name; kept from Describe, which the tests hold to errors.ts
     o.Set("path", target_.path);
     o.Set("bus", target_.bus >= 0 ? Napi::Value(Napi::Number::New(env, target_.bus)) : env.Null());
     o.Set("address", target_.address >= 0 ? Napi::Value(Napi::Number::New(env, target_.address)) : env.Null());

@@ -73,7 +73,6 @@ struct Described {
   std::string code;
 };
 Described Describe(const Target& t, const Failure& f);
-const char* ErrnoName(int err);
 // "0, 1" or "none": the i2c-N entries of a directory, by number.
 std::string ListBuses(const std::string& dir);
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "i2c.h"
+#include "js_error.h"
 
 namespace pinclaw {
 namespace i2c {
@@ -85,43 +86,6 @@ bool IsRead(SmbusOp op) {
   return op == SmbusOp::ReadByte || op == SmbusOp::ReadByteData || op == SmbusOp::ReadWordData || op == SmbusOp::ReadI2cBlockData;
 }
 
-// The names Node gives these errnos (strerrorname_np would need glibc 2.32, newer than some boards).
-const char* ErrnoName(int err) {
-  switch (err) {
-    case EPERM: return "EPERM";
-    case ENOENT: return "ENOENT";
-    case EINTR: return "EINTR";
-    case EIO: return "EIO";
-    case ENXIO: return "ENXIO";
-    case EBADF: return "EBADF";
-    case EAGAIN: return "EAGAIN";
-    case ENOMEM: return "ENOMEM";
-    case EACCES: return "EACCES";
-    case EFAULT: return "EFAULT";
-    case EBUSY: return "EBUSY";
-    case ENODEV: return "ENODEV";
-    case ENOTDIR: return "ENOTDIR";
-    case EISDIR: return "EISDIR";
-    case EINVAL: return "EINVAL";
-    case ENFILE: return "ENFILE";
-    case EMFILE: return "EMFILE";
-    case ENOTTY: return "ENOTTY";
-    case EROFS: return "EROFS";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case ENOSYS: return "ENOSYS";
-    case ELOOP: return "ELOOP";
-    case EPROTO: return "EPROTO";
-    case EBADMSG: return "EBADMSG";
-    case EOVERFLOW: return "EOVERFLOW";
-    case EMSGSIZE: return "EMSGSIZE";
-    case EOPNOTSUPP: return "EOPNOTSUPP";
-    case ESHUTDOWN: return "ESHUTDOWN";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EREMOTEIO: return "EREMOTEIO";
-    default: return "EUNKNOWN";
-  }
-}
-
 std::string ListBuses(const std::string& dir) {
   std::vector<int> found;
   if (DIR* d = opendir(dir.c_str())) {
@@ -139,7 +103,7 @@ std::string ListBuses(const std::string& dir) {
 }
 
 Described Describe(const Target& t, const Failure& f) {
-  const std::string code = ErrnoName(f.err);
+  const std::string code = js::ErrnoName(f.err);
   const std::string where = t.bus >= 0 ? "bus " + std::to_string(t.bus) : t.path;
   const std::string at = t.address >= 0 ? " at " + Hex(t.address) : "";
   const bool open = std::strcmp(f.step, "open") == 0;

@@ -11,6 +11,7 @@
 // pages are skipped, as are writable and shared mappings as a whole. The pages stay in the page
 // cache: what the process touches again costs a minor fault, not a read.
 #include "addon.h"
+#include "js_error.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -59,12 +60,9 @@ static Napi::Value TrimMemory(const Napi::CallbackInfo& info) {
 // did not repeat in the benchmark. Returns false where there is no glibc.
 static Napi::Value LimitMallocArenas(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsNumber() || info[0].As<Napi::Number>().Int32Value() < 1) {
-    Napi::TypeError::New(env, "limitMallocArenas(count: number >= 1)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  REQUIRE_ARGUMENT_RANGE("limitMallocArenas(count: number >= 1)", 0, "count", count, 1, 2147483647, true, "an integer, 1 or more");
 #if defined(__GLIBC__)
-  return Napi::Boolean::New(env, mallopt(M_ARENA_MAX, info[0].As<Napi::Number>().Int32Value()) == 1);
+  return Napi::Boolean::New(env, mallopt(M_ARENA_MAX, static_cast<int>(count)) == 1);
 #else
   return Napi::Boolean::New(env, false);
 #endif
@@ -80,13 +78,9 @@ static Napi::Value LimitMallocArenas(const Napi::CallbackInfo& info) {
 // both thresholds (mallopt) switches the raising off. Returns false where there is no glibc.
 static Napi::Value FixMallocThresholds(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsNumber() || info[0].As<Napi::Number>().DoubleValue() < 4096 ||
-      info[0].As<Napi::Number>().DoubleValue() > 32 * 1024 * 1024) {
-    Napi::TypeError::New(env, "fixMallocThresholds(bytes: number from 4096 to 33554432)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  REQUIRE_ARGUMENT_RANGE("fixMallocThresholds(bytes: number from 4096 to 33554432)", 0, "bytes", value, 4096, 32 * 1024 * 1024, false, "from 4096 to 33554432");
 #if defined(__GLIBC__)
-  const int bytes = static_cast<int>(info[0].As<Napi::Number>().DoubleValue());
+  const int bytes = static_cast<int>(value);
   return Napi::Boolean::New(env, mallopt(M_MMAP_THRESHOLD, bytes) == 1 && mallopt(M_TRIM_THRESHOLD, bytes) == 1);
 #else
   return Napi::Boolean::New(env, false);
@@ -101,10 +95,7 @@ static Napi::Value FixMallocThresholds(const Napi::CallbackInfo& info) {
 // isolate of the calling thread); several full collections, so it runs once per idle period.
 static Napi::Value ReduceHeap(const Napi::CallbackInfo& info) {
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
-  if (isolate == nullptr) {
-    Napi::Error::New(info.Env(), "reduceHeap: no V8 isolate on this thread").ThrowAsJavaScriptException();
-    return info.Env().Undefined();
-  }
+  if (isolate == nullptr) return js::Throw(info.Env(), js::Kind::kState, "reduceHeap: no V8 isolate on this thread");
   isolate->LowMemoryNotification();
   return info.Env().Undefined();
 }
@@ -126,13 +117,15 @@ struct TrimResult {
   size_t keptBytes = 0;     // their pages the process had written (anonymous): kept
   size_t ranges = 0;        // madvise calls
   std::string error;
+  int err = 0;  // the errno behind `error`
 };
 
 // Read-only, private mappings of a file (an inode, a path that is not [vdso] and the like).
-bool Candidates(std::vector<Mapping>* out, std::string* error) {
+bool Candidates(std::vector<Mapping>* out, std::string* error, int* err) {
   FILE* f = std::fopen("/proc/self/maps", "re");
   if (!f) {
-    *error = std::string("cannot read /proc/self/maps: ") + std::strerror(errno);
+    *err = errno;
+    *error = std::string("cannot read /proc/self/maps: ") + std::strerror(*err);
     return false;
   }
   char line[4096];
@@ -154,10 +147,11 @@ TrimResult TrimFilePages(bool dry_run) {
   TrimResult r;
   const long page_size = sysconf(_SC_PAGESIZE);
   std::vector<Mapping> maps;
-  if (!Candidates(&maps, &r.error)) return r;
+  if (!Candidates(&maps, &r.error, &r.err)) return r;
   int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (pagemap < 0) {
-    r.error = std::string("cannot read /proc/self/pagemap: ") + std::strerror(errno);
+    r.err = errno;
+    r.error = std::string("cannot read /proc/self/pagemap: ") + std::strerror(r.err);
     return r;
   }
   std::vector<uint64_t> entries;
@@ -210,16 +204,9 @@ TrimResult TrimFilePages(bool dry_run) {
 // cannot be read.
 static Napi::Value TrimFilePagesJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() > 0 && !info[0].IsUndefined() && !info[0].IsBoolean()) {
-    Napi::TypeError::New(env, "trimFilePages(dryRun?: boolean)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  const bool dry_run = info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value();
+  OPTIONAL_ARGUMENT_BOOLEAN("trimFilePages(dryRun?: boolean)", 0, "dryRun", dry_run, false);
   TrimResult r = TrimFilePages(dry_run);
-  if (!r.error.empty()) {
-    Napi::Error::New(env, "trimFilePages: " + r.error).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (!r.error.empty()) return js::ThrowSystem(env, "trimFilePages: " + r.error, r.err);
   Napi::Object out = Napi::Object::New(env);
   out.Set("mappings", Napi::Number::New(env, static_cast<double>(r.mappings)));
   out.Set("fileBytes", Napi::Number::New(env, static_cast<double>(r.fileBytes)));

@@ -3,11 +3,13 @@
 // src/native/ranking-reference.ts, so both backends fail alike; nothing a caller passes can crash
 // the process: every core error and allocation failure becomes a JavaScript exception.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
 
 #include "addon.h"
+#include "js_error.h"
 #include "ranking_error.h"
 #include "ranking_index.h"
 #include "ranking_text.h"
@@ -21,16 +23,14 @@ using ranking::Error;
 [[noreturn]] void TypeFail(const std::string& m) { throw Error(m, Error::kType); }
 [[noreturn]] void RangeFail(const std::string& m) { throw Error(m, Error::kRange); }
 
+// The core's kinds as js_error.h's: every load failure of a serialized index ("cannot load: ...",
+// ranking_persist.cc) is bad data; the core's other plain errors are its state refusing the call.
 void Throw(Napi::Env env, const Error& e) {
+  static const char kLoad[] = "ranking: cannot load";
   switch (e.kind()) {
-    case Error::kType:
-      Napi::TypeError::New(env, e.what()).ThrowAsJavaScriptException();
-      break;
-    case Error::kRange:
-      Napi::RangeError::New(env, e.what()).ThrowAsJavaScriptException();
-      break;
-    default:
-      Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
+    case Error::kType: js::Throw(env, js::Kind::kArgType, e.what()); break;
+    case Error::kRange: js::Throw(env, js::Kind::kRange, e.what()); break;
+    default: js::Throw(env, std::strncmp(e.what(), kLoad, sizeof kLoad - 1) == 0 ? js::Kind::kData : js::Kind::kState, e.what());
   }
 }
 
@@ -42,9 +42,9 @@ Napi::Value Guard(Napi::Env env, F&& body) {
   } catch (const Error& e) {
     Throw(env, e);
   } catch (const std::bad_alloc&) {
-    Napi::Error::New(env, "ranking: out of memory").ThrowAsJavaScriptException();
+    js::ThrowSystem(env, "ranking: out of memory", ENOMEM);
   } catch (const std::exception& e) {
-    Napi::Error::New(env, std::string("ranking: ") + e.what()).ThrowAsJavaScriptException();
+    js::Throw(env, js::Kind::kState, std::string("ranking: ") + e.what());
   }
   return env.Undefined();
 }

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "addon.h"
+#include "js_error.h"
 #include "sandbox.h"
 
 namespace pinclaw {
@@ -252,16 +253,20 @@ void Supervise(std::shared_ptr<Job> job) {
 struct Parser {
   Napi::Env env;
   std::string error;
+  js::Kind kind = js::Kind::kArgType;
   Napi::Value Get(Napi::Object o, const char* key) { return o.Get(key); }
-  bool Fail(const std::string& what) {
-    if (error.empty()) error = "spawnSandboxed: " + what;
+  bool Fail(const std::string& what, js::Kind k = js::Kind::kArgType) {
+    if (error.empty()) {
+      error = "spawnSandboxed: options." + what;
+      kind = k;
+    }
     return false;
   }
   bool String(Napi::Object o, const char* key, std::string* out) {
     Napi::Value v = o.Get(key);
     if (!v.IsString()) return Fail(std::string(key) + " must be a string");
     *out = v.As<Napi::String>().Utf8Value();
-    if (out->find('\0') != std::string::npos) return Fail(std::string(key) + " contains a NUL byte");
+    if (out->find('\0') != std::string::npos) return Fail(std::string(key) + " contains a NUL byte", js::Kind::kArgValue);
     return true;
   }
   bool Strings(Napi::Object o, const char* key, std::vector<std::string>* out) {
@@ -272,7 +277,7 @@ struct Parser {
       Napi::Value item = a.Get(i);
       if (!item.IsString()) return Fail(std::string(key) + " must be an array of strings");
       out->push_back(item.As<Napi::String>().Utf8Value());
-      if (out->back().find('\0') != std::string::npos) return Fail(std::string(key) + " contains a NUL byte");
+      if (out->back().find('\0') != std::string::npos) return Fail(std::string(key) + " contains a NUL byte", js::Kind::kArgValue);
     }
     return true;
   }
@@ -280,7 +285,7 @@ struct Parser {
     Napi::Value v = o.Get(key);
     if (!v.IsNumber()) return Fail(std::string(key) + " must be a number");
     *out = v.As<Napi::Number>().DoubleValue();
-    if (!(*out >= min) || *out > 9.0e15) return Fail(std::string(key) + " is out of range");
+    if (!(*out >= min) || *out > 9.0e15) return Fail(std::string(key) + " is out of range", js::Kind::kRange);
     return true;
   }
   bool Bool(Napi::Object o, const char* key, bool* out) {
@@ -295,16 +300,16 @@ struct Parser {
     Napi::Array a = v.As<Napi::Array>();
     for (uint32_t i = 0; i < a.Length(); i++) {
       Napi::Value item = a.Get(i);
-      if (!item.IsObject()) return Fail("rules[] must be objects");
+      if (!item.IsObject()) return Fail("rules[" + std::to_string(i) + "] must be an object");
       std::string path, access;
       if (!String(item.As<Napi::Object>(), "path", &path) || !String(item.As<Napi::Object>(), "access", &access)) return false;
-      if (path.empty() || path[0] != '/') return Fail("rule path must be absolute: " + path);
+      if (path.empty() || path[0] != '/') return Fail("rules[" + std::to_string(i) + "].path must be absolute: " + path, js::Kind::kArgValue);
       Access acc;
       if (access == "rx") acc = Access::ReadExec;
       else if (access == "ro") acc = Access::ReadOnly;
       else if (access == "rw") acc = Access::ReadWrite;
       else if (access == "dev") acc = Access::Device;
-      else return Fail("rule access must be rx, ro, rw or dev: " + access);
+      else return Fail("rules[" + std::to_string(i) + "].access must be rx, ro, rw or dev: " + access, js::Kind::kArgValue);
       out->push_back({path, acc});
     }
     return true;
@@ -393,11 +398,9 @@ Napi::Value Terminate(const Napi::CallbackInfo& info) {
 // ({ pid, userNamespace, ... }), 1 and 2 output chunks, 3 exit (with spawnError if it never ran).
 Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
-    Napi::TypeError::New(env, "spawnSandboxed(options: object, onEvent: function)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  Napi::Object o = info[0].As<Napi::Object>();
+  static const char kUsage[] = "spawnSandboxed(options: object, onEvent: function)";
+  REQUIRE_ARGUMENT_OBJECT(kUsage, 0, "options", o);
+  REQUIRE_ARGUMENT_FUNCTION(kUsage, 1, "onEvent", onEvent);
   Parser p{env, ""};
   auto job = std::make_shared<Job>();
   sandbox::SpawnSpec& spec = job->spec;
@@ -414,52 +417,37 @@ Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
             p.Number(limitsV.As<Napi::Object>(), "memoryBytes", 1 << 20, &mem) &&
             p.Number(limitsV.As<Napi::Object>(), "maxProcesses", 1, &nproc) &&
             p.Number(limitsV.As<Napi::Object>(), "fileSizeBytes", 0, &fsize);
-  if (!ok) {
-    Napi::TypeError::New(env, p.error).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (!ok) return js::Throw(env, p.kind, p.error);
   if (spec.argv.empty()) spec.argv.push_back(spec.file);
   spec.limits = {static_cast<rlim_t>(cpu), static_cast<rlim_t>(mem), static_cast<rlim_t>(nproc), static_cast<rlim_t>(fsize)};
   spec.userNamespace = userns;
   Napi::Value cg = o.Get("cgroupProcs");
   if (cg.IsString()) spec.cgroupProcs = cg.As<Napi::String>().Utf8Value();
   Napi::Value sp = o.Get("stdinPipe");
-  if (!sp.IsUndefined() && !sp.IsBoolean()) {
-    Napi::TypeError::New(env, "spawnSandboxed: stdinPipe must be a boolean").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (!sp.IsUndefined() && !sp.IsBoolean()) return js::Throw(env, js::Kind::kArgType, "spawnSandboxed: options.stdinPipe must be a boolean, got " + js::Shown(sp));
   const bool stdinPipe = sp.IsBoolean() && sp.As<Napi::Boolean>().Value();
 
   sandbox::Ruleset rs;
   std::string err = sandbox::BuildRuleset(rules, network, &rs);
-  if (!err.empty()) {
-    Napi::Error::New(env, "sandbox: " + err).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (!err.empty()) return js::ThrowSystem(env, "spawnSandboxed: sandbox: " + err, errno);
   job->rulesetFd = rs.fd;
   job->seccomp = sandbox::BuildSeccomp(network);
   spec.rulesetFd = rs.fd;
   spec.seccomp = &job->seccomp.program;
   job->cancelFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (job->cancelFd < 0) {
-    Napi::Error::New(env, std::string("sandbox: eventfd: ") + std::strerror(errno)).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (job->cancelFd < 0) return js::ThrowSystem(env, std::string("spawnSandboxed: sandbox: eventfd: ") + std::strerror(errno), errno);
   // Both ends close-on-exec: no other child of pinclaw's may hold the write end, or the server
   // would never see its stdin end.
   int stdinPipeFds[2] = {-1, -1};
   if (stdinPipe) {
-    if (pipe2(stdinPipeFds, O_CLOEXEC) < 0) {
-      Napi::Error::New(env, std::string("sandbox: pipe2: ") + std::strerror(errno)).ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
+    if (pipe2(stdinPipeFds, O_CLOEXEC) < 0) return js::ThrowSystem(env, std::string("spawnSandboxed: sandbox: pipe2: ") + std::strerror(errno), errno);
     job->stdinReadFd = stdinPipeFds[0];
     spec.stdinFd = stdinPipeFds[0];
   }
   job->timeoutMs = static_cast<int64_t>(timeoutMs);
   job->forwardLimit = static_cast<size_t>(forwardLimit);
   // A small queue: a fast writer waits for JavaScript instead of filling memory.
-  job->tsfn = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "pinclaw.sandbox", 16, 1);
+  job->tsfn = Napi::ThreadSafeFunction::New(env, onEvent, "pinclaw.sandbox", 16, 1);
   if (env.IsExceptionPending()) {
     if (stdinPipeFds[1] >= 0) close(stdinPipeFds[1]);
     return env.Undefined();
@@ -471,8 +459,7 @@ Napi::Value SpawnSandboxed(const Napi::CallbackInfo& info) {
   } catch (const std::exception& e) {
     if (stdinPipeFds[1] >= 0) close(stdinPipeFds[1]);
     job->tsfn.Release();
-    Napi::Error::New(env, std::string("sandbox: cannot start the supervising thread: ") + e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
+    return js::ThrowSystem(env, std::string("spawnSandboxed: sandbox: cannot start the supervising thread: ") + e.what(), EAGAIN);
   }
 
   Napi::Object out = Napi::Object::New(env);

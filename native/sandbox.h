@@ -45,6 +45,7 @@ struct Ruleset {
 };
 // Builds the ruleset in the calling (parent) process. Paths that do not exist are skipped and
 // reported; any other failure is returned as a message with fd = -1.
+// Returns "" or the failure, with errno set to its cause.
 std::string BuildRuleset(const std::vector<PathRule>& rules, bool network, Ruleset* out);
 std::vector<std::string> FsAccessNames(uint64_t mask);
 std::vector<std::string> NetAccessNames(uint64_t mask);

@@ -140,6 +140,7 @@ std::string BuildRuleset(const std::vector<PathRule>& rules, bool network, Rules
     if (r < 0) {
       close(out->fd);
       out->fd = -1;
+      errno = err;  // the caller reads it for the error's code (sandbox.h)
       return "landlock_add_rule " + rule.path + ": " + std::strerror(err);
     }
     out->applied.push_back(rule);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "addon.h"
+#include "js_error.h"
 #include "pinclaw_unicode_classes.h"
 #include "tokenizer.h"
 
@@ -43,14 +44,7 @@ std::mutex g_load_mutex;
 // Inputs larger than this are not kept in the per-thread buffer between calls.
 constexpr size_t kScratchKeep = 1 << 20;
 
-Napi::Value Fail(Napi::Env env, const std::string& message, bool type_error = false) {
-  if (type_error) {
-    Napi::TypeError::New(env, message).ThrowAsJavaScriptException();
-  } else {
-    Napi::Error::New(env, message).ThrowAsJavaScriptException();
-  }
-  return env.Undefined();
-}
+using js::Kind;
 
 std::string KnownNames() {
   std::string names;
@@ -59,16 +53,16 @@ std::string KnownNames() {
 }
 
 // The encoding named by a JS argument; throws (returns nullptr) when unknown.
-Encoding* EncodingArg(Napi::Env env, const Napi::Value& v) {
+Encoding* EncodingArg(Napi::Env env, const Napi::Value& v, const char* usage) {
   if (!v.IsString()) {
-    Fail(env, "encoding must be a string", true);
+    js::ThrowArgType(env, usage, "encoding", "a string", v);
     return nullptr;
   }
   const std::string name = v.As<Napi::String>().Utf8Value();
   for (Encoding& e : g_encodings) {
     if (name == e.name) return &e;
   }
-  Fail(env, "unknown encoding '" + name + "'; known: " + KnownNames());
+  js::Throw(env, Kind::kArgValue, std::string(usage) + ": unknown encoding '" + name + "'; known: " + KnownNames());
   return nullptr;
 }
 
@@ -78,15 +72,12 @@ struct Loaded {
   Pattern pattern;
   std::shared_ptr<const Ranks> ranks;
 };
-bool LoadedArg(Napi::Env env, const Napi::Value& v, Loaded* out) {
-  Encoding* e = EncodingArg(env, v);
+bool LoadedArg(Napi::Env env, const Napi::Value& v, Loaded* out, const char* usage) {
+  Encoding* e = EncodingArg(env, v, usage);
   if (!e) return false;
   out->pattern = e->pattern;
   out->ranks = std::atomic_load(&e->ranks);
-  if (!out->ranks) {
-    Fail(env, std::string("encoding ") + e->name + " is not loaded; call tokenizerLoad first");
-    return false;
-  }
+  if (!out->ranks) return js::Fail(env, Kind::kState, std::string(usage) + ": encoding " + e->name + " is not loaded; call tokenizerLoad first");
   return true;
 }
 
@@ -113,15 +104,12 @@ struct TextArg {
 // (valid only during this call) unless `copy` is set.
 bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool copy, TextArg* out, const char* usage) {
   if (v.IsString()) {
-    if (!StringUtf8(env, v, storage)) {
-      Fail(env, "cannot read the text as UTF-8");
-      return false;
-    }
+    if (!StringUtf8(env, v, storage)) return js::Fail(env, Kind::kArgValue, std::string(usage) + ": cannot read text as UTF-8");
     out->data = reinterpret_cast<const uint8_t*>(storage->data());
     out->size = storage->size();
     return true;
   }
-  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+  if (js::IsUint8Array(v)) {
     Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
     out->from_bytes = true;
     if (copy) {
@@ -133,7 +121,7 @@ bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool co
     out->size = bytes.ByteLength();
     return true;
   }
-  Fail(env, std::string(usage) + ": text must be a string or a Uint8Array", true);
+  js::ThrowArgType(env, usage, "text", "a string or a Uint8Array", v);
   return false;
 }
 
@@ -152,13 +140,14 @@ void Trim(std::string* s) {
 
 Napi::Value TokenizerLoad(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[1].IsString()) return Fail(env, "tokenizerLoad(encoding: string, ranks: string)", true);
-  Encoding* e = EncodingArg(env, info[0]);
+  static const char kUsage[] = "tokenizerLoad(encoding: string, ranks: string)";
+  Encoding* e = EncodingArg(env, info[0], kUsage);
   if (!e) return env.Undefined();
+  if (!info[1].IsString()) return js::ThrowArgType(env, kUsage, "ranks", "a string", info[1]);
   std::lock_guard<std::mutex> lock(g_load_mutex);
   if (std::atomic_load(&e->ranks)) return env.Undefined();
   std::string text;
-  if (!StringUtf8(env, info[1], &text)) return Fail(env, "cannot read the rank text");
+  if (!StringUtf8(env, info[1], &text)) return js::Throw(env, Kind::kArgValue, std::string(kUsage) + ": cannot read ranks as UTF-8");
   std::string err;
   std::shared_ptr<Ranks> ranks;
   try {
@@ -167,7 +156,8 @@ Napi::Value TokenizerLoad(const Napi::CallbackInfo& info) {
   } catch (const std::bad_alloc&) {
     err = "out of memory";
   }
-  if (!err.empty()) return Fail(env, std::string(e->name) + " rank data: " + err);
+  if (err == "out of memory") return js::ThrowSystem(env, std::string(kUsage) + ": " + e->name + " rank data: out of memory", ENOMEM);
+  if (!err.empty()) return js::Throw(env, Kind::kData, std::string(kUsage) + ": " + e->name + " rank data: " + err);
   std::atomic_store(&e->ranks, std::shared_ptr<const Ranks>(std::move(ranks)));
   return env.Undefined();
 }
@@ -176,8 +166,7 @@ Napi::Value TokenizerLoad(const Napi::CallbackInfo& info) {
 // Returns whether it was loaded.
 Napi::Value TokenizerUnload(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1) return Fail(env, "tokenizerUnload(encoding: string)", true);
-  Encoding* e = EncodingArg(env, info[0]);
+  Encoding* e = EncodingArg(env, info[0], "tokenizerUnload(encoding: string)");
   if (!e) return env.Undefined();
   std::lock_guard<std::mutex> lock(g_load_mutex);
   std::shared_ptr<const Ranks> old = std::atomic_exchange(&e->ranks, std::shared_ptr<const Ranks>());
@@ -187,9 +176,8 @@ Napi::Value TokenizerUnload(const Napi::CallbackInfo& info) {
 Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "tokenCount(encoding: string, text: string | Uint8Array)";
-  if (info.Length() < 2) return Fail(env, kUsage, true);
   Loaded e;
-  if (!LoadedArg(env, info[0], &e)) return env.Undefined();
+  if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   thread_local std::string storage, repaired;
   TextArg text;
   if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
@@ -197,7 +185,7 @@ Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   try {
     n = Run(e, text, &repaired, nullptr);
   } catch (const std::bad_alloc&) {
-    return Fail(env, "tokenCount: out of memory");
+    return js::ThrowSystem(env, "tokenCount: out of memory", ENOMEM);
   }
   Trim(&storage);
   Trim(&repaired);
@@ -207,9 +195,8 @@ Napi::Value TokenCount(const Napi::CallbackInfo& info) {
 Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "tokenEncode(encoding: string, text: string | Uint8Array)";
-  if (info.Length() < 2) return Fail(env, kUsage, true);
   Loaded e;
-  if (!LoadedArg(env, info[0], &e)) return env.Undefined();
+  if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   thread_local std::string storage, repaired;
   thread_local std::vector<uint32_t> ids;
   TextArg text;
@@ -218,7 +205,7 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   try {
     Run(e, text, &repaired, &ids);
   } catch (const std::bad_alloc&) {
-    return Fail(env, "tokenEncode: out of memory");
+    return js::ThrowSystem(env, "tokenEncode: out of memory", ENOMEM);
   }
   Napi::Uint32Array result = Napi::Uint32Array::New(env, ids.size());
   if (!ids.empty()) std::memcpy(result.Data(), ids.data(), ids.size() * sizeof(uint32_t));
@@ -245,7 +232,8 @@ class CountWorker : public Napi::AsyncWorker {
     }
   }
   void OnOK() override { deferred_.Resolve(Napi::Number::New(Env(), static_cast<double>(count_))); }
-  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+  // SetError above is only ever out of memory.
+  void OnError(const Napi::Error& err) override { deferred_.Reject(js::MakeSystem(Env(), err.Message(), ENOMEM).Value()); }
 
  private:
   const Loaded encoding_;  // its own reference: an unload meanwhile does not free the table
@@ -258,9 +246,8 @@ class CountWorker : public Napi::AsyncWorker {
 Napi::Value TokenCountAsync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   static const char kUsage[] = "tokenCountAsync(encoding: string, text: string | Uint8Array)";
-  if (info.Length() < 2) return Fail(env, kUsage, true);
   Loaded e;
-  if (!LoadedArg(env, info[0], &e)) return env.Undefined();
+  if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   auto* worker = new CountWorker(env, std::move(e));
   if (!ReadText(env, info[1], worker->storage(), true, &worker->text(), kUsage)) {
     delete worker;

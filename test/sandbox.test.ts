@@ -453,5 +453,5 @@ t.test('landlock: stdinPipe gives the child a pipe for stdin; terminate() sends 
   t.equal(polite.handle.terminate(), false, 'nothing to terminate once it has ended');
   t.equal(polite.handle.kill(), false);
 
-  t.throws(() => a.spawnSandboxed({ ...base, file: '/bin/true', argv: ['true'], stdinPipe: 'yes' as unknown as boolean }, () => undefined), { name: 'TypeError', message: 'spawnSandboxed: stdinPipe must be a boolean' });
+  t.throws(() => a.spawnSandboxed({ ...base, file: '/bin/true', argv: ['true'], stdinPipe: 'yes' as unknown as boolean }, () => undefined), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'spawnSandboxed: options.stdinPipe must be a boolean, got a string' });
 });

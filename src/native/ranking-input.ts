@@ -7,11 +7,12 @@ import { DEFAULT_OPTIONS, type Fusion, type ResolvedRankingOptions } from './ran
 
 export const MAX_DIMENSIONS = 65536;
 
+// With the codes native/js_error.h gives the addon's argument errors (Node's own codes).
 export function typeFail(message: string): never {
-  throw new TypeError(`ranking: ${message}`);
+  throw Object.assign(new TypeError(`ranking: ${message}`), { code: 'ERR_INVALID_ARG_TYPE' });
 }
 export function rangeFail(message: string): never {
-  throw new RangeError(`ranking: ${message}`);
+  throw Object.assign(new RangeError(`ranking: ${message}`), { code: 'ERR_OUT_OF_RANGE' });
 }
 
 type Bag = Record<string, unknown>;

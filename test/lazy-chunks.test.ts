@@ -50,7 +50,7 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/voice/ffmpeg.ts', 'converting the audio (voice.ffmpeg)', 'voice'],
     ['src/voice/stt.ts', 'speech to text is not set up', 'voice'],
     ['src/voice/tts.ts', 'voice.tts.command has no {wav}', 'voice'],
-    ['src/channels/telegram/voice-note.ts', 'I cannot listen to voice notes yet', 'voice'],
+    ['src/voice/voice-note.ts', 'I cannot listen to voice notes yet', 'voice'],
     ['src/cli/voice-command.ts', 'say needs -o FILE', 'voice'],
     ['src/voice/chat-setting.ts', 'voice.replies:', 'telegram'],
     // `pinclaw update` and the daily update check: never run by an idle gateway.

@@ -110,6 +110,9 @@ export const lazyChunks = [
   // Pictures for the model (ffmpeg scaling, src/images/): loaded by the first turn with a photo or
   // the first snapshot. The camera (hardware.cameras, src/hardware/camera/): loaded when one is named.
   { name: 'images', entries: [srcFile('images/index.ts')] },
+  // The program runner both of those chunks use (src/run-program.ts): a chunk of its own, as a module
+  // outside the bundle may be in one chunk only.
+  { name: 'program', entries: [srcFile('run-program.ts')] },
   { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },

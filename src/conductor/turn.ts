@@ -14,7 +14,6 @@ import { loadSession, resetSession, type Session } from '../store/sessions.js';
 import type { ToolContext, ToolSet } from '../tools/types.js';
 import { pinclawVersion } from '../version.js';
 import type { Hooks } from '../hooks/index.js';
-import { hasVoiceNotes, hearVoiceNotes } from './voice-notes.js';
 
 export interface TurnDeps {
   db: Db;
@@ -94,8 +93,9 @@ export function localModelNote(db: Db, model: string): string {
 
 /** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */
 export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal): Promise<TurnOutcome> {
-  // Voice notes become the owner's text first (./voice-notes.ts): hooks, memories and the model see it.
-  const heard = hasVoiceNotes(burst) ? await hearVoiceNotes(deps, burst, signal) : undefined;
+  // Voice notes become the owner's text first (src/voice/burst.ts, the voice chunk, loaded by a
+  // message with meta.voice): hooks, memories and the model see it.
+  const heard = burst.some((r) => r.meta?.includes('"voice":')) ? await (await import('../voice/index.js')).hearVoiceNotes(deps, burst, signal) : undefined;
   const rows = heard?.rows ?? burst;
   // Why a voice note gave no text: said first in the reply; alone when the burst has no other text.
   const unheard = heard?.refusals.length ? `${heard.refusals.join('\n\n')}\n\n` : '';

@@ -222,7 +222,7 @@ export function unfinishedCount(db: Db): number {
   return (sql(db, `select count(*) as n from inbound where state in ('pending', 'processing')`).get() as { n: number }).n;
 }
 
-/** A message's text and meta once known in full (a voice note's transcript, src/conductor/voice-notes.ts). */
+/** A message's text and meta once known in full (a voice note's transcript, src/voice/burst.ts). */
 export function setInboundText(db: Db, id: number, text: string, meta: string | null, now = Date.now()): void {
   sql(db, 'update inbound set text = ?, meta = ?, updated_at = ? where id = ?').run(text, meta, now, id);
 }

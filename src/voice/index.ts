@@ -2,3 +2,4 @@
 export { hear, SILENCE_DB, type Heard } from './hear.js';
 export { speak, NotSetUp, type Spoken } from './speak.js';
 export { transcribeVoiceNote, type SavedVoiceNote, type VoiceOutcome } from './voice-note.js';
+export { hearVoiceNotes } from './burst.js';

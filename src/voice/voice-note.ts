@@ -1,5 +1,5 @@
 // A voice note a channel saved into the workspace becomes the owner's text, in the turn of that
-// message (src/conductor/voice-notes.ts calls this): transcription can take as long as
+// message (./burst.ts calls this): transcription can take as long as
 // voice.stt.timeoutSeconds, and a channel's poller must not wait for it. The outcome is the
 // transcript, or a sentence telling the owner why there is none (naming the cause and the way out).
 import { join } from 'node:path';

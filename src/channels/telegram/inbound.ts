@@ -89,7 +89,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     let image = false;
     let voice: number | undefined;
     if ('voice' in m && m.voice) {
-      // A voice note is saved and queued here; it is transcribed in its turn (src/conductor/voice-notes.ts),
+      // A voice note is saved and queued here; it is transcribed in its turn (src/voice/burst.ts),
       // so the poller never waits for speech to text.
       const v = m.voice;
       if ((v.file_size ?? 0) > o.maxFileBytes) return { refusal: `That voice note is ${v.file_size} bytes, more than the ${o.maxFileBytes} bytes I accept (channels.telegram.maxFileBytes).` };

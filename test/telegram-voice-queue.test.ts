@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { root, tempDir } from './support/proc.js';
 import { startTelegramApi } from './support/telegram-api.js';
 import { dbRows, lastUser, startChannelGateway } from './support/channel-gateway.js';
-import { spokenNote } from './support/voice-audio.js';
+import { silentNote, spokenNote } from './support/voice-audio.js';
 
 const OWNER = { id: 42, username: 'ada', first_name: 'Ada' };
 const FRIEND = { id: 43, username: 'bob', first_name: 'Bob' };
@@ -18,11 +18,11 @@ const note = spokenNote(audio, 'Please turn on the kitchen light.');
 
 const records = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { pid: number; sampleRate: number; seconds: number }) : []);
 
-async function fixture(t: Test) {
+async function fixture(t: Test, debounceMs = 0) {
   const tg = await startTelegramApi();
   const g = await startChannelGateway(t, {
     config: (home) => ({
-      channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42', '43'], pollTimeoutSeconds: 2, debounceMs: 0, streaming: false } },
+      channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42', '43'], pollTimeoutSeconds: 2, debounceMs, streaming: false } },
       // The engine holds until the test creates the gate file; its own timeout is far away.
       voice: { stt: { backend: 'command', timeoutSeconds: 600, command: [process.execPath, sttCommand, '{wav}', join(home, 'stt.jsonl'), 'turn on the kitchen light', join(home, 'gate')] } },
     }),
@@ -76,4 +76,16 @@ t.test('a SIGKILL while transcribing loses nothing: the note is transcribed afte
   t.equal(records(record).length, 2, 'transcribed again after the restart');
   t.equal(llm.requests.length, 1, 'one turn reached the model');
   t.match(g.gw.stderr(), /recovered 1 message\(s\) left unfinished/);
+});
+
+t.test('a note of silence and a text in one burst: the reply says why the note gave nothing, then answers the text', async (t) => {
+  const { tg, llm, record } = await fixture(t, 1500);
+  tg.userMessage({ from: OWNER, voice: { bytes: silentNote(audio, 4).ogg, duration: 4 } });
+  tg.userMessage({ from: OWNER, text: 'what is up' });
+  await tg.waitFor(() => tg.sent.some((m) => m.chatId === 42), 30_000);
+  const sent = tg.sent.filter((m) => m.chatId === 42);
+  t.equal(sent.length, 1, 'one reply for the burst');
+  t.match(sent[0]!.text, /^I heard nothing in your voice note \(4 seconds of silence, or no words I could make out\), so I did nothing with it\. It is saved in the workspace as inbox\/telegram\/[\d-]+\/\d+-voice-\S+\.ogg\.\n\necho: what is up$/);
+  t.equal(llm.requests.length, 1, 'the text reached the model');
+  t.equal(records(record).length, 0, 'silence never reached the engine');
 });

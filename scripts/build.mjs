@@ -103,13 +103,16 @@ export const lazyChunks = [
   // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/ops/archive.ts),
   // which may be in one chunk only.
   { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts'), srcFile('ops/systemd.ts'), srcFile('ops/service-unit.ts'), srcFile('ops/backup.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
-  // Voice notes: ffmpeg conversion, speech to text, text to speech (src/voice/) and the Telegram
-  // channel's handling of a voice note; loaded by the first voice note or voice reply, and by
+  // Voice notes: ffmpeg conversion, speech to text, text to speech (src/voice/) and a saved voice
+  // note's transcription; loaded by the first turn with a voice note or voice reply, and by
   // `pinclaw voice ...`.
-  { name: 'voice', entries: [srcFile('voice/index.ts'), srcFile('channels/telegram/voice-note.ts'), srcFile('cli/voice-command.ts')], copies: ['src/placeholders.ts'] },
+  { name: 'voice', entries: [srcFile('voice/index.ts'), srcFile('cli/voice-command.ts')], copies: ['src/placeholders.ts'] },
   // Pictures for the model (ffmpeg scaling, src/images/): loaded by the first turn with a photo or
   // the first snapshot. The camera (hardware.cameras, src/hardware/camera/): loaded when one is named.
   { name: 'images', entries: [srcFile('images/index.ts')] },
+  // The program runner both of those chunks use (src/run-program.ts): a chunk of its own, as a module
+  // outside the bundle may be in one chunk only.
+  { name: 'program', entries: [srcFile('run-program.ts')] },
   { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },

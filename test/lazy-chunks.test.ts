@@ -9,7 +9,7 @@ import { bundle, cleanEnv, start, tempDir } from './support/proc.js';
 import { freePort } from './support/free-port.js';
 
 const lazyDir = join(bundle, '..', 'lazy');
-const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'images', 'camera', 'update'];
+const chunkNames = ['telegram', 'telegram-format', 'memory', 'memory-cli', 'mqtt', 'sensors', 'cli-info', 'ops-cli', 'hooks', 'images', 'program', 'camera', 'update'];
 const missing = !existsSync(bundle) || chunkNames.some((n) => !existsSync(join(lazyDir, `${n}.cjs`)));
 const skip = missing ? 'no bundle with these chunks: run node scripts/build.mjs (npm test does)' : false;
 
@@ -35,6 +35,8 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/hardware/camera/source.ts', 'another program is using the camera', 'camera'],
     ['src/images/model-image.ts', 'even at the lowest JPEG quality', 'images'],
     ['src/images/attached.ts', 'could not be shown to you', 'images'],
+    // The program runner of the images and voice chunks: a chunk of its own, loaded by the first program run.
+    ['src/run-program.ts', 'name="ProgramRunError"', 'program'],
     // What the owner types to look at an installation: never run by a gateway.
     ['src/cli/status-command.ts', 'none recorded yet (no gateway has run in this home)', 'cli-info'],
     ['src/ops/probe.ts', 'answered a one-token request in', 'cli-info'],
@@ -50,7 +52,7 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/voice/ffmpeg.ts', 'converting the audio (voice.ffmpeg)', 'voice'],
     ['src/voice/stt.ts', 'speech to text is not set up', 'voice'],
     ['src/voice/tts.ts', 'voice.tts.command has no {wav}', 'voice'],
-    ['src/channels/telegram/voice-note.ts', 'I cannot listen to voice notes yet', 'voice'],
+    ['src/voice/voice-note.ts', 'I cannot listen to voice notes yet', 'voice'],
     ['src/cli/voice-command.ts', 'say needs -o FILE', 'voice'],
     ['src/voice/chat-setting.ts', 'voice.replies:', 'telegram'],
     // `pinclaw update` and the daily update check: never run by an idle gateway.

@@ -92,10 +92,17 @@ export function localModelNote(db: Db, model: string): string {
 }
 
 /** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */
-export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal): Promise<TurnOutcome> {
+export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal): Promise<TurnOutcome> {
+  // Voice notes become the owner's text first (src/voice/burst.ts, the voice chunk, loaded by a
+  // message with meta.voice): hooks, memories and the model see it.
+  const heard = burst.some((r) => r.meta?.includes('"voice":')) ? await (await import('../voice/index.js')).hearVoiceNotes(deps, burst, signal) : undefined;
+  const rows = heard?.rows ?? burst;
+  // Why a voice note gave no text: said first in the reply; alone when the burst has no other text.
+  const unheard = heard?.refusals.length ? `${heard.refusals.join('\n\n')}\n\n` : '';
   const first = rows[0]!;
   const key = first.session_key;
-  const text = rows.map((r) => r.text).join('\n\n');
+  const text = rows.map((r) => r.text).filter(Boolean).join('\n\n');
+  if (unheard && !text.trim()) return { kind: 'reply', text: unheard.trim(), iterations: 0 };
   const command = text.trim();
   const place = { sessionKey: key, channel: first.channel, chatId: first.chat_id };
   if (deps.hooks?.has('MessageReceived')) {
@@ -190,7 +197,7 @@ export async function runTurn(deps: TurnDeps, rows: readonly InboundRow[], emit:
   session.messages = result.conversation;
   session.meta.lastInputTokens = contextTokens(result.lastUsage);
   session.meta.lastInputMessages = result.lastInputMessages;
-  let reply = note + (result.reply || '(no answer)');
+  let reply = unheard + note + (result.reply || '(no answer)');
   if (result.localModel) reply += `\n\n${localModelNote(deps.db, result.localModel)}`;
   if (deps.hooks?.has('MessageSending')) {
     const v = await deps.hooks.fire('MessageSending', place, { text: reply }, signal);

@@ -1,7 +1,6 @@
 // ffmpeg as a child process: the one image codec pinclaw uses (Debian's package, `apt-get install
 // ffmpeg`), for scaling photos to a provider's limits and for V4L2 snapshots. No npm image library:
 // sharp alone is ~30 MB of native code per architecture, and ffmpeg reads every camera format too.
-import { spawn } from 'node:child_process';
 
 export interface FfmpegRun {
   /** what ffmpeg wrote to stdout (the encoded image) */
@@ -32,45 +31,28 @@ export function causeLine(stderr: string): string {
 export const FFMPEG_MISSING = 'ffmpeg is not installed; install it with: sudo apt-get install ffmpeg';
 
 /**
- * Runs `command args`, its stdout collected up to maxBytes (more is an error, not a cut image).
- * Killed at timeoutMs; `signal` stops it too.
+ * Runs `command args` (through the shared runner, src/run-program.ts), its stdout collected up to
+ * maxBytes (more is an error, not a cut image). Killed at timeoutMs; `signal` stops it too.
  */
-export function runImageCommand(command: string, args: readonly string[], o: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; what: string }): Promise<FfmpegRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    let failure: FfmpegError | undefined;
-    const stop = (e: FfmpegError) => {
-      failure ??= e;
-      child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => stop(new FfmpegError(`${o.what}: ${command} gave no image within ${o.timeoutMs} ms`, 'timeout')), o.timeoutMs);
-    const onAbort = () => stop(new FfmpegError(`${o.what}: stopped`, 'aborted'));
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (b: Buffer) => {
-      size += b.length;
-      if (size > o.maxBytes) return stop(new FfmpegError(`${o.what}: ${command} wrote more than ${o.maxBytes} bytes`, 'too large'));
-      out.push(b);
-    });
-    // The start holds the cause; a chatty command must not grow this without bound.
-    child.stderr.on('data', (b: Buffer) => {
-      if (stderr.length < 8192) stderr += b.toString('utf8');
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      const missing = err.code === 'ENOENT';
-      failure ??= new FfmpegError(missing ? `${o.what}: ${command === 'ffmpeg' ? FFMPEG_MISSING : `${command} is not installed`}` : `${o.what}: ${command} could not start (${err.message})`, err.message, missing);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
-      if (failure) return reject(failure);
-      if (code !== 0) {
-        const cause = causeLine(stderr) || `exit ${code}`;
-        return reject(new FfmpegError(`${o.what}: ${cause}`, cause, false, stderr));
+export async function runImageCommand(command: string, args: readonly string[], o: { timeoutMs: number; maxBytes: number; signal?: AbortSignal; what: string }): Promise<FfmpegRun> {
+  // The lazy chunk 'program', shared with the voice chunk.
+  const runner = await import('../run-program.js');
+  try {
+    const { stdout } = await runner.runProgram({ command, args, timeoutMs: o.timeoutMs, maxStdout: o.maxBytes, overflow: 'fail', stderrFrom: 'start', signal: o.signal });
+    return { stdout };
+  } catch (err) {
+    if (!(err instanceof runner.ProgramRunError)) throw err;
+    const f = err.failure;
+    switch (f.kind) {
+      case 'missing': throw new FfmpegError(`${o.what}: ${command === 'ffmpeg' ? FFMPEG_MISSING : `${command} is not installed`}`, `spawn ${command} ENOENT`, true);
+      case 'spawn': throw new FfmpegError(`${o.what}: ${command} could not start (${f.message})`, f.message);
+      case 'timeout': throw new FfmpegError(`${o.what}: ${command} gave no image within ${o.timeoutMs} ms`, 'timeout');
+      case 'aborted': throw new FfmpegError(`${o.what}: stopped`, 'aborted');
+      case 'too-large': throw new FfmpegError(`${o.what}: ${command} wrote more than ${o.maxBytes} bytes`, 'too large');
+      case 'exit': {
+        const cause = causeLine(err.stderr) || `exit ${f.code ?? f.signal}`;
+        throw new FfmpegError(`${o.what}: ${cause}`, cause, false, err.stderr);
       }
-      resolve({ stdout: Buffer.concat(out) });
-    });
-  });
+    }
+  }
 }

@@ -4,3 +4,4 @@ export { attachedImages } from './attached.js';
 export { modelImage, MAX_EDGE, MAX_BYTES, type ModelImage } from './model-image.js';
 export { runImageCommand, FfmpegError, FFMPEG_MISSING, causeLine } from './ffmpeg.js';
 export { jpegSize } from './jpeg.js';
+export { ffmpegCheck, type FfmpegCheck } from './ffmpeg-check.js';

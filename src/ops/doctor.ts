@@ -226,6 +226,9 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
       checks.push({ name: `camera ${c.name}`, state: c.ok ? 'ok' : 'warn', detail: c.detail });
     }
   }
+  // ffmpeg, when voice or a V4L2 camera needs it (the images chunk, ffmpeg's home).
+  const ffmpeg = config && (config.voice.stt.backend || config.voice.tts.backend || config.hardware.cameras.length) ? (await import('../images/index.js')).ffmpegCheck(config) : undefined;
+  if (ffmpeg) checks.push({ name: 'ffmpeg', ...ffmpeg });
   // The command hooks, when any is configured: each one's program, its sandbox, its onFailure (the hooks chunk).
   if (config && Object.values(config.hooks).some((list) => list.length)) checks.push(await (await import('../hooks/doctor.js')).hooksCheck(config, paths.workspace));
 

@@ -222,6 +222,11 @@ export function unfinishedCount(db: Db): number {
   return (sql(db, `select count(*) as n from inbound where state in ('pending', 'processing')`).get() as { n: number }).n;
 }
 
+/** A message's text and meta once known in full (a voice note's transcript, src/voice/burst.ts). */
+export function setInboundText(db: Db, id: number, text: string, meta: string | null, now = Date.now()): void {
+  sql(db, 'update inbound set text = ?, meta = ?, updated_at = ? where id = ?').run(text, meta, now, id);
+}
+
 export function inboundById(db: Db, id: number): InboundRow | undefined {
   return sql(db, 'select * from inbound where id = ?').get(id) as InboundRow | undefined;
 }

@@ -42,6 +42,9 @@ export const sessionKeyFor = (chat: string) => `telegram:${chat}`;
 
 const nothing = () => {};
 
+/** What a message's file became: a note for the turn, a picture, a voice note to transcribe, or a refusal. */
+interface SavedFile { note?: string; refusal?: string; image?: string; voice?: { file: string; seconds: number } }
+
 /** Updates whose sender was told the disk is full, so a refetched update does not tell them again. */
 const MAX_TOLD = 256;
 
@@ -79,12 +82,21 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     return arg === 'on' ? 'Voice replies on: each reply comes as text and as a voice note.' : 'Voice replies off: text only.';
   }
 
-  async function saveFile(m: Message): Promise<{ note?: string; refusal?: string; image?: string }> {
+  async function saveFile(m: Message): Promise<SavedFile> {
     let fileId: string | undefined;
     let size: number | undefined;
     let name: string;
     let image = false;
-    if ('photo' in m && m.photo?.length) {
+    let voice: number | undefined;
+    if ('voice' in m && m.voice) {
+      // A voice note is saved and queued here; it is transcribed in its turn (src/voice/burst.ts),
+      // so the poller never waits for speech to text.
+      const v = m.voice;
+      if ((v.file_size ?? 0) > o.maxFileBytes) return { refusal: `That voice note is ${v.file_size} bytes, more than the ${o.maxFileBytes} bytes I accept (channels.telegram.maxFileBytes).` };
+      ({ file_id: fileId, file_size: size } = v);
+      name = `voice-${v.file_unique_id.replace(/[^\w-]+/g, '_')}.ogg`;
+      voice = v.duration;
+    } else if ('photo' in m && m.photo?.length) {
       image = true;
       // Telegram sends each photo in several sizes: the largest the limit allows.
       const fits = m.photo.filter((p) => (p.file_size ?? 0) <= o.maxFileBytes);
@@ -111,6 +123,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
     mkdirSync(join(o.workspace, 'inbox', 'telegram', day), { recursive: true });
     // Same name for the same message: a redelivered update (after a crash) rewrites the same file.
     writeFileSync(join(o.workspace, rel), bytes);
+    if (voice !== undefined) return { voice: { file: rel, seconds: voice } };
     // A picture is also shown to the model in the turn (src/images/attached.ts), scaled down.
     return { note: `[the sender attached a file, saved in the workspace as ${rel} (${bytes.length} bytes)]`, ...(image ? { image: rel } : {}) };
   }
@@ -138,21 +151,18 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       log.info(`telegram: ${label} (${m.from.id}) asked to talk to the bot; to let them in: ${approve}`);
       return () => void reply(chatId, `I only talk to my owner. To let you in, my owner runs this on my machine:\n\n${approve}\n\n(The code is good for an hour.)`, `pairing:${pairing.id}:${pairing.code}`);
     }
-    let file: { note?: string; refusal?: string; transcript?: string; image?: string };
+    let file: SavedFile;
     try {
-      // The voice chunk (src/voice/ and ./voice-note.ts) is loaded by the first voice note.
-      file = 'voice' in m && m.voice
-        ? await (await import('./voice-note.js')).handleVoiceNote({ ...m, voice: m.voice }, { api: o.api, config: o.config, workspace: o.workspace, maxFileBytes: o.maxFileBytes })
-        : await saveFile(m);
+      file = await saveFile(m);
     } catch (err) {
       log.warn(`telegram: a file from chat ${chatId} could not be fetched: ${errorMessage(err)}`);
       file = { refusal: `I could not fetch your file (${errorMessage(err)}). Please send it again.` };
     }
-    // A voice note's transcript is the owner's text (after its caption, if it has one).
-    const body = [text, file.transcript, file.note].filter(Boolean).join('\n\n');
+    // A voice note's transcript becomes the owner's text in the turn (after its caption, if it has one).
+    const body = [text, file.note].filter(Boolean).join('\n\n');
     const commit = () => {
       if (file.refusal) reply(chatId, file.refusal, `refused:${chatId}:${m.message_id}`);
-      if (!body) return;
+      if (!body && !file.voice) return;
       if (body === '/start') {
         reply(chatId, 'Hello! Write to me any time. /status shows how I am, /reset starts a fresh conversation, /compact summarizes a long one, /voice on answers with voice notes too.', `start:${chatId}:${m.message_id}`);
         return;
@@ -168,7 +178,7 @@ export function createInbound(o: InboundOptions): (update: Update) => Promise<Co
       }
       o.conductor.submit({
         sessionKey: key, channel: 'telegram', chatId, sender: String(m.from!.id), text: body,
-        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type, ...(file.transcript ? { transcript: file.transcript } : {}), ...(file.image ? { images: [file.image] } : {}) },
+        meta: { updateId: update.update_id, messageId: m.message_id, chatType: m.chat.type, ...(file.voice ? { voice: file.voice } : {}), ...(file.image ? { images: [file.image] } : {}) },
       });
     };
     // The submit, or the commit of its transaction, can find the disk full: the poller calls this then.

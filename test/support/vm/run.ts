@@ -31,6 +31,12 @@ export interface RunInVmOptions {
    * and QEMU connects that serial port to the harness instead of the first.
    */
   kernelConsole?: string;
+  /**
+   * Guest RAM in MiB instead of the arch's 1 GiB: the initramfs is unpacked into RAM, and a guest
+   * holding both ffmpeg (with its libraries) and node (126 MB) needs more, or the last files are cut
+   * short (a "Bus error" when they run).
+   */
+  memoryMiB?: number;
 }
 
 export interface VmResult {
@@ -68,9 +74,11 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
     const prepareMs = Date.now() - started;
     const machine = spec.machine;
     say(`booting ${k.kver} on ${machine} (${opts.arch}) with a ${mib(image.bytes)} initramfs`);
+    const args = spec.qemuArgs(k.image, k.dtb, image.path, cmdline, serial);
+    if (opts.memoryMiB) args[args.indexOf('-m') + 1] = `${opts.memoryMiB}M`;
     const result = await runQemu({
       cmd: spec.qemu,
-      args: spec.qemuArgs(k.image, k.dtb, image.path, cmdline, serial),
+      args,
       nonce,
       timeoutMs: opts.timeoutMs,
       label: `${opts.arch} VM (${spec.qemu} -M ${machine})`,

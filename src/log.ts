@@ -110,3 +110,9 @@ export const log = {
     emit(level, msg);
   },
 };
+
+/**
+ * The logger a module is handed (tests pass a quiet or recording one; `log` itself fits): one type
+ * for every `log?:` option, so no module borrows another's alias of it.
+ */
+export type Logger = Pick<typeof log, 'debug' | 'info' | 'warn' | 'error'>;

@@ -5,13 +5,14 @@
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { ensureWorkspace } from '../src/agent/workspace.js';
+import type { Logger } from '../src/log.js';
 import { heuristicCount } from '../src/agent/tokens.js';
 import { defaults } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
 import { hardwareChannel } from '../src/hardware/triggers/hardware-channel.js';
 import {
-  routeSession, startTriggers, type GpioTriggerConfig, type SensorRegister, type SensorTriggerConfig, type TriggerDeps, type TriggerEdge, type TriggerLog, type WatchEdges,
+  routeSession, startTriggers, type GpioTriggerConfig, type SensorRegister, type SensorTriggerConfig, type TriggerDeps, type TriggerEdge, type WatchEdges,
 } from '../src/hardware/triggers/runner.js';
 import { setLogSink } from '../src/log.js';
 import { openDatabase } from '../src/store/db.js';
@@ -65,7 +66,7 @@ function fakeGpio(behave: (line: string, w: FakeWatch) => void = () => {}) {
 
 function capture() {
   const lines: string[] = [];
-  const log: TriggerLog = {
+  const log: Logger = {
     debug: (m) => void lines.push(`debug: ${m}`),
     info: (m) => void lines.push(`info: ${m}`),
     warn: (m) => void lines.push(`warn: ${m}`),

@@ -13,7 +13,7 @@ import type { ConnectInfo, MqttLink, MqttSettings } from '../channels/mqtt/conne
 import type { Bus } from '../conductor/bus.js';
 import { errorMessage } from '../errors.js';
 import { HA_CHANNEL, HA_CHAT } from '../internal-chats.js';
-import { log as defaultLog } from '../log.js';
+import { log as defaultLog, type Logger } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { getState, setState } from '../store/state.js';
@@ -47,7 +47,6 @@ export const HA_CONTEXT: ToolContext = Object.freeze({ sessionKey: `${HA_CHANNEL
 /** How often a board's connection is looked at: a change is published at once, not at the next interval. */
 const DEVICE_CHECK_MS = 5000;
 
-export type HaLog = Pick<typeof defaultLog, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface HomeAssistantOptions {
   link: MqttLink;
@@ -63,7 +62,7 @@ export interface HomeAssistantOptions {
   physicalMaxAgeSeconds: number;
   /** how long to wait for the end of the broker's queued messages before taking commands again */
   catchUpTimeoutMs?: number;
-  log?: HaLog;
+  log?: Logger;
   now?: () => number;
   /** the device's sw_version; default: pinclaw's version */
   swVersion?: string;

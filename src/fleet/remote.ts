@@ -23,7 +23,8 @@
 // `<caller>`, so this node's policy decides (tools.overrides for channel fleet, and physical tools
 // only when `fleet:<caller>` is in tools.controlChats); the registry audits it like any call.
 import { randomUUID } from 'node:crypto';
-import type { MqttLink, MqttLog, MqttSettings } from '../channels/mqtt/connection.js';
+import type { MqttLink, MqttSettings } from '../channels/mqtt/connection.js';
+import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
@@ -72,7 +73,7 @@ export interface RemoteToolOptions {
   nodeId: string;
   settings: MqttSettings;
   now?: () => number;
-  log?: MqttLog;
+  log?: Logger;
 }
 
 type Outcome = { kind: 'answer'; res: FleetResponse; verified: boolean } | { kind: 'failed'; message: string };
@@ -231,7 +232,7 @@ export interface FleetServerOptions {
   /** applied to the input of a refused call before its audit row (the registry redacts the others) */
   redact?: (text: string) => string;
   now?: () => number;
-  log?: MqttLog;
+  log?: Logger;
 }
 
 /** Answers calls on `<base>/<nodeId>/fleet/req`; returns the stop. */

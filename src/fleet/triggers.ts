@@ -9,7 +9,7 @@ import { count } from '../counters.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { EdgeFilter } from '../hardware/triggers/edge-filter.js';
 import { routeSession } from '../hardware/triggers/runner.js';
-import { log as defaultLog } from '../log.js';
+import { log as defaultLog, type Logger } from '../log.js';
 import type { NewInbound } from '../store/queue.js';
 import { judge } from './condition.js';
 
@@ -46,7 +46,7 @@ export interface MqttTriggerDeps {
   /** where a turn of a session that is not `channel:chat` is answered; default: routeSession's */
   channelFor?(session: string): { channel: string; chatId: string };
   now?: () => number;
-  log?: Pick<typeof defaultLog, 'debug' | 'info' | 'warn' | 'error'>;
+  log?: Logger;
 }
 
 const hasWildcardMisuse = (filter: string) => filter.split('/').some((level, i, all) => (level.includes('#') && (level !== '#' || i !== all.length - 1)) || (level.includes('+') && level !== '+'));

@@ -3,7 +3,7 @@
 // `pinclaw cron list|runs` shows them from the run log. Like the hardware channel it has no confirm:
 // a tool that needs the owner's yes is refused in a job's turn, since nobody is there to say it.
 import type { ChannelAdapter } from '../conductor/conductor.js';
-import { log as defaultLog } from '../log.js';
+import { log as defaultLog, type Logger } from '../log.js';
 import type { OutboundRow } from '../store/queue.js';
 import { CRON_CHANNEL } from './jobs.js';
 
@@ -15,7 +15,7 @@ export function oneLine(text: string, max = MAX_LOGGED_CHARS): string {
   return flat.length > max ? `${flat.slice(0, max)}… (${flat.length} characters)` : flat;
 }
 
-export function cronChannel(opts: { log?: Pick<typeof defaultLog, 'info' | 'warn'> } = {}): ChannelAdapter {
+export function cronChannel(opts: { log?: Pick<Logger, 'info' | 'warn'> } = {}): ChannelAdapter {
   const log = opts.log ?? defaultLog;
   return {
     name: CRON_CHANNEL,

@@ -9,14 +9,14 @@ import type { NewInbound } from '../store/queue.js';
 import { CRON_SENDER, type CronJob, type RunKind } from './jobs.js';
 import { recordRun, setJobState, unfinishedRun, type FireResult } from './runs.js';
 import { dueSlots } from './schedule.js';
-import type { SchedulerLog } from './scheduler.js';
+import type { Logger } from '../log.js';
 import { describeSchedule } from './view.js';
 
 export interface FireContext {
   db: Db;
   submit(msg: NewInbound): { id: number };
   channels: readonly string[];
-  log: SchedulerLog;
+  log: Logger;
   graceMs: number;
 }
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { count } from '../counters.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { errorMessage } from '../errors.js';
-import { log as defaultLog } from '../log.js';
+import { log as defaultLog, type Logger } from '../log.js';
 import type { Db } from '../store/db.js';
 import { inboundById, type NewInbound, type OutboundRow } from '../store/queue.js';
 import { getState, setState } from '../store/state.js';
@@ -47,7 +47,6 @@ export function isHeartbeatOk(reply: string): boolean {
   return reply.trim() === HEARTBEAT_OK;
 }
 
-export type HeartbeatLog = Pick<typeof defaultLog, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface HeartbeatDeps {
   db: Db;
@@ -57,7 +56,7 @@ export interface HeartbeatDeps {
   /** the conductor's submit */
   submit(msg: NewInbound): { id: number };
   now?: () => number;
-  log?: HeartbeatLog;
+  log?: Logger;
 }
 
 export type BeatResult =
@@ -161,7 +160,7 @@ export interface HeartbeatChannelOptions {
   deliver?: { channel: string; chatId: string };
   /** the conductor's send, once it exists (the channel is made before the conductor) */
   forward(): Forward | undefined;
-  log?: Pick<typeof defaultLog, 'debug' | 'info' | 'warn'>;
+  log?: Pick<Logger, 'debug' | 'info' | 'warn'>;
 }
 
 /**

@@ -9,7 +9,7 @@
 // A clock that jumps backwards fires nothing again: next_run_at only moves forward, and a scheduled
 // time already in the run log is never submitted twice (runs.ts recordRun).
 import { errorMessage } from '../errors.js';
-import { log as defaultLog } from '../log.js';
+import { log as defaultLog, type Logger } from '../log.js';
 import type { Db } from '../store/db.js';
 import type { NewInbound } from '../store/queue.js';
 import type { Fired } from './fire.js';
@@ -17,7 +17,6 @@ import { dueJobs, nextDueAt, onJobsChanged } from './jobs.js';
 
 export type { Fired } from './fire.js';
 
-export type SchedulerLog = Pick<typeof defaultLog, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface SchedulerDeps {
   db: Db;
@@ -27,7 +26,7 @@ export interface SchedulerDeps {
   channels: readonly string[];
   /** wall clock, ms epoch; default Date.now */
   now?: () => number;
-  log?: SchedulerLog;
+  log?: Logger;
   /** the longest sleep between two looks at the jobs; default 10 s */
   pollMs?: number;
   /** a run later than this after its time counts as missed (a one-shot: late); default 60 s */

@@ -8,10 +8,9 @@ import { hostname } from 'node:os';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import type { PinclawConfig } from '../../config/schema.js';
 import { ConfigError, errorMessage } from '../../errors.js';
-import { log as defaultLog } from '../../log.js';
+import { log as defaultLog, type Logger } from '../../log.js';
 
 export type MqttSettings = PinclawConfig['mqtt'];
-export type MqttLog = Pick<typeof defaultLog, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface MessageInfo {
   /** a retained message the broker hands a new subscription: old state, not an event */
@@ -207,7 +206,7 @@ export interface OpenOptions {
   settings: MqttSettings;
   /** the decrypted mqtt.password is in settings; this is only for a test's own client id */
   clientId?: string;
-  log?: MqttLog;
+  log?: Logger;
   /** publish the availability (status topic, last will); default true */
   availability?: boolean;
 }

@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { count } from '../../counters.js';
-import { log as defaultLog } from '../../log.js';
+import { log as defaultLog, type Logger } from '../../log.js';
 
 export const MAX_LINE = 64 * 1024;
 const HELLO_TIMEOUT_MS = 5000;
@@ -45,7 +45,7 @@ export interface MaixcamServerOptions {
   port: number;
   token: string;
   onDetection(d: Detection): void;
-  log?: Pick<typeof defaultLog, 'info' | 'warn'>;
+  log?: Pick<Logger, 'info' | 'warn'>;
   now?: () => number;
   /** how long a connection may take to say hello; default 5 s */
   helloTimeoutMs?: number;

@@ -5,7 +5,7 @@
 import { count } from '../../counters.js';
 import type { PinclawConfig } from '../../config/schema.js';
 import type { NewInbound } from '../../store/queue.js';
-import { log as defaultLog } from '../../log.js';
+import { log as defaultLog, type Logger } from '../../log.js';
 import { EdgeFilter } from '../triggers/edge-filter.js';
 import { routeSession } from '../triggers/runner.js';
 import type { Detection } from './server.js';
@@ -16,7 +16,7 @@ export interface DetectionTriggerDeps {
   triggers: readonly CameraTrigger[];
   submit(msg: NewInbound): unknown;
   knownChannels?: readonly string[];
-  log?: Pick<typeof defaultLog, 'info' | 'warn' | 'error'>;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
 export function detectionTriggers(d: DetectionTriggerDeps): (det: Detection) => void {

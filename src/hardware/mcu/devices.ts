@@ -5,7 +5,7 @@
 // for serial_write and serial_read. One device failing never stops another.
 import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
-import { log as defaultLog } from '../../log.js';
+import { log as defaultLog, type Logger } from '../../log.js';
 import type { BoardRegistry } from '../boards/registry.js';
 import type { BoardProfile } from '../boards/schema.js';
 import { existsSync } from 'node:fs';
@@ -34,7 +34,7 @@ export interface McuDevicesOptions {
   onHello?: (device: string, hello: HelloInfo) => void;
   /** waits for a board's bootloader after the port opens (tests make it short) */
   resetWaitMs?: (profile: BoardProfile | undefined, port: string) => number;
-  log?: Pick<typeof defaultLog, 'info' | 'warn'>;
+  log?: Pick<Logger, 'info' | 'warn'>;
 }
 
 /** What a raw device keeps for serial_read, at most. */

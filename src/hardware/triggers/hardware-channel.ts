@@ -4,7 +4,7 @@
 // made of the doorbell. It has no confirm: a tool that needs the owner's yes is refused in a trigger
 // turn, because nobody is there to say it, and an edge on a wire must not be able to open a lock.
 import type { ChannelAdapter } from '../../conductor/conductor.js';
-import { log as defaultLog } from '../../log.js';
+import { log as defaultLog, type Logger } from '../../log.js';
 import type { OutboundRow } from '../../store/queue.js';
 
 export const HARDWARE_CHANNEL = 'hardware';
@@ -13,7 +13,7 @@ export const HARDWARE_CHANNEL = 'hardware';
 const MAX_LOGGED_CHARS = 2000;
 
 export interface HardwareChannelOptions {
-  log?: Pick<typeof defaultLog, 'info' | 'warn'>;
+  log?: Pick<Logger, 'info' | 'warn'>;
 }
 
 function oneLine(text: string): string {

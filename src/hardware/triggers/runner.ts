@@ -10,7 +10,7 @@ import { count } from '../../counters.js';
 import type { PinclawConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
 import { clockTime } from '../../local-time.js';
-import { log as defaultLog } from '../../log.js';
+import { log as defaultLog, type Logger } from '../../log.js';
 import type { NewInbound } from '../../store/queue.js';
 import { EdgeFilter, type Edge } from './edge-filter.js';
 import { ThresholdWatch, type Crossing } from './threshold.js';
@@ -44,7 +44,6 @@ export interface SensorRegister {
   length: number;
 }
 
-export type TriggerLog = Pick<typeof defaultLog, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface TriggerDeps {
   triggers: readonly GpioTriggerConfig[];
@@ -56,7 +55,7 @@ export interface TriggerDeps {
   submit(msg: NewInbound): unknown;
   /** wall clock, ms since the epoch (the message's time, storm ends, notice cool-down); default Date.now */
   now?: () => number;
-  log?: TriggerLog;
+  log?: Logger;
   /** Where a session's trigger turns are answered; default: routeSession with knownChannels. */
   channelFor?(session: string): { channel: string; chatId: string };
   /** channels a `channel:chatId` session key may address (the default routing) */
@@ -109,7 +108,7 @@ export function routeSession(session: string, knownChannels: readonly string[] =
 
 /** What every trigger shares: the clock, the log, routing, and a submit that never throws into a GPIO callback. */
 interface Context {
-  log: TriggerLog;
+  log: Logger;
   now: () => number;
   noticeCooldownMs: number;
   maxBackoffMs: number;

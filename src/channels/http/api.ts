@@ -11,7 +11,7 @@ import { DiskFullError } from '../../store/disk.js';
 import { log } from '../../log.js';
 import type { Confirmations } from './confirmations.js';
 import { openSse, type SseOptions, type SseStream } from './sse-writer.js';
-import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
+import { HttpError, readJson, sendJson, type ApiHandler } from './io.js';
 
 /**
  * Replies reach the waiting request through `delivered`; a reply nobody waits for stays in the

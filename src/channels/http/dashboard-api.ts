@@ -12,7 +12,7 @@ import type { Db } from '../../store/db.js';
 import { loadSession } from '../../store/sessions.js';
 import { sql } from '../../store/statements.js';
 import { pinclawVersion } from '../../version.js';
-import { HttpError, readJson, sendJson, type ApiHandler } from './server.js';
+import { HttpError, readJson, sendJson, type ApiHandler } from './io.js';
 import type { AdminSources } from './admin/sources.js';
 
 /** One channel's connection as the channels report it (the shape of channels/status.ts's list). */

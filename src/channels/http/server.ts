@@ -12,9 +12,7 @@ import { PairingLimits } from './pairing-limits.js';
 import { constantTimeEqual, GatewayGuard, type GuardDecision, type GuardOptions, type GuardStatus } from './guard.js';
 import { ConnectionLimiter, connectionCap, descriptorLimit, type ConnectionOptions, type ConnectionStatus } from './connections.js';
 import { log } from '../../log.js';
-
-/** Handles an authorized /api/* or /metrics request; returns false when it has no such route. */
-export type ApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
+import { HttpError, sendJson, sendRefusal, type ApiHandler } from './io.js';
 
 export interface HttpServerOptions {
   host: string;
@@ -54,45 +52,6 @@ export interface RunningHttpServer {
   guardStatus(): GuardStatus;
   /** the open connections and those refused, for /metrics */
   connectionStatus(): ConnectionStatus;
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-/** An error that becomes a response with its status (bad input: 4xx). */
-export class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
-
-export async function readJson(req: IncomingMessage, limit = 1 << 20): Promise<unknown> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new HttpError(413, `request body larger than ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch (err) {
-    throw new HttpError(400, `invalid JSON body: ${errorMessage(err)}`);
-  }
-}
-
-/** The 429 for a refusal of the guard, with Retry-After. */
-export function sendRefusal(res: ServerResponse, verdict: Exclude<GuardDecision, { ok: true }>): void {
-  res.setHeader('retry-after', String(verdict.retryAfterSeconds));
-  const s = verdict.retryAfterSeconds;
-  const error =
-    verdict.reason === 'lockout' ? `too many wrong tokens from this address; locked out for ${s} s`
-    : verdict.reason === 'global' ? `too many wrong tokens sent to this gateway from many addresses; token logins from addresses that have not logged in lately are paused for ${s} s (a logged-in dashboard keeps working)`
-    : 'too many requests from this address';
-  sendJson(res, 429, { error });
 }
 
 /** Logs what a wrong token started: once per lockout, not per guess. */

@@ -10,7 +10,7 @@ import { findPairing, PAIRING_CODE_TTL_MS, requestPairing, revokePairing } from 
 import { createWebSession, deleteWebSession, pruneWebSessions, useWebSession, WEB_SESSION_TTL_MS } from '../../store/web-sessions.js';
 import { clientKey, type GuardDecision } from './guard.js';
 import { PairingLimits } from './pairing-limits.js';
-import { HttpError, readJson, sendJson, sendRefusal } from './server.js';
+import { HttpError, readJson, sendJson, sendRefusal } from './io.js';
 import { approveCommand } from '../pairing-hint.js';
 
 export const SESSION_COOKIE = 'pinclaw_session';

@@ -4,7 +4,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../src/cli/index.js';
 import { commandArgs, parseCommandArgs, splitCommand, type GlobalFlags } from '../src/cli/args.js';
-import { agentOptions, commands } from '../src/cli/commands.js';
+import { commands } from '../src/cli/commands.js';
+import { agentOptions } from '../src/cli/options.js';
 import { bundle, cleanEnv, run, runPinclaw, tempDir } from './support/proc.js';
 
 function capture(env: NodeJS.ProcessEnv = {}) {

@@ -15,7 +15,7 @@ import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
 import type { ConfirmRequest } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
-import { agentOptions } from './commands.js';
+import { agentOptions } from './options.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
 import { startHardware } from './hardware-runtime.js';
 import { checkConfig } from './config-checks.js';

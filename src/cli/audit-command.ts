@@ -6,7 +6,7 @@ import { configureNative } from '../native/loader.js';
 import { queryAudit, type AuditRow } from '../store/audit.js';
 import { openDatabase } from '../store/db.js';
 import { parseCommandArgs } from './args.js';
-import { auditOptions } from './commands.js';
+import { auditOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]';

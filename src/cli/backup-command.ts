@@ -3,7 +3,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { configureNative } from '../native/loader.js';
 import { createBackup, restoreBackup, type Progress } from '../ops/backup.js';
 import { parseCommandArgs } from './args.js';
-import { backupOptions, restoreOptions } from './commands.js';
+import { backupOptions, restoreOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const BACKUP_USAGE = 'pinclaw backup FILE [--include-secrets] [--force]';

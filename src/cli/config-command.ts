@@ -6,7 +6,7 @@ import { fieldAt, leaves, schema, type Field } from '../config/schema.js';
 import { writeConfigFile } from '../config/write.js';
 import { parseCommandArgs } from './args.js';
 import { checkConfig, checkConfigChange, checkConfigSet, providerNote } from './config-checks.js';
-import { configOptions } from './commands.js';
+import { configOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw config path | show | get KEY | set [--plain] KEY VALUE | unset KEY | validate';

@@ -26,7 +26,7 @@ import { runText } from '../scheduler/fire.js';
 import { jobJson, jobLine, runJson, runLine } from '../scheduler/view.js';
 import { LOG_TARGET, ownerNotifyProblem } from '../scheduler/targets.js';
 import { parseCommandArgs } from './args.js';
-import { cronOptions } from './commands.js';
+import { cronOptions } from './options.js';
 import { cliConfirm } from './confirm.js';
 import { startHardware } from './hardware-runtime.js';
 import type { CliContext } from './context.js';

@@ -28,7 +28,7 @@ import { trackChannelStatus } from '../channels/status.js';
 import { createRuntime } from '../conductor/runtime.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
-import { gatewayOptions } from './commands.js';
+import { gatewayOptions } from './options.js';
 import { startHardware } from './hardware-runtime.js';
 import { checkConfig, checkConfigSet } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';

@@ -12,7 +12,7 @@ import { enqueue } from '../store/queue.js';
 import { gpioAddon } from '../hardware/gpio/native.js';
 import { startTriggers } from '../hardware/triggers/runner.js';
 import { parseCommandArgs } from './args.js';
-import { gpioBenchOptions } from './commands.js';
+import { gpioBenchOptions } from './options.js';
 import type { CliContext } from './context.js';
 import { openToolProcess } from './tool-process.js';
 

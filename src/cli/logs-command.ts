@@ -11,7 +11,7 @@ import { onPath, unitDir } from '../ops/systemd.js';
 import { UNIT_NAME, unitWord } from '../ops/service-unit.js';
 import type { ServiceMode } from '../ops/service-unit.js';
 import { parseCommandArgs } from './args.js';
-import { logsOptions } from './commands.js';
+import { logsOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw logs [-f] [-n LINES]';

@@ -9,7 +9,7 @@ import { openDatabase } from '../store/db.js';
 import { memoryHolder, memoryInputError } from '../memory/holder.js';
 import type { SearchMode } from '../memory/types.js';
 import { parseCommandArgs } from './args.js';
-import { memoryOptions } from './commands.js';
+import { memoryOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE: Record<string, string> = {

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { isLoopback } from '../channels/http/guard.js';
 import { loadConfig, readConfigFile } from '../config/index.js';
 import { defaults } from '../config/schema.js';
-import { EXIT, UsageError, errorMessage } from '../errors.js';
+import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
 import type { WaitResult } from '../channels/telegram/owner-chat.js';
 import { detectWith } from '../hardware/boards/detect.js';
 import { loadBoardRegistry, userBoardsDir, type BoardRegistry } from '../hardware/boards/registry.js';
@@ -18,11 +18,11 @@ import {
 } from '../ops/onboard.js';
 import { resolvePaths } from '../paths.js';
 import { parseCommandArgs } from './args.js';
-import { commands, onboardOptions } from './commands.js';
+import { ONBOARD_USAGE, onboardOptions } from './options.js';
 import type { CliContext } from './context.js';
 import { doctorLines } from './doctor-command.js';
 
-const USAGE = commands.find((c) => c.name === 'onboard')?.usage ?? 'pinclaw onboard [--non-interactive ...]';
+const USAGE = ONBOARD_USAGE;
 
 /**
  * Questions on the terminal through node:readline. Lines typed ahead are kept for the next
@@ -101,21 +101,19 @@ function locationFlags(ctx: CliContext): string {
   return home + config;
 }
 
-/**
- * `pinclaw service install --user|--system` through the command table, so this works as soon as
- * that command is built; until then the command is printed for later.
- */
-async function serviceStep(mode: ServiceChoice, ctx: CliContext): Promise<'skipped' | 'installed' | 'failed' | 'unavailable'> {
+/** `pinclaw service install --user|--system`, run as that command runs; the line is printed to run again. */
+async function serviceStep(mode: ServiceChoice, ctx: CliContext): Promise<'skipped' | 'installed' | 'failed'> {
   if (mode === 'none') return 'skipped';
   const line = `pinclaw${locationFlags(ctx)} service install --${mode}`;
-  const service = commands.find((c) => c.name === 'service');
-  if (!service?.run || service.arrives) {
-    ctx.out(`service: this version cannot install the service yet; when it can, run: ${line}`);
-    return 'unavailable';
-  }
   ctx.out(`service: ${line}`);
-  const { main } = await import('./index.js');
-  const code = await main(['--home', ctx.paths.home, '--config', ctx.paths.config, 'service', 'install', `--${mode}`], { out: ctx.out, err: ctx.err, env: ctx.env });
+  let code: number;
+  try {
+    code = await (await import('./service-command.js')).runService('install', [`--${mode}`], ctx);
+  } catch (err) {
+    // What the command line would have printed for this error, and its exit code.
+    ctx.err(`pinclaw: ${errorMessage(err)}`);
+    code = err instanceof PinclawError ? err.exitCode : 1;
+  }
   if (code === 0) return 'installed';
   ctx.err(`service: installing the service failed (exit ${code}); the config is written, run again: ${line}`);
   return 'failed';

@@ -18,7 +18,7 @@ import { firstLine, onPath, runTool, systemctl, unitDir, verifyUnits, type Syste
 import { openDatabase } from '../store/db.js';
 import { getState } from '../store/state.js';
 import { parseCommandArgs } from './args.js';
-import { serviceOptions } from './commands.js';
+import { serviceOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw service install|uninstall|status [--user|--system] [--dry-run]';

@@ -8,7 +8,7 @@ import { findSkill, listSkills, planInstall, removeSkill, setEnabled, writeInsta
 import { readSkillSource } from '../skills/source.js';
 import { parseCommandArgs } from './args.js';
 import { formatBytes } from './backup-command.js';
-import { skillsOptions } from './commands.js';
+import { skillsOptions } from './options.js';
 import { terminalAsk, type Ask } from './confirm.js';
 import type { CliContext } from './context.js';
 

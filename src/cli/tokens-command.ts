@@ -7,7 +7,7 @@ import { configureNative } from '../native/loader.js';
 import { getTokenizer, type Tokenizer } from '../native/tokenizer.js';
 import { DEFAULT_ENCODING, ENCODINGS, isEncodingName } from '../native/tokenizer-encodings.js';
 import { parseCommandArgs } from './args.js';
-import { tokensOptions } from './commands.js';
+import { tokensOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw tokens [--encoding NAME] [FILE|-]';

@@ -7,7 +7,7 @@ import { ConfigError, PinclawError, UsageError } from '../errors.js';
 import { hear } from '../voice/hear.js';
 import { NotSetUp, speak } from '../voice/speak.js';
 import { parseCommandArgs } from './args.js';
-import { voiceOptions } from './commands.js';
+import { voiceOptions } from './options.js';
 import type { CliContext } from './context.js';
 
 const USAGE = { transcribe: 'pinclaw voice transcribe FILE [--json]', say: 'pinclaw voice say TEXT -o FILE' } as const;

@@ -1,8 +1,7 @@
-// The WebSocket the gateway connection uses: Node's built-in one where the runtime has it (Node 22+,
-// the shipped executable's Node 24), else the `ws` package (Node 20 has it only behind
-// --experimental-websocket; `npm start` and the tests run there). Both speak the WHATWG interface
-// used here; `ws` is bundled into the Discord chunk only, never the main bundle.
-import { WebSocket as WsSocket } from 'ws';
+// The WebSocket the gateway connection uses: Node's built-in one (global since Node 22). Measured:
+// pinclaw runs on Node 24 everywhere (the executable, and `npm start`/`npm test` through
+// scripts/dev-node.mjs; the addon needs Node-API 10, so Node 20 cannot run the gateway at all), so
+// the `ws` package (about 45 KiB more in this chunk) would never be used: it is not bundled.
 
 export interface Socket {
   send(data: string): void;
@@ -20,10 +19,9 @@ type Ctor = new (url: string) => {
   addEventListener(type: string, fn: (ev: { data?: unknown; code?: number; reason?: string; message?: string }) => void): void;
 };
 
-export const builtInWebSocket = (): boolean => typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function';
-
 export function openSocket(url: string, on: SocketEvents): Socket {
-  const Impl = (builtInWebSocket() ? (globalThis as unknown as { WebSocket: Ctor }).WebSocket : (WsSocket as unknown as Ctor));
+  const Impl = (globalThis as { WebSocket?: Ctor }).WebSocket;
+  if (typeof Impl !== 'function') throw new Error(`this Node (${process.version}) has no built-in WebSocket; the Discord channel needs Node 22 or later (pinclaw ships Node 24)`);
   const ws = new Impl(url);
   let closed = false;
   const closeOnce = (code: number, reason: string) => {

@@ -248,6 +248,17 @@ t.test('a mention with empty content: the owner is told once that MESSAGE_CONTEN
   t.equal(f.gw.stderr().match(/^error: discord: a message that mentions the bot came with no text/gm)?.length, 1, 'said once');
 });
 
+t.test('the identify budget spent: no identify until Discord resets it, and the state says so', async (t) => {
+  const f = await fixture(t, { stand: (dc) => (dc.identifyRemaining = 0), wait: false });
+  await f.gw.waitFor(/discord: the daily identify budget is spent \(1000 sessions\); waiting 2 s for Discord to reset it/);
+  await f.dc.waitFor(() => f.dc.calls.filter((c) => c.path === '/gateway/bot').length >= 2);
+  t.equal(f.dc.identifies, 0, 'no identify while the budget is spent');
+  t.match(detailOf(f.home), /identify budget is spent/);
+  f.dc.identifyRemaining = 5;
+  await up(f);
+  t.equal(f.dc.identifies, 1, 'identified once it was reset');
+});
+
 t.test('Discord unreachable: retried with a backoff, the state shows why', async (t) => {
   const port = await freePort();
   const f = await fixture(t, { discord: { apiBaseUrl: `http://127.0.0.1:${port}/api/v10` }, wait: false });

@@ -52,6 +52,8 @@ export interface DiscordStandIn {
   limit(n: number, o?: { global?: boolean; retryAfter?: number }): void;
   /** the MESSAGE_CONTENT intent is not enabled for the app: identify with it closes 4014 */
   contentIntentAllowed: boolean;
+  /** session_start_limit.remaining that GET /gateway/bot reports */
+  identifyRemaining: number;
   /** on resume, replay every event of the session again (as if the saved seq were lost) */
   replayAll: boolean;
   waitFor(cond: () => boolean, ms?: number): Promise<void>;
@@ -100,7 +102,7 @@ export async function startDiscord(o: { heartbeatMs?: number; identifyRemaining?
     }
     if (req.headers.authorization !== `Bot ${TOKEN}`) return answer(401, { message: '401: Unauthorized', code: 0 });
     if (req.method === 'GET' && path === '/gateway/bot') {
-      return answer(200, { url: `ws://127.0.0.1:${port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: o.identifyRemaining ?? 1000, reset_after: 2000, max_concurrency: 1 } });
+      return answer(200, { url: `ws://127.0.0.1:${port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: api.identifyRemaining, reset_after: 2000, max_concurrency: 1 } });
     }
     const m = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (req.method === 'POST' && m) {
@@ -179,6 +181,7 @@ export async function startDiscord(o: { heartbeatMs?: number; identifyRemaining?
       return resumes;
     },
     contentIntentAllowed: true,
+    identifyRemaining: o.identifyRemaining ?? 1000,
     replayAll: false,
     message(m) {
       const id = snowflake();

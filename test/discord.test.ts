@@ -11,7 +11,8 @@ import { textReply, toolUseReply, type AnthropicStep } from './support/anthropic
 import { dbRows, startChannelGateway, type ChannelGateway } from './support/channel-gateway.js';
 import { startDiscord, TOKEN, BOT, type DiscordStandIn } from './support/discord-gateway.js';
 import { freePort } from './support/free-port.js';
-import { bundle, runPinclawAsync } from './support/proc.js';
+import { bundle, cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
+import { writeFileSync } from 'node:fs';
 import type { Step } from './support/stand-in.js';
 
 const OWNER = { id: '300000000000000011', username: 'ada' };
@@ -274,4 +275,12 @@ t.test('the idle gateway without channels.discord holds none of the Discord code
   const chunk = join(bundle, '..', 'lazy', 'discord.cjs');
   t.ok(existsSync(chunk) && readFileSync(chunk, 'utf8').includes('resume_gateway_url'), 'it is in the discord chunk');
   void BOT;
+});
+
+t.test('config: an allow-list entry that is not a user id is refused at load, naming the key and the way out', async (t) => {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ channels: { discord: { token: 'x', allowFrom: ['ada#1234'] } } }));
+  const r = await runPinclawAsync(['config', 'validate'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.equal(r.code, 78, 'EX_CONFIG');
+  t.match(r.stdout + r.stderr, /channels\.discord\.allowFrom\[0\]: expected a Discord user id \(17 to 20 digits\), found "ada#1234"[\s\S]*Copy User ID/);
 });

@@ -123,7 +123,9 @@ export async function runGateway(o: GatewayOptions): Promise<void> {
       let wait: number | undefined;
       let why: string | undefined;
       let lastSeq: number | null = prior?.seq ?? null;
-      const stop = () => sock.close(1000, 'shutting down');
+      // Not 1000: that ends the session on Discord's side. Closed with 4000 the session stays
+      // resumable, so the next start resumes it and gets what was said while the gateway restarted.
+      const stop = () => sock.close(4000, 'restarting');
       o.signal.addEventListener('abort', stop);
       // Events are handled one after the other, in the order Discord numbered them.
       let chain = Promise.resolve();

@@ -266,6 +266,17 @@ const sections = {
           debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
         },
       },
+      discord: {
+        kind: 'object',
+        description: 'the Discord bot (gateway v10 and REST; docs/channels.md); runs in the gateway when token is set',
+        fields: {
+          token: { kind: 'string', secret: true, description: 'the bot token (Developer Portal → your application → Bot); the app needs the Message Content intent enabled there; unset: no Discord channel' },
+          apiBaseUrl: { kind: 'string', default: 'https://discord.com/api/v10', description: 'the REST endpoint (a test stand-in); the gateway address comes from its GET /gateway/bot' },
+          allowFrom: { kind: 'array', items: { kind: 'string', description: 'a Discord user id (a number like 80351110224678912; Developer Mode → Copy User ID)' }, default: [], description: 'who may talk to the bot; anyone else gets a pairing code in a DM (in a server the bot stays quiet) that the owner approves with pinclaw pairing approve CODE' },
+          maxFileBytes: { kind: 'integer', min: 1, max: 104857600, default: 20971520, description: 'largest attachment saved into the workspace; a larger one is refused with a reply' },
+          debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
+        },
+      },
     },
   },
   tools: {

@@ -2,6 +2,7 @@
 // file should not have to rerun once per mistake) and fills defaults for missing keys.
 import { closest } from '../suggest.js';
 import { signalIssues } from './signal.js';
+import { discordIssues } from './discord.js';
 import { hookIssues } from './hooks.js';
 import { RECORD_KEY, schema, type Field, type PinclawConfig } from './schema.js';
 
@@ -130,7 +131,7 @@ export function validateConfig(raw: unknown): { config?: PinclawConfig; errors: 
   const errors: ConfigIssue[] = [];
   const checked = checkField(schema, raw, '', errors);
   // What the tree cannot say: a hook's command is required and its matcher must compile.
-  if (!errors.length) errors.push(...hookIssues((checked as PinclawConfig).hooks), ...signalIssues((checked as PinclawConfig).channels.signal));
+  if (!errors.length) errors.push(...hookIssues((checked as PinclawConfig).hooks), ...signalIssues((checked as PinclawConfig).channels.signal), ...discordIssues((checked as PinclawConfig).channels.discord));
   // A partially valid config is never handed out: callers would run on half their settings.
   return errors.length ? { errors } : { config: checked as PinclawConfig, errors };
 }

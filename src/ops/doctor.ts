@@ -75,7 +75,7 @@ function providerCheck(config: PinclawConfig, env: NodeJS.ProcessEnv): Check {
 function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undefined {
   const rec = recordedChannelStatus(db);
   if (!rec) {
-    const configured = [config?.channels.telegram.token && 'telegram', config?.channels.signal.url && 'signal'].filter(Boolean);
+    const configured = [config?.channels.telegram.token && 'telegram', config?.channels.signal.url && 'signal', config?.channels.discord.token && 'discord'].filter(Boolean);
     return configured.length ? { name: 'channels', state: 'warn', detail: `${configured.join(' and ')} ${configured.length > 1 ? 'are' : 'is'} configured; no gateway has run yet` } : undefined;
   }
   const alive = pidAlive(rec.pid);

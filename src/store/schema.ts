@@ -307,4 +307,14 @@ export const migrations: readonly Migration[] = [
     create table signal_seen (key text primary key, at integer not null);
     create index signal_seen_at on signal_seen (at);`,
   },
+  {
+    version: 12,
+    name: 'discord messages seen',
+    up: `
+    -- The Discord message ids already queued (src/channels/discord/seen.ts): a resumed gateway
+    -- session replays events after the saved sequence number, so a message handed over again is
+    -- recognized here and dropped. Pruned after a week. Empty without Discord.
+    create table discord_seen (id text primary key, at integer not null);
+    create index discord_seen_at on discord_seen (at);`,
+  },
 ];

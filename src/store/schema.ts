@@ -308,7 +308,7 @@ export const migrations: readonly Migration[] = [
     create index signal_seen_at on signal_seen (at);`,
   },
   {
-    version: 12,
+    version: 11,
     name: 'discord messages seen',
     up: `
     -- The Discord message ids already queued (src/channels/discord/seen.ts): a resumed gateway

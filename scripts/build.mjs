@@ -103,7 +103,7 @@ export const lazyChunks = [
   // The gateway uses a sliver of backup-leftovers.ts (removing what a killed backup left); the
   // backup uses the rest. It keeps no state, so the chunk holds its own copy. Onboarding asks
   // guard.ts's isLoopback (is the dashboard on the LAN?), a pure function: a copy as well.
-  // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/ops/archive.ts),
+  // `pinclaw skills ...` is here too: it reads .tar.gz archives with the backup's reader (src/archive.ts),
   // which may be in one chunk only.
   { name: 'ops-cli', entries: [srcFile('cli/backup-command.ts'), srcFile('cli/onboard-command.ts'), srcFile('cli/service-command.ts'), srcFile('cli/logs-command.ts'), srcFile('ops/service-check.ts'), srcFile('cli/skills-command.ts'), srcFile('ops/systemd.ts'), srcFile('ops/service-unit.ts'), srcFile('ops/backup.ts')], copies: ['src/ops/backup-leftovers.ts', 'src/channels/http/guard.ts'] },
   // Voice notes: ffmpeg conversion, speech to text, text to speech (src/voice/) and a saved voice

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, openPlainDatabase } from '../src/store/db.js';
-import { readTarGz, writeTarGz, type TarEntry } from '../src/ops/archive.js';
+import { readTarGz, writeTarGz, type TarEntry } from '../src/archive.js';
 import { knownSchemaVersion, restoreBackup } from '../src/ops/backup.js';
 import { tryLockHome } from '../src/store/home-lock.js';
 import { resolvePaths } from '../src/paths.js';

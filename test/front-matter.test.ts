@@ -4,7 +4,7 @@ import t from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { frontMatter } from '../src/agent/front-matter.js';
+import { frontMatter } from '../src/skills/front-matter.js';
 import { readSkills } from '../src/agent/prompt.js';
 import { tempDir } from './support/proc.js';
 

@@ -1,6 +1,6 @@
 // The system prompt: identity, time, runtime and board, the workspace files (each capped), the
 // skills summary, and whatever the memory hook contributes.
-import { frontMatter } from './front-matter.js';
+import { frontMatter } from '../skills/front-matter.js';
 import { dayText, systemZone } from '../local-time.js';
 import { readdirSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { hostname } from 'node:os';

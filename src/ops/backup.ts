@@ -2,7 +2,7 @@
 // runs, and put back only into a home that holds nothing (or, with force, with everything it held
 // kept aside).
 //
-// The file is a gzip-compressed tar (src/ops/archive.ts) whose first entry is manifest.json: the
+// The file is a gzip-compressed tar (src/archive.ts) whose first entry is manifest.json: the
 // pinclaw version, the database's schema version, when it was made, and every file with its size and
 // SHA-256. The manifest comes first so that restore can refuse a backup it cannot use (a newer schema,
 // a foreign file) after reading a few KiB and before touching anything; for its checksums to be known
@@ -26,7 +26,7 @@ import { describeHolder, tryLockHome, type HomeLock } from '../store/home-lock.j
 import { migrations } from '../store/schema.js';
 import { pinclawVersion } from '../version.js';
 import { noteBackup, partialName, removeBackupLeftovers, stagingPrefix } from './backup-leftovers.js';
-import { ArchiveError, StopReading, readTarGz, sha256File, writeTarGz, type TarEntry } from './archive.js';
+import { ArchiveError, StopReading, readTarGz, sha256File, writeTarGz, type TarEntry } from '../archive.js';
 
 export const BACKUP_FORMAT = 'pinclaw-backup';
 export const BACKUP_FORMAT_VERSION = 1;

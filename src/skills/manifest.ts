@@ -1,10 +1,10 @@
 // The front matter of a skill's SKILL.md, checked before a skill is installed or enabled: the
 // format other agents use (Claude Code, OpenClaw: YAML front matter with `name` and `description`),
-// read by the prompt's own parser (src/agent/front-matter.ts) so that what is checked here is what
+// read by the prompt's own parser (src/skills/front-matter.ts) so that what is checked here is what
 // the prompt shows. `tools`, the tools a skill says it needs, is a list, which that parser skips by
 // design; it is read here from its one key: a flow list `[a, b]`, `- a` lines, or `a, b`.
 import { PinclawError } from '../errors.js';
-import { frontMatter } from '../agent/front-matter.js';
+import { frontMatter } from './front-matter.js';
 
 export interface SkillManifest {
   name: string;

@@ -8,7 +8,7 @@ import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:https';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { ArchiveError, readTarGzFrom } from '../ops/archive.js';
+import { ArchiveError, readTarGzFrom } from '../archive.js';
 import { DISABLED_MARKER } from './state.js';
 import { ZipError, zipEntries } from './zip.js';
 

@@ -14,7 +14,7 @@ import { open } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { PinclawError, errorMessage } from '../errors.js';
+import { PinclawError, errorMessage } from './errors.js';
 
 const BLOCK = 512;
 const READ_CHUNK = 1 << 20;

@@ -1,7 +1,7 @@
 // What the schema's tree cannot say about channels.discord: allow-list entries are user ids (snowflakes),
 // so a username or a mention pasted there is refused at load instead of silently matching nobody.
 import type { PinclawConfig } from './schema.js';
-import type { ConfigIssue } from './validate.js';
+import type { ConfigIssue } from './issue.js';
 
 /** A Discord snowflake: 17 to 20 digits. */
 export const SNOWFLAKE = /^\d{17,20}$/;

@@ -2,7 +2,7 @@
 // the account and the allow-list entries must be numbers or ids Signal knows, so a typo (a number
 // without its +, a name) is refused at load instead of silently matching nobody.
 import type { PinclawConfig } from './schema.js';
-import type { ConfigIssue } from './validate.js';
+import type { ConfigIssue } from './issue.js';
 
 /** E.164: a +, then up to 15 digits. */
 export const E164 = /^\+[1-9]\d{5,14}$/;

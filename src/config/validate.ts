@@ -1,18 +1,14 @@
 // Validation against the schema. It collects every problem in one pass (a user fixing a config
 // file should not have to rerun once per mistake) and fills defaults for missing keys.
 import { closest } from '../suggest.js';
+import type { ConfigIssue } from './issue.js';
 import { signalIssues } from './signal.js';
 import { discordIssues } from './discord.js';
 import { hookIssues } from './hooks.js';
 import { RECORD_KEY, schema, type Field, type PinclawConfig } from './schema.js';
 
-export interface ConfigIssue {
-  /** Dot path ("gateway.port", "items[2]"), or "env NAME" for an environment override. */
-  path: string;
-  expected: string;
-  found: string;
-  hint?: string;
-}
+// The type's old home: the feature checks outside config/ name it from here.
+export type { ConfigIssue } from './issue.js';
 
 /** `found` of an unknown-key issue; formatIssues renders those differently. */
 export const UNKNOWN_KEY = 'unknown key';

@@ -24,7 +24,7 @@ import { openDatabase } from '../src/store/db.js';
 import { loadSession, saveSession } from '../src/store/sessions.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import type { ToolContext } from '../src/tools/types.js';
 import { startAnthropicServer, textReply, toolUseReply } from './support/anthropic-server.js';
 import { decodeJpeg, testsrcSource } from './support/camera-testsrc.js';

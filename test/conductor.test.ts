@@ -14,7 +14,7 @@ import { loadSession, saveSession } from '../src/store/sessions.js';
 import { toolSet, type ConfirmRequest, type Tool } from '../src/tools/types.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 import { tempDir } from './support/proc.js';
 

@@ -14,7 +14,7 @@ import { checkConfigSet } from '../src/cli/config-checks.js';
 import { recordWrites } from '../src/cli/hardware-runtime.js';
 import { loadConfig } from '../src/config/index.js';
 import { createBus } from '../src/conductor/bus.js';
-import { createRuntime } from '../src/conductor/runtime.js';
+import { createRuntime } from '../src/setup/runtime.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createGpioService } from '../src/hardware/gpio/service.js';
 import { gpioTools } from '../src/hardware/gpio/tools.js';

@@ -15,7 +15,7 @@ import type { GpioBackend, Level } from '../src/hardware/gpio/types.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import { openDatabase } from '../src/store/db.js';
 import { queryAudit } from '../src/store/audit.js';
 import { validateConfig } from '../src/config/validate.js';

@@ -18,7 +18,7 @@ import { openDatabase } from '../src/store/db.js';
 import type { OutboundRow } from '../src/store/queue.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import type { Tool } from '../src/tools/types.js';
 import { reply, scriptedProvider, type Step } from './support/scripted-provider.js';
 import { bundle, cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';

@@ -17,7 +17,7 @@ import { openDatabase, type Db } from '../src/store/db.js';
 import type { NewInbound } from '../src/store/queue.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import type { ConfirmRequest, Tool, ToolContext } from '../src/tools/types.js';
 import { tempDir } from './support/proc.js';
 

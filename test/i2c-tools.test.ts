@@ -14,7 +14,7 @@ import type { I2cBackend, I2cBusInfo, I2cFuncs, I2cPrimitives, SmbusCall } from 
 import { queryAudit } from '../src/store/audit.js';
 import { openDatabase } from '../src/store/db.js';
 import { createRegistry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import type { Tool, ToolResult } from '../src/tools/types.js';
 import { validateInput } from '../src/tools/validate.js';
 import { tempDir } from './support/proc.js';

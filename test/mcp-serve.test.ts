@@ -22,7 +22,7 @@ import { serveStdio } from '../src/mcp/server/stdio.js';
 import { resolvePaths } from '../src/paths.js';
 import { insertAudit, queryAudit } from '../src/store/audit.js';
 import { openDatabase } from '../src/store/db.js';
-import { configuredRegistry } from '../src/tools/setup.js';
+import { configuredRegistry } from '../src/setup/registry.js';
 import { fakeGpioChip } from './support/fake-gpio-chip.js';
 import { bundle, cleanEnv, tempDir } from './support/proc.js';
 

@@ -10,7 +10,7 @@ import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createWriteLimiter } from '../src/hardware/write-limit.js';
 import { createRegistry } from '../src/tools/registry.js';
 import { createPolicy } from '../src/tools/policy.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import { openDatabase } from '../src/store/db.js';
 import { queryAudit } from '../src/store/audit.js';
 import { validateConfig } from '../src/config/validate.js';

@@ -2,7 +2,8 @@
 // real SQLite store.
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
-import { labels, metricsText } from '../src/ops/metrics.js';
+import { metricsText } from '../src/ops/metrics.js';
+import { labels } from '../src/prometheus.js';
 import { openDatabase } from '../src/store/db.js';
 import { enqueue, recordOutbound } from '../src/store/queue.js';
 import { recordGatewayStart } from '../src/ops/watchdog.js';

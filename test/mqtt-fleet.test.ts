@@ -19,7 +19,7 @@ import { rememberedFleetCalls } from '../src/store/fleet-seen.js';
 import { flushWritesSoon } from '../src/store/write-soon.js';
 import { createPolicy, type ToolsSettings } from '../src/tools/policy.js';
 import { createRegistry, type Registry } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import { currentTimeTool } from '../src/tools/time.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
 import { startAnthropicServer, textReply, toolUseReply, type AnthropicStep } from './support/anthropic-server.js';

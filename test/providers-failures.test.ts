@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { anthropicProvider } from '../src/agent/providers/anthropic.js';
 import { fallbackChain } from '../src/agent/providers/chain.js';
 import { openaiProvider } from '../src/agent/providers/openai.js';
-import { withRetries, type RetryPolicy } from '../src/agent/providers/retry.js';
+import { withRetries, type RetryPolicy } from '../src/net/retry.js';
 import { ProviderError, type Message, type Provider, type ProviderEvent, type ProviderRequest } from '../src/agent/types.js';
 import { setLogSink } from '../src/log.js';
 import * as A from './support/anthropic-server.js';

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { buildProvider } from '../src/agent/providers/index.js';
-import { ErrorFactory, unreachableCode } from '../src/agent/providers/errors.js';
+import { ErrorFactory, unreachableCode } from '../src/net/errors.js';
 import { fallbackChain } from '../src/agent/providers/chain.js';
 import { heuristicCount } from '../src/agent/tokens.js';
 import { ensureWorkspace } from '../src/agent/workspace.js';

@@ -1,10 +1,10 @@
 // The small parts of the providers on their own: SSE framing, retry-after, backoff, tool input
 // parsing, the lenient assembly of chat completion tool calls, and the error factory's scrubbing.
 import t from 'tap';
-import { ErrorFactory, retryAfterMs, retryableStatus } from '../src/agent/providers/errors.js';
+import { ErrorFactory, retryAfterMs, retryableStatus } from '../src/net/errors.js';
 import { OpenAICollector } from '../src/agent/providers/openai-stream.js';
-import { errorBodyMessage } from '../src/agent/providers/openai.js';
-import { backoffMs } from '../src/agent/providers/retry.js';
+import { errorBodyMessage } from '../src/net/errors.js';
+import { backoffMs } from '../src/net/retry.js';
 import { sseData } from '../src/agent/providers/sse.js';
 import { isIncompleteInput, parseToolInput } from '../src/agent/providers/tool-input.js';
 

@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/index.js';
 import { createBus } from '../src/conductor/bus.js';
-import { createRuntime } from '../src/conductor/runtime.js';
+import { createRuntime } from '../src/setup/runtime.js';
 import { createTelegramChannel } from '../src/channels/telegram/channel.js';
 import { loadBoardRegistry } from '../src/hardware/boards/registry.js';
 import { createGpioService } from '../src/hardware/gpio/service.js';

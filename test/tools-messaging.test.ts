@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import type { Provider, ProviderRequest, ProviderResponse } from '../src/agent/types.js';
 import { defaults, type PinclawConfig } from '../src/config/schema.js';
 import type { ChannelAdapter } from '../src/conductor/conductor.js';
-import { createRuntime } from '../src/conductor/runtime.js';
+import { createRuntime } from '../src/setup/runtime.js';
 import { resolvePaths } from '../src/paths.js';
 import { flushAuditSoon, queryAudit } from '../src/store/audit.js';
 import { openDatabase, type Db } from '../src/store/db.js';

@@ -11,7 +11,7 @@ import { openDatabase } from '../src/store/db.js';
 import { capOutput, limitsFor } from '../src/tools/limits.js';
 import { createPolicy } from '../src/tools/policy.js';
 import { createRegistry, type AuditSink } from '../src/tools/registry.js';
-import { dbAudit } from '../src/tools/setup.js';
+import { dbAudit } from '../src/setup/registry.js';
 import { currentTimeTool } from '../src/tools/time.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';

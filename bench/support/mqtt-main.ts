@@ -22,7 +22,7 @@ import { remoteTool, startFleetServer } from '../../src/fleet/remote.js';
 import { openDatabase } from '../../src/store/db.js';
 import { createPolicy } from '../../src/tools/policy.js';
 import { createRegistry, type AuditSink } from '../../src/tools/registry.js';
-import { dbAudit } from '../../src/tools/setup.js';
+import { dbAudit } from '../../src/setup/registry.js';
 import type { Tool, ToolContext } from '../../src/tools/types.js';
 import { startAnthropicServer, textReply } from '../../test/support/anthropic-server.js';
 import { freePort, MOSQUITTO } from '../../test/support/mosquitto.js';

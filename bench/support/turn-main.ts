@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import Anthropic from '@anthropic-ai/sdk';
 import { defaults } from '../../src/config/schema.js';
 import { buildSystemPrompt } from '../../src/agent/prompt.js';
-import { createRuntime } from '../../src/conductor/runtime.js';
+import { createRuntime } from '../../src/setup/runtime.js';
 import { resolvePaths } from '../../src/paths.js';
 import { openDatabase } from '../../src/store/db.js';
 import type { Tool } from '../../src/tools/types.js';

@@ -8,7 +8,7 @@ import { ConfigError, UsageError } from '../errors.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
-import { createRuntime } from '../conductor/runtime.js';
+import { createRuntime } from '../setup/runtime.js';
 import { missingProvider, resolveModels } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase } from '../store/db.js';

@@ -13,7 +13,7 @@ import { ConfigError, PinclawError, UsageError } from '../errors.js';
 import { ensureWritableDir } from '../fsutil.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
-import { createRuntime } from '../conductor/runtime.js';
+import { createRuntime } from '../setup/runtime.js';
 import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
 import { openDatabase, type Db } from '../store/db.js';

@@ -25,7 +25,7 @@ import { createConfirmations } from '../channels/http/confirmations.js';
 import { createBus } from '../conductor/bus.js';
 import { metricsText } from '../ops/metrics.js';
 import { trackChannelStatus } from '../channels/status.js';
-import { createRuntime } from '../conductor/runtime.js';
+import { createRuntime } from '../setup/runtime.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './options.js';

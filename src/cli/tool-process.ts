@@ -9,7 +9,7 @@ import { configureNative } from '../native/loader.js';
 import { openDatabase, type Db } from '../store/db.js';
 import type { Registry } from '../tools/registry.js';
 import type { ToolSource } from '../tools/types.js';
-import { configuredRegistry } from '../tools/setup.js';
+import { configuredRegistry } from '../setup/registry.js';
 import type { CliContext } from './context.js';
 import { startHardware, type HardwareRuntime } from './hardware-runtime.js';
 

@@ -1,4 +1,4 @@
-// What the cron tools do (src/tools/cron.ts declares them): in the bundle part of the lazy chunk
+// What the cron tools do (src/scheduler/tools.ts declares them): in the bundle part of the lazy chunk
 // 'scheduler', loaded by the first call of one of them, so a runtime that offers the tools but never
 // schedules anything does not hold this code.
 import type { PinclawConfig } from '../config/schema.js';

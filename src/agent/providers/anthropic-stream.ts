@@ -4,7 +4,7 @@
 // but wrong object; here a tool input is parsed once, strictly, when the stream is over.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from '../types.js';
-import type { ErrorFactory } from './errors.js';
+import type { ErrorFactory } from '../../net/errors.js';
 import { incompleteInput, parseToolInput } from './tool-input.js';
 
 type Slot = { kind: 'text'; text: string } | { kind: 'tool'; id: string; name: string; json: string; startInput: unknown } | { kind: 'other' };

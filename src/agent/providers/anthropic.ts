@@ -12,8 +12,8 @@ import { ProviderError } from '../types.js';
 import { AnthropicCollector } from './anthropic-stream.js';
 import { toAnthropicRequest } from './anthropic-wire.js';
 import { ANTHROPIC_DEFAULT_BASE_URL } from './models.js';
-import { startDeadline, type Deadline } from './deadline.js';
-import { ErrorFactory } from './errors.js';
+import { startDeadline, type Deadline } from '../../net/deadline.js';
+import { ErrorFactory } from '../../net/errors.js';
 
 export { ANTHROPIC_DEFAULT_BASE_URL };
 

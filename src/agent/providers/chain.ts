@@ -3,7 +3,7 @@
 // When every one fails, one error says what happened to each, short enough for a chat notice.
 import { log } from '../../log.js';
 import { ProviderError, type Provider, type ProviderEvent } from '../types.js';
-import { withRetries, type RetryPolicy } from './retry.js';
+import { withRetries, type RetryPolicy } from '../../net/retry.js';
 
 interface Failure {
   providerId: string;

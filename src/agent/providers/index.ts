@@ -7,7 +7,7 @@ import { fallbackChain } from './chain.js';
 import { withLocalFallback } from './local-fallback.js';
 import { localFallback, missingProvider, resolveModels, type ResolvedModel } from './models.js';
 import { openaiProvider } from './openai.js';
-import type { RetryPolicy } from './retry.js';
+import type { RetryPolicy } from '../../net/retry.js';
 
 export { MISSING_PROVIDER, localFallback, missingProvider, modelRefs, parseModelRef, resolveModels } from './models.js';
 

@@ -4,7 +4,7 @@
 // and a small local model should not silently replace it. Its answer says where it came from.
 import { log } from '../../log.js';
 import { ProviderError, type Provider } from '../types.js';
-import { withRetries, type RetryPolicy } from './retry.js';
+import { withRetries, type RetryPolicy } from '../../net/retry.js';
 
 export function withLocalFallback(chain: Provider, local: Provider, localModel: string, policy: RetryPolicy): Provider {
   const id = `${chain.id} > ${local.id}`;

@@ -4,7 +4,7 @@
 // sent as an object are taken as they are.
 import { randomBytes } from 'node:crypto';
 import type { ContentBlock, ProviderResponse, StopReason, Usage } from '../types.js';
-import type { ErrorFactory } from './errors.js';
+import type { ErrorFactory } from '../../net/errors.js';
 import { incompleteInput, parseToolInput } from './tool-input.js';
 
 interface WireCallDelta {

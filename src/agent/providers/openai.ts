@@ -2,8 +2,8 @@
 // undici, streamed. The key is optional: local servers usually need none.
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
-import { startDeadline, type Deadline } from './deadline.js';
-import { ErrorFactory } from './errors.js';
+import { startDeadline, type Deadline } from '../../net/deadline.js';
+import { ErrorFactory, errorBodyMessage } from '../../net/errors.js';
 import { OpenAICollector, type WireChunk } from './openai-stream.js';
 import { toOpenAIRequest } from './openai-wire.js';
 import { SseEventTooLarge, sseData } from './sse.js';
@@ -34,19 +34,6 @@ async function readCapped(body: AsyncIterable<Buffer>, max: number): Promise<str
     if (size >= max) break; // leaving the loop destroys the rest of the body
   }
   return Buffer.concat(parts).toString('utf8').slice(0, max);
-}
-
-/** The message of an error body: {"error":{"message"}} (OpenAI), {"error":"…"} (Ollama, llama.cpp), {"message"} (vLLM), else the text. */
-export function errorBodyMessage(raw: string): string {
-  try {
-    const body = JSON.parse(raw) as { error?: string | { message?: unknown }; message?: unknown; detail?: unknown };
-    const e = body.error;
-    const msg = typeof e === 'string' ? e : typeof e?.message === 'string' ? e.message : body.message ?? body.detail;
-    if (typeof msg === 'string' && msg) return msg;
-  } catch {
-    // not JSON: the text itself
-  }
-  return raw;
 }
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -1,5 +1,5 @@
 // The MCP servers' lines of /metrics (src/ops/metrics.ts asks for them through LiveFigures.extra).
-import type { labels as Labels, line as Line } from '../../ops/metrics.js';
+import type { labels as Labels, line as Line } from '../../prometheus.js';
 import type { McpServerStatus } from '../types.js';
 
 export function mcpMetricLines(status: readonly McpServerStatus[], line: typeof Line, labels: typeof Labels): string[] {

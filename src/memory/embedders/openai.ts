@@ -7,10 +7,9 @@
 // (a board's local server is busy enough with one), each request with its own time limit and with
 // retries on 429, 5xx and network errors. Every vector handed back is of unit length and of the one
 // dimension this embedder has (configured, or learned from the first answer).
-import { startDeadline } from '../../agent/providers/deadline.js';
-import { errorCode, retryAfterMs, retryableStatus, rootMessage, shortMessage } from '../../agent/providers/errors.js';
-import { errorBodyMessage } from '../../agent/providers/openai.js';
-import { backoffMs, sleep as realSleep, type Sleep } from '../../agent/providers/retry.js';
+import { startDeadline } from '../../net/deadline.js';
+import { errorBodyMessage, errorCode, retryAfterMs, retryableStatus, rootMessage, shortMessage } from '../../net/errors.js';
+import { backoffMs, sleep as realSleep, type Sleep } from '../../net/retry.js';
 import { createRedactor, type Redactor } from '../../config/redact.js';
 import { EmbedderError, type Embedder } from '../types.js';
 import { contentHash, type EmbeddingCache } from './cache.js';

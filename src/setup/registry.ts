@@ -6,13 +6,13 @@ import type { Db } from '../store/db.js';
 import { finishAudit, insertAudit, insertAuditSoon } from '../store/audit.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
-import { builtinTools, type BuiltinDeps } from './builtin.js';
-import { createPolicy, type PolicyOptions } from './policy.js';
-import { createRegistry, type AuditSink, type Registry } from './registry.js';
-import type { Tool, ToolSource } from './types.js';
+import { builtinTools, type BuiltinDeps } from '../tools/builtin.js';
+import { createPolicy, type PolicyOptions } from '../tools/policy.js';
+import { createRegistry, type AuditSink, type Registry } from '../tools/registry.js';
+import type { Tool, ToolSource } from '../tools/types.js';
 import { memoryHolder, type MemoryHolder } from '../memory/holder.js';
-import { memoryTools } from './memory.js';
-import { cronTools } from './cron.js';
+import { memoryTools } from '../memory/tools.js';
+import { cronTools } from '../scheduler/tools.js';
 import { loadHooks, type Hooks } from '../hooks/index.js';
 
 export function dbAudit(db: Db): AuditSink {

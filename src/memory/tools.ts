@@ -1,10 +1,10 @@
 // memory_search, memory_get, memory_store, memory_forget: the long-term memory as the model uses it.
 // Every result cites where it came from (file:lines, or the entry's id), so the model can say why it
 // believes something and the owner can check it.
-import { memoryInputError, type MemoryHolder } from '../memory/holder.js';
-import type { MemoryHit } from '../memory/types.js';
+import { memoryInputError, type MemoryHolder } from './holder.js';
+import type { MemoryHit } from './types.js';
 import { errorMessage } from '../errors.js';
-import type { Tool, ToolResult } from './types.js';
+import type { Tool, ToolResult } from '../tools/types.js';
 
 const KINDS = 'note, fact, preference, or a word of your own';
 
@@ -52,7 +52,7 @@ export function memoryTools(holder: MemoryHolder): Tool[] {
         const { id } = input as { id: number };
         const m = (await holder.get()).get(id);
         // The memory's own error class; its module (a lazy chunk in the bundle) is loaded by now.
-        if (!m) throw new (await import('../memory/memory.js')).MemoryInputError(`no memory #${id}`);
+        if (!m) throw new (await import('./memory.js')).MemoryInputError(`no memory #${id}`);
         const where = m.source.type === 'file' ? `${m.source.file}:${m.source.lineStart}-${m.source.lineEnd}` : `memory #${m.id}`;
         return `[${where}] (${m.kind}, stored ${new Date(m.createdAt).toISOString()})\n${m.text}`;
       }),

@@ -1,8 +1,8 @@
-// Classifying failures the same way for every provider: what is worth a retry, how long the server
-// asked us to wait, and a message short enough for a chat notice with no credential in it (servers
-// and proxies do echo keys back in 401 bodies).
-import { createRedactor, type Redactor } from '../../config/redact.js';
-import { ProviderError } from '../types.js';
+// Classifying failures the same way for every network client (the providers, the OpenAI embedder):
+// what is worth a retry, how long the server asked us to wait, and a message short enough for a chat
+// notice with no credential in it (servers and proxies do echo keys back in 401 bodies).
+import { createRedactor, type Redactor } from '../config/redact.js';
+import { ProviderError } from '../agent/types.js';
 
 /** 408, 409 (Anthropic's lock timeout), 429, 5xx and 529 (overloaded) are transient; other 4xx are not. */
 export function retryableStatus(status: number): boolean {
@@ -119,4 +119,17 @@ export function rootMessage(err: unknown): string {
   let msg = err instanceof Error ? err.message : String(err);
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e.message) msg = e.message;
   return msg;
+}
+
+/** The message of an error body: {"error":{"message"}} (OpenAI), {"error":"…"} (Ollama, llama.cpp), {"message"} (vLLM), else the text. */
+export function errorBodyMessage(raw: string): string {
+  try {
+    const body = JSON.parse(raw) as { error?: string | { message?: unknown }; message?: unknown; detail?: unknown };
+    const e = body.error;
+    const msg = typeof e === 'string' ? e : typeof e?.message === 'string' ? e.message : body.message ?? body.detail;
+    if (typeof msg === 'string' && msg) return msg;
+  } catch {
+    // not JSON: the text itself
+  }
+  return raw;
 }

@@ -1,6 +1,6 @@
 // Retries of one provider: exponential backoff with jitter, honouring retry-after. A server that
 // asks for a longer wait than maxMs is not waited for: the error goes to the chain, which moves on.
-import { ProviderError, type Provider, type ProviderEvent, type ProviderRequest, type ProviderResponse } from '../types.js';
+import { ProviderError, type Provider, type ProviderEvent, type ProviderRequest, type ProviderResponse } from '../agent/types.js';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 

@@ -9,11 +9,11 @@
 import type { PinclawConfig } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import type { Db } from '../store/db.js';
-import { getJob } from '../scheduler/jobs.js';
-import { splitTarget } from '../scheduler/targets.js';
-import type { CronActionDeps } from '../scheduler/cron-actions.js';
-import type { JobInput } from '../scheduler/job-input.js';
-import type { Tool, ToolResult } from './types.js';
+import { getJob } from './jobs.js';
+import { splitTarget } from './targets.js';
+import type { CronActionDeps } from './cron-actions.js';
+import type { JobInput } from './job-input.js';
+import type { Tool, ToolResult } from '../tools/types.js';
 
 export interface CronToolOptions {
   db: Db;
@@ -31,9 +31,9 @@ const idSchema = {
 export function cronTools(o: CronToolOptions): Tool[] {
   const clock = o.now ?? Date.now;
   const deps = (): CronActionDeps => ({ db: o.db, config: o.config, now: clock() });
-  const act = async (name: string, fn: (a: typeof import('../scheduler/cron-actions.js')) => string | Promise<string>): Promise<ToolResult> => {
+  const act = async (name: string, fn: (a: typeof import('./cron-actions.js')) => string | Promise<string>): Promise<ToolResult> => {
     try {
-      return { content: await fn(await import('../scheduler/cron-actions.js')) };
+      return { content: await fn(await import('./cron-actions.js')) };
     } catch (err) {
       // Bad input and a missing job are the model's to fix; both are said in words.
       return { content: `${name}: ${errorMessage(err)}`, isError: true };

@@ -11,7 +11,7 @@ import { apiRoutes, httpChannel } from '../src/channels/http/api.js';
 import { createConfirmations } from '../src/channels/http/confirmations.js';
 import { startHttpServer } from '../src/channels/http/server.js';
 import { checkConfigSet } from '../src/cli/config-checks.js';
-import { recordWrites } from '../src/cli/hardware-runtime.js';
+import { recordWrites } from '../src/setup/hardware.js';
 import { loadConfig } from '../src/config/index.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createRuntime } from '../src/setup/runtime.js';
@@ -58,7 +58,7 @@ async function server(t: Test) {
   const fake = fakeGpioChip();
   const gpio = createGpioService({ backend: fake.backend, board: loadBoardRegistry().get('rpi-3b')!.profile, reserved: new Map(), hardware: config.hardware });
   gpio.claimOutputs();
-  // As src/cli/hardware-runtime.ts does for the gateway: every value written to a line goes to the ring.
+  // As src/setup/hardware.ts does for the gateway: every value written to a line goes to the ring.
   recordWrites(gpio, { onReading: (kind, name, value) => recordReading(db, kind, name, value) });
   const bus = createBus();
   const confirmations = createConfirmations(bus, 60_000);
@@ -124,7 +124,7 @@ t.test("the sensors' reader puts good readings in the ring, failed reads nowhere
     },
   } as Partial<I2cBackend> as I2cBackend;
   const sensors = loadedSensors([{ name: 'shed', bus: 1, address: 0x48, register: 0, length: 2, scale: 0.5 }]);
-  // As src/cli/hardware-runtime.ts wires it for the gateway.
+  // As src/setup/hardware.ts wires it for the gateway.
   const reader = trackSensors(createSensorReader({ sensors, i2c: () => bus }), new Map(), (r) => recordReading(db, 'sensor', r.name, r.value));
   await t.rejects(reader.read('shed'));
   t.equal((db.prepare('select count(*) as n from readings').get() as { n: number }).n, 0, 'a failed read leaves no reading');

@@ -17,7 +17,7 @@ import type { ConfirmRequest } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { agentOptions } from './options.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
-import { startHardware } from './hardware-runtime.js';
+import { startHardware } from '../setup/hardware.js';
 import { checkConfig } from './config-checks.js';
 import type { CliContext } from './context.js';
 

@@ -28,7 +28,7 @@ import { LOG_TARGET, ownerNotifyProblem } from '../scheduler/targets.js';
 import { parseCommandArgs } from './args.js';
 import { cronOptions } from './options.js';
 import { cliConfirm } from './confirm.js';
-import { startHardware } from './hardware-runtime.js';
+import { startHardware } from '../setup/hardware.js';
 import type { CliContext } from './context.js';
 
 const USAGE: Record<string, string> = {

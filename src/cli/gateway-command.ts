@@ -29,7 +29,7 @@ import { createRuntime } from '../setup/runtime.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs, parsePort } from './args.js';
 import { gatewayOptions } from './options.js';
-import { startHardware } from './hardware-runtime.js';
+import { startHardware } from '../setup/hardware.js';
 import { checkConfig, checkConfigSet } from './config-checks.js';
 import { prepareScheduling } from '../scheduler/gateway.js';
 import { ownerTarget } from '../scheduler/targets.js';

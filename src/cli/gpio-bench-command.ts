@@ -14,7 +14,7 @@ import { startTriggers } from '../hardware/triggers/runner.js';
 import { parseCommandArgs } from './args.js';
 import { gpioBenchOptions } from './options.js';
 import type { CliContext } from './context.js';
-import { openToolProcess } from './tool-process.js';
+import { openToolProcess } from '../setup/tool-process.js';
 
 const USAGE = 'pinclaw __gpio-bench --out LINE --in LINE [--n N] [--edges M]';
 

@@ -14,7 +14,7 @@ import type { ToolContext } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { cliConfirm } from './confirm.js';
 import type { CliContext } from './context.js';
-import { openToolProcess } from './tool-process.js';
+import { openToolProcess } from '../setup/tool-process.js';
 
 export const MCP_USAGE = 'pinclaw mcp list | tools NAME | call NAME TOOL [JSON] | resources NAME | read NAME URI | prompts NAME | prompt NAME PROMPT [JSON] | serve';
 

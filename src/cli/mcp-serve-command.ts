@@ -11,7 +11,7 @@ import { insertAudit } from '../store/audit.js';
 import { pinclawVersion } from '../version.js';
 import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
-import { openToolProcess } from './tool-process.js';
+import { openToolProcess } from '../setup/tool-process.js';
 
 const USAGE = 'pinclaw mcp serve';
 

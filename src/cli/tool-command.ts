@@ -5,7 +5,7 @@ import type { ToolContext } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { cliConfirm, type Ask } from './confirm.js';
 import type { CliContext } from './context.js';
-import { openToolProcess } from './tool-process.js';
+import { openToolProcess } from '../setup/tool-process.js';
 
 const USAGE = 'pinclaw tool list | run NAME [JSON]';
 

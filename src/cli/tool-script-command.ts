@@ -10,7 +10,7 @@ import { errorMessage, UsageError } from '../errors.js';
 import type { ToolContext } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
-import { openToolProcess } from './tool-process.js';
+import { openToolProcess } from '../setup/tool-process.js';
 
 const USAGE = 'pinclaw __tool-script FILE';
 

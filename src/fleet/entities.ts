@@ -1,6 +1,6 @@
 // What the hardware of this process offers Home Assistant: named lines, boards on serial ports and
 // sensors, each with the few functions discovery and states need. Types only: the hardware runtime
-// (src/cli/hardware-runtime.ts) builds them, src/fleet/home-assistant.ts uses them, and neither
+// (src/setup/hardware.ts) builds them, src/fleet/home-assistant.ts uses them, and neither
 // imports the other.
 import type { ToolCall } from '../tools/types.js';
 

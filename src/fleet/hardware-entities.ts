@@ -10,7 +10,7 @@ import type { SensorReader } from '../hardware/sensors/reader.js';
 import { log } from '../log.js';
 import type { HaEntities, HaLine, Level } from './entities.js';
 
-/** What the hardware runtime (src/cli/hardware-runtime.ts) has that Home Assistant can show. */
+/** What the hardware runtime (src/setup/hardware.ts) has that Home Assistant can show. */
 export interface HardwareSources {
   config: PinclawConfig;
   gpio?: GpioService;

@@ -34,7 +34,7 @@ import { createWriteLimiter } from '../hardware/write-limit.js';
 import { readFileSync } from 'node:fs';
 import type { Tool } from '../tools/types.js';
 import { log } from '../log.js';
-import type { CliContext } from './context.js';
+import type { ProcessContext } from './context.js';
 import type { HardwareSources } from '../fleet/hardware-entities.js';
 import { checkSensorConfig } from '../hardware/sensors/config-check.js';
 import type { SensorReader } from '../hardware/sensors/reader.js';
@@ -78,7 +78,7 @@ export interface HardwareRecording {
   onReading(kind: ReadingKind, name: string, value: number): void;
 }
 
-export async function startHardware(config: PinclawConfig, ctx: Pick<CliContext, 'paths' | 'env'>, recording?: HardwareRecording): Promise<HardwareRuntime> {
+export async function startHardware(config: PinclawConfig, ctx: ProcessContext, recording?: HardwareRecording): Promise<HardwareRuntime> {
   // Checked on every machine (it needs no board profile): a sensor that names nothing exits 78.
   checkSensorConfig(config.hardware, ctx.paths.config);
   if (hardwarePresence(config, ctx.paths) === undefined) {

@@ -9,9 +9,9 @@ import { configureNative } from '../native/loader.js';
 import { openDatabase, type Db } from '../store/db.js';
 import type { Registry } from '../tools/registry.js';
 import type { ToolSource } from '../tools/types.js';
-import { configuredRegistry } from '../setup/registry.js';
-import type { CliContext } from './context.js';
-import { startHardware, type HardwareRuntime } from './hardware-runtime.js';
+import { configuredRegistry } from './registry.js';
+import type { ProcessContext } from './context.js';
+import { startHardware, type HardwareRuntime } from './hardware.js';
 
 export interface ToolProcess {
   config: PinclawConfig;
@@ -24,7 +24,7 @@ export interface ToolProcess {
   close(): void;
 }
 
-export async function openToolProcess(ctx: CliContext, o: { toolSources?: (config: PinclawConfig) => readonly ToolSource[] } = {}): Promise<ToolProcess> {
+export async function openToolProcess(ctx: ProcessContext, o: { toolSources?: (config: PinclawConfig) => readonly ToolSource[] } = {}): Promise<ToolProcess> {
   const config = loadConfig(ctx.paths, ctx.env);
   setLogLevel(config.log.level);
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });

@@ -22,6 +22,9 @@ const { values } = parseArgs({
     eval: { type: 'string', default: join(root, 'bench', 'memory-eval.json') },
     json: { type: 'boolean', default: false },
     'no-doc': { type: 'boolean', default: false },
+    // Another build of the local embedder's data (node scripts/embedder-assets.mjs --out F ...), to
+    // measure a change to how it is made without replacing the cached one.
+    'embedder-file': { type: 'string' },
   },
 });
 const say = (msg) => process.stderr.write(`bench:memory-quality: ${msg}\n`);
@@ -197,7 +200,7 @@ async function main() {
   const missingLocal = localAvailable(lib);
   if (missingLocal) notes.push(`local embedder: not measured (${missingLocal})`);
   else {
-    const embedder = await lib.localEmbedder();
+    const embedder = await lib.localEmbedder(values['embedder-file'] ? { file: values['embedder-file'] } : {});
     await embedder.embed(['warm up']); // loads the data, so the store times below are the embedding's
     say(`local embedder ${embedder.id}, ${embedder.dimensions} dimensions, computed by the ${embedder.implementation ?? '?'} implementation`);
     notes.push(`local embedder: ${embedder.id}, ${embedder.dimensions} dimensions, computed by the ${embedder.implementation ?? '?'} implementation`);

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { DEFAULT_RELATIONS, readWordNet, retrofit, wordNetNeighbours } from './wordnet-retrofit.mjs';
 
 /**
  * Bump FORMAT when the file layout or anything computed here changes: it is part of the file name,
@@ -57,6 +58,16 @@ const LEARNING_RATE = 0.5;
  * trained on and its real vector went from 0.29 to 0.33 as well.
  */
 const BUCKET_WORDS = 150000;
+/**
+ * Retrofitting to WordNet before quantization (scripts/wordnet-retrofit.mjs), or null for the
+ * package's vectors as they are. Off: measured on bench/memory-eval.json (bench/README.md, "Memory
+ * paraphrase experiments") it did not raise paraphrase recall@5 (0.414 against 0.448), so the
+ * shipped data stays the package's vectors. Kept as a build option to measure again:
+ * buildAsset(root, { retrofitting: { relations: DEFAULT_RELATIONS, alpha: 1, iterations: 10 } })
+ * (needs Debian's wordnet-base).
+ */
+export const RETROFIT = null;
+export { DEFAULT_RELATIONS };
 /** k-means: Lloyd iterations, on at most this many points (every point is then assigned). */
 const KMEANS_ITERATIONS = 10;
 const KMEANS_SAMPLE = 20000;
@@ -351,7 +362,7 @@ function frontCode(sorted) {
  *   (u8 × the frequent or the rare subspaces: its class says which); per bucket u8 × bucket
  *   subspaces; then the front-coded word list.
  */
-export function buildAsset(root, { words: keep = DEFAULT_WORDS, buckets = DEFAULT_BUCKETS, log = () => {} } = {}) {
+export function buildAsset(root, { words: keep = DEFAULT_WORDS, buckets = DEFAULT_BUCKETS, retrofitting = RETROFIT, log = () => {} } = {}) {
   const dir = packageDir(root);
   const started = Date.now();
   const json = JSON.parse(readFileSync(join(dir, `${PACKAGE}.json`), 'utf8'));
@@ -382,6 +393,12 @@ export function buildAsset(root, { words: keep = DEFAULT_WORDS, buckets = DEFAUL
     for (let k = 0; k < DIMS; k++) vecs[i * DIMS + k] = v[k];
   }
   log(`read ${total} words in ${Date.now() - started} ms; keeping ${keep}`);
+  if (retrofitting) {
+    const t = Date.now();
+    const neighbours = wordNetNeighbours(kept, readWordNet(), retrofitting.relations);
+    const moved = retrofit(vecs, DIMS, neighbours, retrofitting);
+    log(`retrofitted ${moved} of ${usable} word vectors to WordNet (${retrofitting.relations.join(' ')}) in ${Date.now() - t} ms`);
+  }
 
   const pc = commonComponent(vecs, ranks.slice(0, keep), prob, weight);
   // An unknown word is rarer than every kept one: it weighs like the next rank, at the median

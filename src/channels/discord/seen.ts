@@ -2,7 +2,7 @@
 // session replays what came after the saved sequence number, and a gateway killed between taking a
 // message and saving the sequence gets it again: the inbound row and the id are committed in one
 // transaction, and an id seen again is dropped. Ids older than a week are pruned; no resume reaches
-// that far back. The table is migration 12's (src/store/schema.ts).
+// that far back. The table is migration 11's (src/store/schema.ts).
 import type { Db } from '../../store/db.js';
 
 const KEEP_MS = 7 * 24 * 3600_000;

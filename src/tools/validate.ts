@@ -9,8 +9,8 @@
 export type JsonSchema = {
   type?: 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null';
   properties?: Record<string, JsonSchema>;
-  required?: string[];
-  enum?: unknown[];
+  required?: readonly string[];
+  enum?: readonly unknown[];
   items?: JsonSchema;
   minimum?: number;
   maximum?: number;

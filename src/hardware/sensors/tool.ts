@@ -1,13 +1,14 @@
 // sensor_read {name}: one named sensor of hardware.sensors, as a value with its unit. Read-only: it
 // reads a register or an ADC pin and changes nothing, so it belongs with board_info in the minimal
 // profile.
+import { defineTool } from '../../tools/define.js';
 import type { Tool } from '../../tools/types.js';
 import { errorMessage } from '../../errors.js';
 import type { SensorReader } from './reader.js';
 
 export function sensorReadTool(reader: SensorReader): Tool {
   const names = reader.names();
-  return {
+  return defineTool({
     name: 'sensor_read',
     readOnly: true,
     description: `Read a named sensor (hardware.sensors) and get its value with its unit. Sensors: ${names.join(', ') || 'none'}.`,
@@ -20,7 +21,7 @@ export function sensorReadTool(reader: SensorReader): Tool {
     // One bus or serial link at a time, in the model's order, like the other hardware tools.
     sequential: true,
     async execute(input) {
-      const { name } = input as { name: string };
+      const { name } = input;
       try {
         const r = await reader.read(name);
         return { content: `${r.name}: ${r.value}${r.unit ? ` ${r.unit}` : ''} (raw ${r.raw}, ${r.source})` };
@@ -28,5 +29,5 @@ export function sensorReadTool(reader: SensorReader): Tool {
         return { content: errorMessage(err), isError: true };
       }
     },
-  };
+  });
 }

@@ -52,3 +52,36 @@ t.test('a defined tool keeps its schema and is validated by validateInput', asyn
   t.match(validateInput(tool.inputSchema, { path: 'x', mode: 'c' }).join('; '), /input\.mode: must be one of "a", "b"/);
   t.equal((await tool.execute({ path: 'x', count: 3, mode: 'b' }, { sessionKey: 's', channel: 'cli', chatId: 'c' })).content, 'x:3:b');
 });
+
+// Every tool of src/ is defined through defineTool, and no handler casts its input: a schema and the
+// code that reads the input cannot drift apart unseen. (The three files allowed a cast of a value
+// named input guard data from the wire or a hook, not a defined tool's input.)
+t.test('every tool in src/ is defined with defineTool, and no tool input is cast', async (t) => {
+  const { readFileSync, readdirSync, statSync } = await import('node:fs');
+  const { dirname, join, relative } = await import('node:path');
+  const { fileURLToPath } = await import('node:url');
+  const src = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (n.endsWith('.ts')) files.push(p);
+    }
+  };
+  walk(src);
+  const wireGuards = new Set(['hooks/engine.ts', 'agent/providers/tool-input.ts', 'agent/providers/anthropic-wire.ts']);
+  const casts: string[] = [];
+  const undefinedTools: string[] = [];
+  for (const f of files) {
+    const rel = relative(src, f);
+    const text = readFileSync(f, 'utf8');
+    text.split('\n').forEach((line, i) => {
+      if (/\binput\s+as\s/.test(line) && !wireGuards.has(rel)) casts.push(`src/${rel}:${i + 1}: ${line.trim()}`);
+    });
+    if (rel !== 'tools/types.ts' && rel !== 'tools/define.ts' && /^\s+(?:async )?execute(?:\(|: \()/m.test(text) && !text.includes('defineTool(')) undefinedTools.push(`src/${rel}`);
+  }
+  t.ok(files.length > 300, `the scan read the sources (${files.length})`);
+  t.same(casts, [], 'no cast of a tool input');
+  t.same(undefinedTools, [], 'every file that defines a tool does it with defineTool');
+});

@@ -31,6 +31,7 @@ import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { fleetCallSeen, forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
 import { writeSoon } from '../store/write-soon.js';
+import { defineTool } from '../tools/define.js';
 import { refusalBook } from './refusals.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
 import {
@@ -169,7 +170,7 @@ export function remoteTool(o: RemoteToolOptions): RemoteTool {
     return resultOf(node, tool, outcome);
   }
 
-  const tool: Tool = {
+  const tool: Tool = defineTool({
     name: 'remote_tool',
     readOnly: true,
     description: 'Runs a tool on another pinclaw board of the fleet over MQTT (e.g. read a sensor or switch a relay there). That board decides what it allows: only the tools it exposes, under its own policy.',
@@ -188,13 +189,13 @@ export function remoteTool(o: RemoteToolOptions): RemoteTool {
     // The registry's limit must not cut the call before its own timeout gives the clearer message.
     timeoutMs: fleet.timeoutMs + 5_000,
     async execute(raw, ctx) {
-      const { node, tool: name, input = {} } = raw as { node: string; tool: string; input?: unknown };
+      const { node, tool: name, input = {} } = raw;
       if (!NODE_NAME.test(node)) return { content: `remote_tool: node ${JSON.stringify(node)} is not a node id (letters, digits, _ and -)`, isError: true };
       if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) return { content: `remote_tool: tool ${JSON.stringify(name)} is not a tool name`, isError: true };
       if (name === 'remote_tool') return { content: 'remote_tool: calls do not hop from board to board; call the board that has the tool', isError: true };
       return call(node, name, input, ctx);
     },
-  };
+  });
 
   return {
     tool,

@@ -5,6 +5,7 @@ import { memoryInputError, type MemoryHolder } from './holder.js';
 import type { MemoryHit } from './types.js';
 import { errorMessage } from '../errors.js';
 import type { Tool, ToolResult } from '../tools/types.js';
+import { defineTool } from '../tools/define.js';
 
 const KINDS = 'note, fact, preference, or a word of your own';
 
@@ -24,7 +25,7 @@ async function run(fn: () => Promise<string>): Promise<ToolResult> {
 
 export function memoryTools(holder: MemoryHolder): Tool[] {
   return [
-    {
+    defineTool({
       name: 'memory_search',
       readOnly: true,
       description: 'Search the long-term memory (MEMORY.md, the daily notes in memory/, and what was stored with memory_store) by meaning and by words. Results cite their source.',
@@ -39,25 +40,25 @@ export function memoryTools(holder: MemoryHolder): Tool[] {
         additionalProperties: false,
       },
       execute: (input) => run(async () => {
-        const { query, limit, kind } = input as { query: string; limit?: number; kind?: string };
+        const { query, limit, kind } = input;
         return list(await (await holder.get()).search(query, { limit: limit ?? 5, kind }));
       }),
-    },
-    {
+    }),
+    defineTool({
       name: 'memory_get',
       readOnly: true,
       description: 'One memory by its id (from memory_search), in full.',
       inputSchema: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'], additionalProperties: false },
       execute: (input) => run(async () => {
-        const { id } = input as { id: number };
+        const { id } = input;
         const m = (await holder.get()).get(id);
         // The memory's own error class; its module (a lazy chunk in the bundle) is loaded by now.
         if (!m) throw new (await import('./memory.js')).MemoryInputError(`no memory #${id}`);
         const where = m.source.type === 'file' ? `${m.source.file}:${m.source.lineStart}-${m.source.lineEnd}` : `memory #${m.id}`;
         return `[${where}] (${m.kind}, stored ${new Date(m.createdAt).toISOString()})\n${m.text}`;
       }),
-    },
-    {
+    }),
+    defineTool({
       name: 'memory_store',
       description: `Remember something for later conversations: a fact about the owner or the devices, a preference, a decision. One memory per call, in a sentence or two that makes sense on its own. Kind: ${KINDS}.`,
       inputSchema: {
@@ -70,22 +71,22 @@ export function memoryTools(holder: MemoryHolder): Tool[] {
         additionalProperties: false,
       },
       execute: (input, ctx) => run(async () => {
-        const { text, kind } = input as { text: string; kind?: string };
+        const { text, kind } = input;
         const r = await (await holder.get()).store(text, { kind, session: ctx.sessionKey });
         if (r.duplicate) return `Already remembered as memory #${r.id}.`;
         const note = r.unembedded ? ` (searchable by words now, by meaning after the next reindex: ${r.unembedded})` : '';
         return r.merged ? `Updated: memory #${r.id} replaces a near-identical older one.${note}` : `Remembered as memory #${r.id}.${note}`;
       }),
-    },
-    {
+    }),
+    defineTool({
       name: 'memory_forget',
       description: 'Forget a stored memory by its id. Memories from MEMORY.md or the daily notes are removed by editing those files instead.',
       inputSchema: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'], additionalProperties: false },
       execute: (input) => run(async () => {
-        const { id } = input as { id: number };
+        const { id } = input;
         const m = (await holder.get()).forget(id);
         return `Forgot memory #${id}: ${m.text.length > 120 ? `${m.text.slice(0, 120)}…` : m.text}`;
       }),
-    },
+    }),
   ];
 }

@@ -12,8 +12,8 @@ import type { Db } from '../store/db.js';
 import { getJob } from './jobs.js';
 import { splitTarget } from './targets.js';
 import type { CronActionDeps } from './cron-actions.js';
-import type { JobInput } from './job-input.js';
 import type { Tool, ToolResult } from '../tools/types.js';
+import { defineTool } from '../tools/define.js';
 
 export interface CronToolOptions {
   db: Db;
@@ -40,15 +40,14 @@ export function cronTools(o: CronToolOptions): Tool[] {
     }
   };
   /** The chat a job answers in, for policy: changing another chat's job needs a control chat. */
-  const jobChat = (input: unknown) => {
-    const id = (input as { id?: unknown } | null)?.id;
-    const job = typeof id === 'number' ? getJob(o.db, id) : undefined;
+  const jobChat = ({ id }: { id: number }) => {
+    const job = getJob(o.db, id);
     return job ? { channel: job.channel, chatId: job.chat_id } : undefined;
   };
-  const idOf = (input: unknown) => (input as { id: number }).id;
+  const idOf = (input: { id: number }) => input.id;
 
   return [
-    {
+    defineTool({
       name: 'cron_add',
       description:
         'Schedule a message to yourself: at a cron time ("0 9 * * 1-5"), every interval ("2h"), or once at a time ("2026-03-01T09:00", or "20m" from now). ' +
@@ -66,39 +65,36 @@ export function cronTools(o: CronToolOptions): Tool[] {
         required: ['message'],
         additionalProperties: false,
       },
-      targetChat(input) {
-        const deliver = (input as { deliver?: unknown } | null)?.deliver;
-        return typeof deliver === 'string' ? splitTarget(deliver) : undefined;
-      },
-      execute: (input, ctx) => act('cron_add', (a) => a.cronAdd(deps(), input as JobInput, ctx)),
-    },
-    {
+      targetChat: ({ deliver }) => (deliver === undefined ? undefined : splitTarget(deliver)),
+      execute: (input, ctx) => act('cron_add', (a) => a.cronAdd(deps(), input, ctx)),
+    }),
+    defineTool({
       name: 'cron_list',
       readOnly: true,
       description: 'The scheduled jobs: schedule, state, next and last run (with its outcome), where answers go, message.',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       execute: () => act('cron_list', (a) => a.cronList(deps())),
-    },
-    {
+    }),
+    defineTool({
       name: 'cron_remove',
       description: 'Delete a scheduled job and its run log.',
       inputSchema: idSchema,
       targetChat: jobChat,
       execute: (input) => act('cron_remove', (a) => a.cronRemove(deps(), idOf(input))),
-    },
-    {
+    }),
+    defineTool({
       name: 'cron_pause',
       description: 'Pause a scheduled job: it stays listed and runs no more until cron_resume.',
       inputSchema: idSchema,
       targetChat: jobChat,
       execute: (input) => act('cron_pause', (a) => a.cronPause(deps(), idOf(input))),
-    },
-    {
+    }),
+    defineTool({
       name: 'cron_resume',
       description: 'Resume a paused job from now on (times that passed while it was paused are not made up).',
       inputSchema: idSchema,
       targetChat: jobChat,
       execute: (input) => act('cron_resume', (a) => a.cronResume(deps(), idOf(input))),
-    },
+    }),
   ];
 }

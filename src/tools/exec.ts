@@ -7,6 +7,7 @@ import type { OutputStream } from '../sandbox/types.js';
 import type { Tool } from './types.js';
 import { humanBytes } from '../store/disk.js';
 import { watchGrowth, workspaceBytes } from './workspace-quota.js';
+import { defineTool } from './define.js';
 
 export interface ExecToolOptions {
   workspace: string;
@@ -15,12 +16,6 @@ export interface ExecToolOptions {
   workspaceQuotaMb?: number;
   /** output as it arrives (a channel can show progress); the result holds it too */
   onOutput?: (stream: OutputStream, chunk: Buffer) => void;
-}
-
-interface ExecInput {
-  command: string;
-  timeoutSeconds?: number;
-  cwd?: string;
 }
 
 const SIGNAL_CAUSES: Partial<Record<NodeJS.Signals, string>> = {
@@ -72,7 +67,7 @@ function streamTo(
 export function execTool(opts: ExecToolOptions): Tool {
   const sandbox = new Sandbox(opts.workspace, opts.sandbox);
   const max = opts.sandbox.timeoutSeconds;
-  return {
+  return defineTool({
     name: 'exec',
     description:
       'Run a shell command (/bin/sh -c) in a sandbox, starting in the workspace. It can read system programs and ' +
@@ -94,7 +89,7 @@ export function execTool(opts: ExecToolOptions): Tool {
     timeoutMs: (max + 10) * 1000,
     maxOutputBytes: opts.sandbox.outputCap + 4096,
     async execute(input, ctx) {
-      const { command, timeoutSeconds, cwd } = input as ExecInput;
+      const { command, timeoutSeconds, cwd } = input;
       const seconds = Math.min(timeoutSeconds ?? max, max);
       const onOutput = streamTo(opts.onOutput, ctx.onOutput);
       const quotaMb = opts.workspaceQuotaMb;
@@ -128,5 +123,5 @@ export function execTool(opts: ExecToolOptions): Tool {
         ctx.signal?.removeEventListener('abort', cancel);
       }
     },
-  };
+  });
 }

@@ -3,6 +3,7 @@
 // recorded as an outbound row by the conductor and delivered like a reply, so it survives a crash.
 import { errorMessage } from '../errors.js';
 import type { Tool } from './types.js';
+import { defineTool } from './define.js';
 
 /** What the conductor records and delivers; `Conductor.send` has this shape. */
 export type SendMessage = (m: { channel: string; chatId: string; text: string; sessionKey?: string }) => { id: number };
@@ -21,13 +22,12 @@ interface SendInput {
 }
 
 /** The chat the input names when it names one; policy compares it with the caller's own chat. */
-function namedChat(input: unknown): { channel: string; chatId: string } | undefined {
-  const { channel, chat } = (input ?? {}) as Partial<SendInput>;
-  return typeof channel === 'string' && typeof chat === 'string' ? { channel, chatId: chat } : undefined;
+function namedChat({ channel, chat }: Pick<SendInput, 'channel' | 'chat'>): { channel: string; chatId: string } | undefined {
+  return channel !== undefined && chat !== undefined ? { channel, chatId: chat } : undefined;
 }
 
 export function sendMessageTool(o: SendMessageOptions): Tool {
-  return {
+  return defineTool({
     name: 'send_message',
     description:
       `Sends a message now, without waiting for the end of the turn: to this chat (leave out channel and chat), or to another chat (give both; allowed only from a control chat). At most ${o.maxChars} characters. Your final answer is delivered anyway; use this for messages that must go out first or elsewhere.`,
@@ -45,7 +45,7 @@ export function sendMessageTool(o: SendMessageOptions): Tool {
     sequential: true,
     targetChat: namedChat,
     async execute(input, ctx) {
-      const { text, channel, chat } = input as SendInput;
+      const { text, channel, chat } = input;
       // Policy judged the chat namedChat returned; half a target names no chat, so it must not run.
       if ((channel === undefined) !== (chat === undefined)) {
         return { content: 'send_message: give both channel and chat to reach another chat, or neither for this chat', isError: true };
@@ -66,5 +66,5 @@ export function sendMessageTool(o: SendMessageOptions): Tool {
         return { content: `send_message to ${where} failed: ${errorMessage(err)}`, isError: true };
       }
     },
-  };
+  });
 }

@@ -10,6 +10,7 @@ import { errorMessage } from '../errors.js';
 import type { PinclawConfig } from '../config/schema.js';
 import type { Tool, ToolContext, ToolSet } from './types.js';
 import { validateInput } from './validate.js';
+import { defineTool } from './define.js';
 
 export type SpawnSettings = PinclawConfig['tools']['spawn'];
 
@@ -110,7 +111,7 @@ export interface SpawnOptions {
 
 export function spawnTool(o: SpawnOptions): Tool {
   const bounds: SpawnBounds = { maxTurns: o.settings.maxTurns, tokenBudget: o.settings.tokenBudget, timeoutMs: o.settings.timeoutMs };
-  return {
+  return defineTool({
     name: 'spawn',
     description:
       `Hands a self-contained task to a sub-agent with its own conversation and returns its final answer. It sees only the task you write (not this conversation), gets your tools except exec and spawn (or the subset you name), and is stopped after ${bounds.maxTurns} model calls, ${bounds.tokenBudget} tokens or ${Math.round(bounds.timeoutMs / 1000)} s. Use it for work whose intermediate steps would clutter this conversation.`,
@@ -125,7 +126,7 @@ export function spawnTool(o: SpawnOptions): Tool {
     },
     timeoutMs: bounds.timeoutMs + TIMEOUT_GRACE_MS,
     async execute(input, ctx) {
-      const { task, tools } = input as { task: string; tools?: string[] };
+      const { task, tools } = input;
       if (task.trim() === '') return { content: 'spawn: the task is blank', isError: true };
       if (!o.runner) return { content: 'spawn: no model runs in this process to start a sub-agent (it works in a turn of pinclaw gateway or pinclaw agent)', isError: true };
       const chosen = childTools(o.runner.allowedTools(ctx), o.settings, tools);
@@ -137,5 +138,5 @@ export function spawnTool(o: SpawnOptions): Tool {
         return { content: `spawn: the sub-agent failed: ${errorMessage(err)}`, isError: true };
       }
     },
-  };
+  });
 }

@@ -5,6 +5,7 @@
 import { errorMessage } from '../../errors.js';
 import type { Tool } from '../../tools/types.js';
 import { takeSnapshot, type Camera, type ImageKit } from './snapshot.js';
+import { defineTool } from '../../tools/define.js';
 
 export interface CameraToolDeps {
   cameras: readonly Camera[];
@@ -15,7 +16,7 @@ export interface CameraToolDeps {
 
 export function cameraTools(d: CameraToolDeps): Tool[] {
   const names = d.cameras.map((c) => c.name);
-  const snapshot: Tool = {
+  const snapshot: Tool = defineTool({
     name: 'camera_snapshot',
     description: `Take a still picture with a camera (hardware.cameras) and see it: the image comes with the result, and the JPEG is saved in the workspace under snapshots/. Cameras: ${names.join(', ')}; the first is the default.`,
     inputSchema: {
@@ -31,7 +32,7 @@ export function cameraTools(d: CameraToolDeps): Tool[] {
     // One camera at a time: a second open of a V4L2 device mid-stream is refused as busy.
     sequential: true,
     async execute(input, ctx) {
-      const i = input as { camera?: string; width?: number; height?: number };
+      const i = input;
       const cam = i.camera === undefined ? d.cameras[0] : d.cameras.find((c) => c.name === i.camera);
       if (!cam) return { content: `no camera '${i.camera}' in hardware.cameras (cameras: ${names.join(', ') || 'none'})`, isError: true };
       try {
@@ -47,6 +48,6 @@ export function cameraTools(d: CameraToolDeps): Tool[] {
         return { content: errorMessage(err), isError: true };
       }
     },
-  };
+  });
   return [snapshot];
 }

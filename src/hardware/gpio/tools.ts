@@ -5,6 +5,7 @@ import type { Tool, ToolContext, ToolResult } from '../../tools/types.js';
 import { GpioError } from './errors.js';
 import type { GpioService } from './service.js';
 import type { EdgeEvent } from './types.js';
+import { defineTool } from '../../tools/define.js';
 
 export interface GpioToolDeps {
   /** absent when GPIO cannot run here: the tools are then listed as unavailable with `unavailable` */
@@ -38,13 +39,13 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
       throw new GpioError(`GPIO cannot run on this machine: ${why}`, { code: 'ENODEV', device: 'gpio' });
     },
   });
-  const read: Tool = {
+  const read: Tool = defineTool({
     name: 'gpio_read',
     description: 'Read the level of one GPIO line (1 = active, after activeLow). Does not change the line.',
     inputSchema: { type: 'object', properties: { line: LINE }, required: ['line'], additionalProperties: false },
     sequential: true,
     async execute(input) {
-      const { line } = input as { line: string };
+      const { line } = input;
       try {
         const r = gpio.read(line);
         return { content: `${r.line}: ${r.value} (${r.direction}${r.held ? ', held by pinclaw' : ''})` };
@@ -52,9 +53,9 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
         return refused(err);
       }
     },
-  };
+  });
 
-  const write: Tool = {
+  const write: Tool = defineTool({
     name: 'gpio_write',
     description: 'Drive one GPIO line to 1 (active) or 0 (inactive). The line stays driven until pinclaw stops. Checked against the board profile (reserved lines are refused) and rate-limited per line.',
     inputSchema: {
@@ -66,7 +67,7 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
     sequential: true,
     physical: true,
     async execute(input, ctx: ToolContext) {
-      const { line, value } = input as { line: string; value: 0 | 1 };
+      const { line, value } = input;
       try {
         const r = gpio.resolve(line);
         const name = r.named?.name ?? line;
@@ -84,9 +85,9 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
         return refused(err);
       }
     },
-  };
+  });
 
-  const watch: Tool = {
+  const watch: Tool = defineTool({
     name: 'gpio_watch',
     description: `Wait up to \`seconds\` (at most ${MAX_WATCH_SECONDS}) for edges on a GPIO input line and return them with their timing. Use hardware triggers for lasting watches.`,
     inputSchema: {
@@ -102,7 +103,7 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
     },
     timeoutMs: (MAX_WATCH_SECONDS + 10) * 1000,
     async execute(input, ctx) {
-      const { line, edge = 'both', seconds, maxEvents = 100 } = input as { line: string; edge?: 'rising' | 'falling' | 'both'; seconds: number; maxEvents?: number };
+      const { line, edge = 'both', seconds, maxEvents = 100 } = input;
       try {
         const events = await gpio.collectEdges(line, edge, seconds * 1000, ctx.signal, maxEvents);
         const shown = gpio.resolve(line).display;
@@ -113,13 +114,13 @@ export function gpioTools(d: GpioToolDeps): Tool[] {
         return refused(err);
       }
     },
-  };
+  });
 
   return why === undefined ? [read, write, watch] : [read, write, watch].map((t) => ({ ...t, unavailable: () => why }));
 }
 
 export function boardInfoTool(text: () => string): Tool {
-  return {
+  return defineTool({
     name: 'board_info',
     readOnly: true,
     description: 'What board pinclaw runs on and has attached: the profile, its reserved lines as they are now, GPIO chips, I2C buses, lines pinclaw holds.',
@@ -127,5 +128,5 @@ export function boardInfoTool(text: () => string): Tool {
     async execute() {
       return { content: text() };
     },
-  };
+  });
 }

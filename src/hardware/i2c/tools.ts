@@ -8,6 +8,7 @@ import type { JsonSchema } from '../../tools/validate.js';
 import { I2cError } from './errors.js';
 import type { I2cBackend, I2cBusInfo, I2cMode, I2cReadOptions } from './types.js';
 import { FIRST_ADDRESS, LAST_ADDRESS, SMBUS_BLOCK_MAX } from './validate.js';
+import { defineTool } from '../../tools/define.js';
 
 export interface I2cToolDeps {
   /** The backend; called per call, so the caller decides when it is made (and a failure to make it is a result). */
@@ -28,11 +29,11 @@ const ADDRESS = {
   description: `7-bit device address, ${FIRST_ADDRESS}-${LAST_ADDRESS} (0x03-0x77); JSON has no hex, so 0x48 is 72`,
 } as const;
 const REGISTER = { type: 'integer', minimum: 0, maximum: 255, description: 'register (command byte), 0-255; omitted: the device\'s current register pointer' } as const;
-const MODE: JsonSchema = {
+const MODE = {
   type: 'string',
-  enum: [...MODES],
+  enum: MODES,
   description: 'auto (default): plain I2C where the adapter has it, else the SMBus call that fits; i2c: plain I2C; byte, word, block: the SMBus byte, word ([low, high]) and I2C-block calls',
-};
+} as const;
 
 const hex = (n: number) => `0x${n.toString(16).padStart(2, '0')}`;
 const hexBytes = (b: readonly number[]) => (b.length ? b.map(hex).join(' ') : '(no bytes)');
@@ -123,14 +124,14 @@ function readText(bytes: readonly number[], length: number, mode: I2cMode | unde
 export function i2cTools(deps: I2cToolDeps): Tool[] {
   // All three are sequential: calls on one bus share the adapter and each device's register pointer
   // (a receive byte moves it), so a read interleaved with another call could read the wrong register.
-  const scan: Tool = {
+  const scan: Tool = defineTool({
     name: 'i2c_scan',
     description:
       'List the devices on an I2C bus, as i2cdetect does: which addresses answer, which a kernel driver holds (not probed), which were skipped because the adapter lacks the safe probe for them. Changes nothing on the devices.',
     inputSchema: { type: 'object', properties: { bus: BUS }, required: ['bus'], additionalProperties: false },
     sequential: true,
     async execute(input) {
-      const { bus } = input as { bus: number };
+      const { bus } = input;
       const b = backendOf('i2c_scan', deps);
       if (isResult(b)) return b;
       try {
@@ -150,9 +151,9 @@ export function i2cTools(deps: I2cToolDeps): Tool[] {
         return failed('i2c_scan', bus, null, err, deps);
       }
     },
-  };
+  });
 
-  const read: Tool = {
+  const read: Tool = defineTool({
     name: 'i2c_read',
     description: `Read 1-${SMBUS_BLOCK_MAX} bytes from an I2C device, from a register or from its current register pointer. Bytes come back in bus order, in hex; a word ([low, high]) is also shown as one value.`,
     inputSchema: {
@@ -163,7 +164,7 @@ export function i2cTools(deps: I2cToolDeps): Tool[] {
     },
     sequential: true,
     async execute(input) {
-      const { bus, address, register, length, mode } = input as { bus: number; address: number; register?: number; length: number; mode?: I2cMode };
+      const { bus, address, register, length, mode } = input;
       const b = backendOf('i2c_read', deps);
       if (isResult(b)) return b;
       try {
@@ -173,9 +174,9 @@ export function i2cTools(deps: I2cToolDeps): Tool[] {
         return failed('i2c_read', bus, address, err, deps);
       }
     },
-  };
+  });
 
-  const write: Tool = {
+  const write: Tool = defineTool({
     name: 'i2c_write',
     description: `Write 0-${SMBUS_BLOCK_MAX} bytes to an I2C device, to a register or raw. With a register, its bytes are read before and after the write and both are returned. A register with no bytes only sets the device's register pointer. Writes may be rate-limited per device.`,
     inputSchema: {
@@ -193,7 +194,7 @@ export function i2cTools(deps: I2cToolDeps): Tool[] {
     sequential: true,
     physical: true,
     async execute(input) {
-      const { bus, address, register, bytes, mode } = input as { bus: number; address: number; register?: number; bytes: number[]; mode?: I2cMode };
+      const { bus, address, register, bytes, mode } = input;
       const device = i2cDeviceKey(bus, address);
       // Before the bus is touched: a refused write must not even do the read that precedes it.
       const refusal = deps.writeLimiter?.(device);
@@ -250,7 +251,7 @@ export function i2cTools(deps: I2cToolDeps): Tool[] {
         },
       };
     },
-  };
+  });
 
   return [scan, read, write];
 }

@@ -5,6 +5,7 @@ import type { Tool, ToolResult } from '../../tools/types.js';
 import { describePorts, listSerialPorts } from '../serial/index.js';
 import type { ManagedDevice } from './devices.js';
 import { allAway } from './tools.js';
+import { defineTool } from '../../tools/define.js';
 
 const MAX_WRITE = 4096;
 
@@ -28,7 +29,7 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
     return why === undefined ? undefined : err(`${tool}: ${d.name} is unavailable: ${why}`);
   };
 
-  const list: Tool = {
+  const list: Tool = defineTool({
     name: 'serial_list',
     readOnly: true,
     description: 'The serial ports of this machine (with USB ids and stable /dev/serial/by-id names) and the configured devices with their state.',
@@ -38,9 +39,9 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
       const devs = devices().map((d) => `${d.name} (${d.kind}, ${d.port}): ${d.state()}`);
       return { content: `ports:\n${ports || 'none'}\ndevices:\n${devs.join('\n') || 'none configured (hardware.devices)'}` };
     },
-  };
+  });
 
-  const write: Tool = {
+  const write: Tool = defineTool({
     name: 'serial_write',
     description: 'Send bytes to a raw device of hardware.devices. encoding: utf8 (default), hex ("01 ff") or base64.',
     inputSchema: {
@@ -57,7 +58,7 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
     physical: true,
     unavailable: rawAway,
     async execute(input) {
-      const { device, data, encoding = 'utf8' } = input as { device: string; data: string; encoding?: 'utf8' | 'hex' | 'base64' };
+      const { device, data, encoding = 'utf8' } = input;
       const d = find(device);
       if (!d) return unknown(device);
       if (d.kind !== 'raw') return err(`${device} speaks the MCU protocol: use mcu_call (serial_write is for raw devices)`);
@@ -79,9 +80,9 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
       }
       return { content: `${device}: wrote ${bytes.length} bytes`, physical: { device: `${device} (${d.port})`, wrote: bytes.length } };
     },
-  };
+  });
 
-  const read: Tool = {
+  const read: Tool = defineTool({
     name: 'serial_read',
     description: 'Read what a raw device sent: returns at once when `until` (a text, e.g. "\\n") has arrived, else after timeoutMs with what came.',
     inputSchema: {
@@ -97,7 +98,7 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
     sequential: true,
     unavailable: rawAway,
     async execute(input, ctx) {
-      const { device, until, timeoutMs } = input as { device: string; until?: string; timeoutMs: number };
+      const { device, until, timeoutMs } = input;
       const d = find(device);
       if (!d) return unknown(device);
       if (d.kind !== 'raw') return err(`${device} speaks the MCU protocol: use mcu_call (serial_read is for raw devices)`);
@@ -124,6 +125,6 @@ export function serialTools(devices: () => ManagedDevice[]): Tool[] {
       if (!got.length) return { content: `${device}: nothing within ${timeoutMs} ms` };
       return { content: `${device}: ${got.length} bytes${marker && !got.includes(marker) ? ` (no ${JSON.stringify(until)} within ${timeoutMs} ms)` : ''}: ${shown(got)}` };
     },
-  };
+  });
   return [list, write, read];
 }

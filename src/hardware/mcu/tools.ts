@@ -6,6 +6,7 @@ import type { BoardProfile } from '../boards/schema.js';
 import { McuError, type McuClient } from './client.js';
 import { COMMANDS, type Command, type HelloInfo } from './messages.js';
 import { McuPinError, resolvePin } from './pins.js';
+import { defineTool } from '../../tools/define.js';
 
 export interface McuDeviceHandle {
   name: string;
@@ -73,13 +74,13 @@ function num(args: Record<string, unknown>, key: string, min: number, max: numbe
 }
 
 export function mcuTools(d: McuToolDeps): Tool[] {
-  const info: Tool = {
+  const info: Tool = defineTool({
     name: 'mcu_info',
     readOnly: true,
     description: 'What a microcontroller board on a serial port is: its connection state, firmware, board name and pins with their capabilities.',
     inputSchema: { type: 'object', properties: { device: { type: 'string', minLength: 1, maxLength: 64 } }, required: ['device'], additionalProperties: false },
     async execute(input) {
-      const dev = find(d, (input as { device: string }).device);
+      const dev = find(d, (input).device);
       if (typeof dev === 'string') return err(dev);
       await dev.whenReady?.(READY_WAIT_MS);
       const h = dev.hello();
@@ -88,9 +89,9 @@ export function mcuTools(d: McuToolDeps): Tool[] {
       const pins = h.pins.map((p) => `${names?.gpio.lines.find((l) => l.offset === p.pin)?.name ?? p.pin}[${p.caps.join(',')}]`).join(' ');
       return { content: `${dev.name} (${dev.port}): ${dev.state()}; ${h.board}, firmware ${h.firmware}, protocol ${h.protocol}, ADC ${h.adcBits}-bit${names ? `, profile ${names.id}` : ''}\npins: ${pins}` };
     },
-  };
+  });
 
-  const call: Tool = {
+  const call: Tool = defineTool({
     name: 'mcu_call',
     description: `Run one MCU protocol command on a board (docs/protocol.md): ${COMMANDS.join(', ')}. args by command: gpio_mode {pin, mode: input|output|input_pullup}, gpio_read {pin}, gpio_write {pin, value 0|1}, adc_read {pin}, pwm_write {pin, duty 0-255}, watch {pin, edges: off|rising|falling|both}, adc_watch {pin, low, high, intervalMs}.`,
     inputSchema: {
@@ -107,7 +108,9 @@ export function mcuTools(d: McuToolDeps): Tool[] {
     physical: true,
     unavailable: () => allAway(d.devices().filter((x) => x.kind !== 'raw')),
     async execute(input) {
-      const { device, command, args = {} } = input as { device: string; command: Command; args?: Record<string, unknown> };
+      const { device, command } = input;
+      // The schema names pin; each command's other arguments (mode, edges, duty…) are checked below.
+      const args: Record<string, unknown> = input.args ?? {};
       const dev = find(d, device);
       if (typeof dev === 'string') return err(dev);
       // Unavailable rather than "not connected": no wait would help, and the owner needs the fix.
@@ -171,6 +174,6 @@ export function mcuTools(d: McuToolDeps): Tool[] {
         throw e;
       }
     },
-  };
+  });
   return [info, call];
 }

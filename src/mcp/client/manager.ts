@@ -8,8 +8,7 @@
 import { errorMessage } from '../../errors.js';
 import { log } from '../../log.js';
 import type { SandboxSettings } from '../../sandbox/types.js';
-import type { Tool, ToolContext, ToolResult } from '../../tools/types.js';
-import type { JsonSchema } from '../../tools/validate.js';
+import type { Tool } from '../../tools/types.js';
 import type { McpServerConfig, McpServerStatus, ServerState } from '../types.js';
 import { getPrompt, listPrompts, listResources, listResourceTemplates, readResource, type PromptMessage, type RemotePrompt, type RemoteResource, type RemoteResourceTemplate, type ResourceContents } from './catalog.js';
 import { McpConnection, progressCapMs, type RemoteTool } from './connection.js';
@@ -21,6 +20,7 @@ import { toolNames } from './names.js';
 import { resourceTool } from './resource-tool.js';
 import { resultText } from './result.js';
 import { StdioTransport } from './stdio.js';
+import { defineTool, type ObjectSchema } from '../../tools/define.js';
 
 const BACKOFF_MIN_MS = 1000;
 const BACKOFF_MAX_MS = 5 * 60_000;
@@ -284,17 +284,18 @@ export function createMcpClient(o: McpClientOptions): McpClient {
 
   function toolFor(e: Entry, t: RemoteTool, name: string): Tool {
     const desc = t.description ?? t.title ?? '';
-    return {
+    return defineTool({
       name,
       description: `[MCP server ${e.name}] ${desc.length > MAX_DESCRIPTION ? `${desc.slice(0, MAX_DESCRIPTION)}…` : desc}`,
-      inputSchema: t.inputSchema as JsonSchema & { type: 'object' },
+      // The server's schema, as it sent it: known only at run time, so the input is its fields by name.
+      inputSchema: t.inputSchema as ObjectSchema,
       mcpServer: e.name,
       mcpTool: t.name,
       // The registry's limits: a start may come before the call, and the frame around the result.
       // Progress extends a call up to progressCapMs (connection.ts); the registry must not cut it first.
       timeoutMs: progressCapMs(e.config.callTimeoutMs) + e.config.listTimeoutMs,
       maxOutputBytes: e.config.maxResultBytes + 1024,
-      async execute(input: unknown, ctx: ToolContext): Promise<ToolResult> {
+      async execute(input, ctx) {
         e.calls++;
         try {
           const conn = await up(e);
@@ -312,7 +313,7 @@ export function createMcpClient(o: McpClientOptions): McpClient {
           return { content: `${msg.startsWith('MCP server') ? msg : `MCP server ${e.name}: ${msg}`}${stderr}`, isError: true };
         }
       },
-    };
+    });
   }
 
   function entry(server: string): Entry {

@@ -6,10 +6,11 @@
 //  - the policy grants it exactly as the server's tools: `<server>__*` in an allow list covers it,
 //    outside the owner's chats it is denied by default (mcpServer is set), `tools.deny` can name it.
 // What it reads reaches the model capped at maxResultBytes and framed as untrusted data.
-import type { Tool, ToolContext, ToolResult } from '../../tools/types.js';
+import type { Tool } from '../../tools/types.js';
 import type { McpServerConfig } from '../types.js';
 import type { RemoteResource, RemoteResourceTemplate, ResourceContents } from './catalog.js';
 import { resourceText } from './result.js';
+import { defineTool } from '../../tools/define.js';
 
 /** The most characters of resource names the description carries; a long list is cut with a count. */
 const MAX_DESCRIPTION_CHARS = 400;
@@ -46,7 +47,7 @@ function listing(list: readonly RemoteResource[], templates: readonly RemoteReso
 
 export function resourceTool(o: ResourceToolOptions): Tool {
   const { server, config } = o;
-  return {
+  return defineTool({
     name: o.name,
     description: `[MCP server ${server}] Reads one of this server's resources by URI; without uri, lists them all. ${summary(o.list, o.templates)}`,
     inputSchema: {
@@ -57,8 +58,7 @@ export function resourceTool(o: ResourceToolOptions): Tool {
     mcpServer: server,
     timeoutMs: config.callTimeoutMs + config.listTimeoutMs,
     maxOutputBytes: config.maxResultBytes + 1024,
-    async execute(input: unknown, ctx: ToolContext): Promise<ToolResult> {
-      const uri = typeof input === 'object' && input !== null && 'uri' in input && typeof input.uri === 'string' ? input.uri : undefined;
+    async execute({ uri }, ctx) {
       if (uri === undefined) return { content: resourceText(server, 'list', [{ uri: 'list', text: listing(o.list, o.templates) }], config.maxResultBytes) };
       try {
         return { content: resourceText(server, uri, await o.read(uri, ctx.signal), config.maxResultBytes) };
@@ -67,5 +67,5 @@ export function resourceTool(o: ResourceToolOptions): Tool {
         return { content: msg.startsWith('MCP server') ? msg : `MCP server ${server}: ${msg}`, isError: true };
       }
     },
-  };
+  });
 }

@@ -5,13 +5,7 @@ import type { Tool } from '../types.js';
 import { Refused } from './confine.js';
 import { guarded, looksBinary, readWhole, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
 import { checkQuota, checkWriteSize, writeInto, writeTarget } from './write_file.js';
-
-interface EditInput {
-  path: string;
-  old_string: string;
-  new_string: string;
-  replace_all?: boolean;
-}
+import { defineTool } from '../define.js';
 
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
 function occurrences(text: string, needle: string): number[] {
@@ -36,7 +30,7 @@ const MAX_LINES_LISTED = 20;
 
 export function editFileTool(d: FileToolDeps): Tool {
   const max = d.settings.maxWriteBytes;
-  return {
+  return defineTool({
     name: 'edit_file',
     description:
       'Replace old_string with new_string in a text file. old_string must match exactly (whitespace and indentation ' +
@@ -55,7 +49,7 @@ export function editFileTool(d: FileToolDeps): Tool {
     },
     sequential: true,
     execute: (input) => {
-      const { path, old_string: oldText, new_string: newText, replace_all: all = false } = input as EditInput;
+      const { path, old_string: oldText, new_string: newText, replace_all: all = false } = input;
       return guarded('edit_file', path, async () => {
         if (oldText === newText) return { content: 'edit_file: old_string and new_string are the same; nothing to change', isError: true };
         const { real, shown, snapshot } = await d.confinement.resolve(path, 'write');
@@ -90,5 +84,5 @@ export function editFileTool(d: FileToolDeps): Tool {
         return { content: `edited ${shown}: replaced ${plural(found.length, 'occurrence')} (line${found.length === 1 ? '' : 's'} ${listed})` };
       });
     },
-  };
+  });
 }

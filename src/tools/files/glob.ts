@@ -8,15 +8,11 @@ import { OUTSIDE, Refused } from './confine.js';
 import { guarded, joinShown, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
 import { compileGlob, isLiteral } from './pattern.js';
 import { newStats, walk, walkNotes } from './walk.js';
-
-interface GlobInput {
-  pattern: string;
-  path?: string;
-}
+import { defineTool } from '../define.js';
 
 export function globTool(d: FileToolDeps): Tool {
   const maxResults = d.settings.maxResults;
-  return {
+  return defineTool({
     name: 'glob',
     readOnly: true,
     description:
@@ -33,7 +29,7 @@ export function globTool(d: FileToolDeps): Tool {
       additionalProperties: false,
     },
     execute: (input, ctx) => {
-      const { pattern, path = '.' } = input as GlobInput;
+      const { pattern, path = '.' } = input;
       return guarded('glob', path, async () => {
         if (isAbsolute(pattern)) throw new Refused('no absolute path outside the roots', `the pattern ${pattern} is absolute; give a relative pattern and the directory as path`);
         if (pattern.split('/').includes('..')) throw new Refused("no '..' escape", `the pattern ${pattern} climbs with '..'; give the directory to search as path instead. ${OUTSIDE}`);
@@ -77,5 +73,5 @@ export function globTool(d: FileToolDeps): Tool {
         return { content: [head, ...shown, ...(notes ? [notes] : [])].join('\n') };
       });
     },
-  };
+  });
 }

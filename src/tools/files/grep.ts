@@ -10,14 +10,7 @@ import { guarded, joinShown, looksBinary, readWhole, PATH_SCHEMA, plural, type F
 import { compileGlob } from './pattern.js';
 import { compileSearchRegex, RegexTimeout, type SearchRegex } from './search-regex.js';
 import { newStats, walk, walkNotes, type Walked } from './walk.js';
-
-interface GrepInput {
-  pattern: string;
-  path?: string;
-  glob?: string;
-  literal?: boolean;
-  ignore_case?: boolean;
-}
+import { defineTool } from '../define.js';
 
 /** Longest line text shown; a minified file should not fill the output with one line. */
 const MAX_LINE_CHARS = 300;
@@ -30,7 +23,7 @@ function shorten(line: string): string {
 
 export function grepTool(d: FileToolDeps): Tool {
   const { maxResults, maxSearchBytes } = d.settings;
-  return {
+  return defineTool({
     name: 'grep',
     readOnly: true,
     description:
@@ -51,7 +44,7 @@ export function grepTool(d: FileToolDeps): Tool {
       additionalProperties: false,
     },
     execute: (input, ctx) => {
-      const { pattern, path = '.', glob, literal = false, ignore_case: ignoreCase = false } = input as GrepInput;
+      const { pattern, path = '.', glob, literal = false, ignore_case: ignoreCase = false } = input;
       return guarded('grep', path, async () => {
         let re: SearchRegex;
         try {
@@ -155,5 +148,5 @@ export function grepTool(d: FileToolDeps): Tool {
         return { content: [head, ...lines, ...tail].join('\n') };
       });
     },
-  };
+  });
 }

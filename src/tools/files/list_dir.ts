@@ -9,6 +9,7 @@ import type { Tool } from '../types.js';
 import { holdPath, tryHoldPath, withHeld } from './beneath.js';
 import { realResolve } from './confine.js';
 import { guarded, PATH_SCHEMA, plural, type FileToolDeps } from './common.js';
+import { defineTool } from '../define.js';
 
 interface Line {
   name: string;
@@ -22,7 +23,7 @@ const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export function listDirTool(d: FileToolDeps): Tool {
   const maxResults = d.settings.maxResults;
-  return {
+  return defineTool({
     name: 'list_dir',
     readOnly: true,
     description: `List a directory (default: the workspace): each entry's type, size in bytes and name, directories first; at most ${maxResults} entries.`,
@@ -32,7 +33,7 @@ export function listDirTool(d: FileToolDeps): Tool {
       additionalProperties: false,
     },
     execute: (input) => {
-      const { path = '.' } = input as { path?: string };
+      const { path = '.' } = input;
       return guarded('list_dir', path, async () => {
         const { real, shown, snapshot } = await d.confinement.resolve(path, 'read');
         // Listed, and its entries looked at, through the directory held open (beneath.ts), so a
@@ -81,5 +82,5 @@ export function listDirTool(d: FileToolDeps): Tool {
         return { content: [head, ...lines.slice(0, maxResults).map((l) => l.text)].join('\n') };
       });
     },
-  };
+  });
 }

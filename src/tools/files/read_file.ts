@@ -6,16 +6,11 @@ import type { Tool } from '../types.js';
 import { holdPath, withHeld } from './beneath.js';
 import { Refused } from './confine.js';
 import { guarded, looksBinary, openHeld, PATH_SCHEMA, plural, SNIFF_BYTES, type FileToolDeps } from './common.js';
+import { defineTool } from '../define.js';
 
 /** Lines shown when the call names no limit: a screenful of a long file, all of a typical one. */
 export const DEFAULT_LINES = 2000;
 const CHUNK = 64 * 1024;
-
-interface ReadInput {
-  path: string;
-  offset?: number;
-  limit?: number;
-}
 
 const numbered = (n: number, line: string) => `${String(n).padStart(6)}\t${line}`;
 
@@ -26,7 +21,7 @@ function cutBytes(text: string, max: number): string {
 
 export function readFileTool(d: FileToolDeps): Tool {
   const maxBytes = d.settings.maxReadBytes;
-  return {
+  return defineTool({
     name: 'read_file',
     readOnly: true,
     description:
@@ -46,7 +41,7 @@ export function readFileTool(d: FileToolDeps): Tool {
     // The byte cap above is this tool's own; the general output cap would cut without saying where to resume.
     maxOutputBytes: maxBytes + 1024,
     execute: (input, ctx) => {
-      const { path, offset = 1, limit = DEFAULT_LINES } = input as ReadInput;
+      const { path, offset = 1, limit = DEFAULT_LINES } = input;
       return guarded('read_file', path, async () => {
         const { real, shown, snapshot } = await d.confinement.resolve(path, 'read');
         return withHeld(holdPath(snapshot, real, shown), async (held) => {
@@ -124,5 +119,5 @@ export function readFileTool(d: FileToolDeps): Tool {
         });
       });
     },
-  };
+  });
 }

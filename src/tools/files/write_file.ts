@@ -8,6 +8,7 @@ import { lockedRefusal, lstatIn, makeDirs, tryHoldPath, type Held } from './bene
 import { Refused, type RootSnapshot } from './confine.js';
 import { guarded, PATH_SCHEMA, type FileToolDeps } from './common.js';
 import { overQuota, workspaceBytes } from '../workspace-quota.js';
+import { defineTool } from '../define.js';
 
 /** What a new file gets; a replaced file keeps its own mode. */
 export const NEW_FILE_MODE = 0o644;
@@ -65,7 +66,7 @@ export function checkWriteSize(bytes: number, max: number, what: string): void {
 
 export function writeFileTool(d: FileToolDeps): Tool {
   const max = d.settings.maxWriteBytes;
-  return {
+  return defineTool({
     name: 'write_file',
     description:
       'Create or replace a whole file in the workspace (or a configured writable root) with the given text; missing ' +
@@ -81,7 +82,7 @@ export function writeFileTool(d: FileToolDeps): Tool {
     },
     sequential: true,
     execute: (input) => {
-      const { path, content } = input as { path: string; content: string };
+      const { path, content } = input;
       return guarded('write_file', path, async () => {
         const bytes = Buffer.byteLength(content);
         checkWriteSize(bytes, max, 'the content is');
@@ -103,5 +104,5 @@ export function writeFileTool(d: FileToolDeps): Tool {
         return { content: `wrote ${bytes} bytes to ${shown} (${before ? `replaced ${before.size} bytes` : 'new file'})` };
       });
     },
-  };
+  });
 }

@@ -4,6 +4,7 @@ import type { LookupFunction } from 'node:net';
 import type { Tool } from '../types.js';
 import { decodeBody } from './charset.js';
 import { vetHost, type Vetted } from './ssrf.js';
+import { defineTool } from '../define.js';
 
 export interface WebSettings {
   allowedHosts: string[];
@@ -103,7 +104,7 @@ export async function fetchPage(target: string, s: WebSettings, signal?: AbortSi
 const MAX_CHARS = 20_000;
 
 export function webFetchTool(s: WebSettings): Tool {
-  return {
+  return defineTool({
     name: 'web_fetch',
     description: 'Fetch a web page (http or https) and return its readable text. Private and local network addresses are refused.',
     inputSchema: {
@@ -113,7 +114,7 @@ export function webFetchTool(s: WebSettings): Tool {
       additionalProperties: false,
     },
     async execute(input, ctx) {
-      const { url, maxChars = MAX_CHARS } = input as { url: string; maxChars?: number };
+      const { url, maxChars = MAX_CHARS } = input;
       try {
         const page = await fetchPage(url, s, ctx.signal);
         let text = page.text;
@@ -125,5 +126,5 @@ export function webFetchTool(s: WebSettings): Tool {
         return { content: `web_fetch ${url}: ${err instanceof Error ? err.message : String(err)}`, isError: true };
       }
     },
-  };
+  });
 }

@@ -12,6 +12,7 @@ import { ConfigError, errorMessage } from '../../errors.js';
 import type { Tool } from '../types.js';
 import type { snippetToText } from './html.js';
 import { PROVIDERS, type Provider, type ProviderName, type SearchHit } from './search-providers.js';
+import { defineTool } from '../define.js';
 
 export type WebConfig = PinclawConfig['web'];
 
@@ -185,7 +186,7 @@ function searchTool(s: SearchSettings): Tool {
   const label = PROVIDERS[s.provider].label;
   // The registry redacts known secrets too; this keeps the key out even where the tool is used alone.
   const scrub = (text: string) => (s.apiKey.length >= 4 ? text.split(s.apiKey).join('[redacted]') : text);
-  return {
+  return defineTool({
     name: 'web_search',
     description: `Search the web (${label}) and get numbered results with title, URL and snippet. Read a result with web_fetch.`,
     inputSchema: {
@@ -198,7 +199,7 @@ function searchTool(s: SearchSettings): Tool {
       additionalProperties: false,
     },
     async execute(input, ctx) {
-      const { query, count = DEFAULT_COUNT } = input as { query: string; count?: number };
+      const { query, count = DEFAULT_COUNT } = input;
       const q = query.trim();
       if (!q) return { content: 'web_search: input.query is blank; say what to search for', isError: true };
       try {
@@ -210,7 +211,7 @@ function searchTool(s: SearchSettings): Tool {
         return { content: scrub(`web_search: ${errorMessage(err)}`), isError: true };
       }
     },
-  };
+  });
 }
 
 /** [web_search] when web.search.provider is set, else []; throws a ConfigError for an incomplete setup. */

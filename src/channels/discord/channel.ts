@@ -19,18 +19,11 @@ import { contentWithheld, type DiscordMessage } from './message.js';
 import { discordRest, type DiscordRest } from './rest.js';
 import { openSeen } from './seen.js';
 import { isPaired } from '../../store/pairing.js';
+import type { ExternalChannel, ExternalChannelOptions } from '../external.js';
 
-export interface DiscordChannel extends ChannelAdapter {
-  start(conductor: Conductor): Promise<void>;
-  stop(): Promise<void>;
-}
+export type DiscordChannel = ExternalChannel;
 
-export interface DiscordChannelOptions {
-  config: PinclawConfig;
-  db: Db;
-  bus: Bus;
-  workspace: string;
-  home?: string;
+export interface DiscordChannelOptions extends ExternalChannelOptions {
   rest?: DiscordRest;
 }
 

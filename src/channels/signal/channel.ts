@@ -20,20 +20,11 @@ import { createInbound } from './inbound.js';
 import { runReceiver } from './receiver.js';
 import { signalRpc, type SignalRpc } from './rpc.js';
 import { openSeen } from './seen.js';
+import type { ExternalChannel, ExternalChannelOptions } from '../external.js';
 
-export interface SignalChannel extends ChannelAdapter {
-  /** starts receiving in the background */
-  start(conductor: Conductor): Promise<void>;
-  stop(): Promise<void>;
-}
+export type SignalChannel = ExternalChannel;
 
-export interface SignalChannelOptions {
-  config: PinclawConfig;
-  db: Db;
-  bus: Bus;
-  workspace: string;
-  /** the gateway's home (named in the pairing hint when not the default) */
-  home?: string;
+export interface SignalChannelOptions extends ExternalChannelOptions {
   rpc?: SignalRpc;
 }
 

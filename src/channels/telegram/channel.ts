@@ -20,20 +20,11 @@ import { fatalReason, runPoller } from './poller.js';
 import { chatKeyOf, targetOf } from './topic.js';
 import { voiceRepliesOn } from '../../voice/chat-setting.js';
 import { quoteTranscripts, sendVoiceReply, speakable } from './voice-reply.js';
+import type { ExternalChannel, ExternalChannelOptions } from '../external.js';
 
-export interface TelegramChannel extends ChannelAdapter {
-  /** checks the token, then polls in the background; resolves once the first check is done */
-  start(conductor: Conductor): Promise<void>;
-  stop(): Promise<void>;
-}
+export type TelegramChannel = ExternalChannel;
 
-export interface TelegramChannelOptions {
-  config: PinclawConfig;
-  db: Db;
-  bus: Bus;
-  workspace: string;
-  /** the gateway's home (named in the pairing hint when not the default) */
-  home?: string;
+export interface TelegramChannelOptions extends ExternalChannelOptions {
   api?: TelegramApi;
 }
 

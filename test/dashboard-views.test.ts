@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { apiRoutes, httpChannel } from '../src/channels/http/api.js';
 import { createConfirmations } from '../src/channels/http/confirmations.js';
 import { startHttpServer } from '../src/channels/http/server.js';
-import { checkConfigSet } from '../src/cli/config-checks.js';
+import { checkConfigSet } from '../src/setup/config-checks.js';
 import { recordWrites } from '../src/setup/hardware.js';
 import { loadConfig } from '../src/config/index.js';
 import { createBus } from '../src/conductor/bus.js';

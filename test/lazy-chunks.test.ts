@@ -26,7 +26,7 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
     ['src/cli/memory-command.ts', 'pinclaw memory add TEXT [--kind K] [--json]', 'memory-cli'],
     // MQTT: the mqtt package and everything that uses the broker, evaluated only with mqtt.url.
     ['mqtt (the package)', 'topicAliasMaximum from broker is out of range', 'mqtt'],
-    ['src/channels/mqtt/connection.ts', 'mqtt: not connected to ', 'mqtt'],
+    ['src/mqtt/connection.ts', 'mqtt: not connected to ', 'mqtt'],
     ['src/fleet/remote.ts', 'it has no mqtt.fleet.key and answers no calls', 'mqtt'],
     ['src/fleet/home-assistant.ts', 'to let Home Assistant switch lines', 'mqtt'],
     ['src/hardware/sensors/tool.ts', 'Read a named sensor (hardware.sensors)', 'sensors'],
@@ -66,7 +66,7 @@ t.test('the chunked modules are in their chunk only, the bundle modules in the b
   ];
   for (const [module, text, file] of where) t.same(holders(text), [file], `${module} is in ${file} only`);
   // What they take instead: the bundle's instance, by a require that src/lazy-chunk.ts answers.
-  for (const [chunk, modules] of Object.entries({ telegram: ['log', 'errors', 'lazy-chunk', 'store/queue'], memory: ['log', 'errors', 'store/statements', 'native/loader'], 'memory-cli': ['errors', 'store/db', 'memory/holder', 'lazy-chunk'], hooks: ['sandbox/index', 'store/state', 'config/hooks'] })) {
+  for (const [chunk, modules] of Object.entries({ telegram: ['log', 'errors', 'lazy-chunk', 'store/queue'], memory: ['log', 'errors', 'store/statements', 'native/loader'], 'memory-cli': ['errors', 'setup/process', 'memory/holder', 'lazy-chunk'], hooks: ['sandbox/index', 'store/state', 'config/hooks'] })) {
     for (const m of modules) t.ok(files[chunk]!.includes(`require("pinclaw-host:src/${m}.ts")`), `${chunk} takes src/${m}.ts from the bundle`);
   }
   t.notOk(files.bundle!.includes('require("pinclaw-host:'), 'the bundle itself requires nothing from a host');

@@ -8,7 +8,7 @@ import mqtt from 'mqtt';
 import { admit, MAX_PENDING_MQTT_PAIRINGS, pairingSubject } from '../src/channels/mqtt/access.js';
 import { CHAT_REFUSALS_PER_MINUTE, chatParts, createMqttChat, parseChatPayload, type ChatRights } from '../src/channels/mqtt/chat.js';
 import { approvePairing, listPairings, PAIRING_CODE_TTL_MS } from '../src/store/pairing.js';
-import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
+import { openMqttLink, type MqttLink, type MqttSettings } from '../src/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { setLogLevel, setLogSink } from '../src/log.js';
 import { openDatabase, type Db } from '../src/store/db.js';

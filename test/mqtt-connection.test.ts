@@ -2,7 +2,7 @@
 // acknowledgements, subscriptions with handlers, refused credentials, a broker restart.
 import t from 'tap';
 import mqtt from 'mqtt';
-import { checkMqttSettings, nodeIdOf, openMqttLink, topicMatches, type MqttSettings } from '../src/channels/mqtt/connection.js';
+import { checkMqttSettings, nodeIdOf, openMqttLink, topicMatches, type MqttSettings } from '../src/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { startBroker, type Broker } from './support/mosquitto.js';
 
@@ -110,7 +110,7 @@ t.test('last will: a link that dies without a goodbye shows offline', async (t) 
   const { build } = await import('esbuild');
   await build({
     stdin: {
-      contents: `import { openMqttLink } from ${JSON.stringify(join(root, 'src/channels/mqtt/connection.ts'))};
+      contents: `import { openMqttLink } from ${JSON.stringify(join(root, 'src/mqtt/connection.ts'))};
 import { defaults } from ${JSON.stringify(join(root, 'src/config/schema.ts'))};
 openMqttLink({ settings: { ...defaults().mqtt, url: ${JSON.stringify(b.url)}, nodeId: 'doomed', keepaliveSeconds: 5 } });`,
       resolveDir: root, loader: 'ts', sourcefile: 'hold.ts',

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap';
 import mqtt from 'mqtt';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openMqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
+import { openMqttLink, type MqttSettings } from '../src/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
 import {

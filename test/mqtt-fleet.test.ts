@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { openMqttLink, type MqttLink, type MqttSettings } from '../src/channels/mqtt/connection.js';
+import { openMqttLink, type MqttLink, type MqttSettings } from '../src/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { sign, signRequest, verify, type FleetRequest, type FleetResponse } from '../src/fleet/fleet-sign.js';
 import { REFUSALS_IN_DETAIL } from '../src/fleet/refusals.js';

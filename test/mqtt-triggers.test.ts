@@ -5,7 +5,7 @@ import t from 'tap';
 import mqtt from 'mqtt';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openMqttLink } from '../src/channels/mqtt/connection.js';
+import { openMqttLink } from '../src/mqtt/connection.js';
 import { defaults } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
 import { asText, judge, payloadValue, valueAt } from '../src/fleet/condition.js';

@@ -11,7 +11,7 @@ import { fallbackChain } from '../src/agent/providers/chain.js';
 import { heuristicCount } from '../src/agent/tokens.js';
 import { ensureWorkspace } from '../src/agent/workspace.js';
 import { ProviderError, type Provider, type ProviderEvent, type ProviderRequest } from '../src/agent/types.js';
-import { configProblems } from '../src/cli/config-checks.js';
+import { configProblems } from '../src/setup/config-checks.js';
 import { defaults, type PinclawConfig } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
 import { createConductor } from '../src/conductor/conductor.js';

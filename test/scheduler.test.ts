@@ -201,7 +201,7 @@ t.test('heartbeat.deliver unset: the replies go to owner.notify; log keeps them 
   t.match(await forwarded(withOwner('telegram:7')), [{ channel: 'telegram', chatId: '7' }], 'its own deliver wins');
   const config = defaults();
   config.owner.notify = 'telegram:42';
-  const { configProblems } = await import('../src/cli/config-checks.js');
+  const { configProblems } = await import('../src/setup/config-checks.js');
   t.match(await configProblems(config, { paths: resolvePaths({ home: tempDir() }), env: {} }), [/^owner\.notify: channel telegram is not set up \(channels\.telegram\.token is unset\)/]);
 });
 

@@ -199,6 +199,17 @@ t.test('spawn: the child works in its own session with fewer tools; its answer i
   t.match(queryAudit(db, { tool: 'spawn' }), [{ session_key: 'tg:42', outcome: 'ok' }]);
 });
 
+t.test('spawn: the child is lent the conductor\'s send through its call context; its send_message reaches the chat', async (t) => {
+  // The child's first call sends, its second answers; the parent then answers the owner.
+  const child: ChildAnswer = (_req, n) => (n === 1 ? reply([toolUse('send_message', { text: 'halfway there' }, 'child_send')]) : reply('done', 'end_turn', 50));
+  const provider = twoModels([reply([toolUse('spawn', { task: 'Report progress, then finish.' })]), reply('finished')], child);
+  const { ask, sent, db } = fixture(t, { provider, configure: full });
+  const out = await ask('tg', '42', 'go');
+  t.equal(out.text, 'finished');
+  t.same(sentTo(sent, 'tg', '42'), ['halfway there', 'finished'], 'the child\'s message was delivered to the parent\'s chat, before the reply');
+  t.match(queryAudit(db, { tool: 'send_message' }), [{ session_key: 'tg:42/spawn/1', outcome: 'ok' }]);
+});
+
 t.test('spawn: a tool subset, the tools it may never have, tools.spawn.deny', async (t) => {
   const provider = twoModels([
     reply([toolUse('spawn', { task: 'a', tools: ['current_time'] }, 's1')]),

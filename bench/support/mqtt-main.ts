@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import mqtt, { type MqttClient } from 'mqtt';
-import { openMqttLink, type MqttLink, type MqttSettings } from '../../src/channels/mqtt/connection.js';
+import { openMqttLink, type MqttLink, type MqttSettings } from '../../src/mqtt/connection.js';
 import { defaults } from '../../src/config/schema.js';
 import { remoteTool, startFleetServer } from '../../src/fleet/remote.js';
 import { openDatabase } from '../../src/store/db.js';

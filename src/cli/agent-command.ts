@@ -1,24 +1,15 @@
 // `pinclaw agent -m TEXT [--session KEY]`: one turn through the same queue and conductor as every
 // channel; without -m an interactive chat. Replies to earlier messages of the session that a
 // stopped process left unanswered are delivered here too.
-import { execSandbox } from '../sandbox/detect.js';
 import { createInterface, type Interface } from 'node:readline';
-import { loadConfig } from '../config/index.js';
-import { ConfigError, UsageError } from '../errors.js';
-import { ensureWritableDir } from '../fsutil.js';
-import { setLogLevel } from '../log.js';
-import { configureNative } from '../native/loader.js';
-import { createRuntime } from '../setup/runtime.js';
-import { missingProvider, resolveModels } from '../agent/providers/models.js';
+import { UsageError } from '../errors.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
-import { openDatabase } from '../store/db.js';
 import type { OutboundRow } from '../store/queue.js';
 import type { ConfirmRequest } from '../tools/types.js';
 import { parseCommandArgs } from './args.js';
 import { agentOptions } from './options.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
-import { startHardware } from '../setup/hardware.js';
-import { checkConfig } from './config-checks.js';
+import { openProcess, withTurns, type TurnProcess } from '../setup/process.js';
 import type { CliContext } from './context.js';
 
 const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
@@ -29,16 +20,9 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   if (values.message !== undefined && values.message.trim() === '') throw new UsageError(`-m needs a non-empty message\nusage: ${USAGE}`);
   const session = values.session ?? 'cli:main';
 
-  ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
-  const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
-  // Every configuration error (exit 78) before anything starts, the same checks `config set` runs.
-  await checkConfig(config, ctx);
-  // Without a provider no turn can be answered: a configuration error (exit 78) before anything starts.
-  const missing = missingProvider(resolveModels(config, ctx.env));
-  if (missing) throw new ConfigError(`${missing}\nOr run \`pinclaw onboard\` to set up a provider and its key.`);
-  setLogLevel(config.log.level);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  // Every configuration error (exit 78) before anything starts: the checks `config set` runs, and a model.
+  const proc = await openProcess(ctx, { secrets: 'required', startChecks: {}, turns: true, logLevel: true });
+  const { config } = proc;
 
   const mine = new Set<number>();
   // In a chat the question goes through the chat's own readline (a second reader would steal lines).
@@ -54,10 +38,15 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
     },
     ...(confirm ? { confirm: (_chatId: string, request: ConfirmRequest) => confirm(request) } : {}),
   };
-  // The owner at the device can use its hardware from the CLI as from any chat (no triggers here:
-  // those belong to the gateway, which owns the lines they watch).
-  const hardware = await startHardware(config, ctx);
-  const { conductor, bus } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [session], extraTools: hardware.tools, board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
+  // The owner at the device can use its hardware from the CLI as from any chat.
+  let turns: TurnProcess;
+  try {
+    turns = await withTurns(ctx, proc, { channels: [cli], sessions: [session] });
+  } catch (err) {
+    proc.close();
+    throw err;
+  }
+  const { conductor, bus } = turns;
   // At a terminal the owner sees what the turn is doing, read off the same bus events the dashboard
   // and /api/events show; piped output stays the reply alone.
   if (process.stderr.isTTY) {
@@ -87,8 +76,10 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
     }
     return 0;
   } finally {
-    await conductor.stop(5000);
-    hardware.close();
-    db.close();
+    try {
+      await turns.stop(5000);
+    } finally {
+      proc.close();
+    }
   }
 }

@@ -1,10 +1,8 @@
 // `pinclaw audit [--since DURATION|ISO] [--tool NAME] [--limit N] [--json]`: the tool-call log, oldest
 // first, the newest N rows.
-import { loadConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { configureNative } from '../native/loader.js';
 import { queryAudit, type AuditRow } from '../store/audit.js';
-import { openDatabase } from '../store/db.js';
+import { openProcess } from '../setup/process.js';
 import { parseCommandArgs } from './args.js';
 import { auditOptions } from './options.js';
 import type { CliContext } from './context.js';
@@ -59,9 +57,7 @@ export async function runAudit(args: string[], ctx: CliContext): Promise<number>
   if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit)) throw new UsageError(`--limit: expected a positive integer, got '${values.limit}'\nusage: ${USAGE}`);
   const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit);
 
-  const config = loadConfig(ctx.paths, ctx.env);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  const { config, db } = await openProcess(ctx);
   try {
     // One row more than shown tells whether older rows were left out.
     const rows = queryAudit(db, { since, tool: values.tool, limit: limit + 1 });

@@ -5,7 +5,7 @@ import { envVarFor, getConfigValue, loadConfig, lookupKey, plannedUnset, readCon
 import { fieldAt, leaves, schema, type Field } from '../config/schema.js';
 import { writeConfigFile } from '../config/write.js';
 import { parseCommandArgs } from './args.js';
-import { checkConfig, checkConfigChange, checkConfigSet, providerNote } from './config-checks.js';
+import { checkConfig, checkConfigChange, checkConfigSet, providerNote } from '../setup/config-checks.js';
 import { configOptions } from './options.js';
 import type { CliContext } from './context.js';
 
@@ -168,7 +168,7 @@ export async function runConfig(sub: string, args: string[], ctx: CliContext): P
 
     case 'validate': {
       try {
-        // Everything the gateway and pinclaw agent check before they start (src/cli/config-checks.ts).
+        // Everything the gateway and pinclaw agent check before they start (src/setup/config-checks.ts).
         const config = loadConfig(ctx.paths, ctx.env, { secrets: 'required' });
         await checkConfig(config, ctx);
         const note = providerNote(config, ctx.env);

@@ -6,17 +6,12 @@
 // conductor as `pinclaw agent` does, in the job's session, and the reply is printed here; a job with
 // --deliver also gets it on its channel, queued for the gateway (which serves that channel). The run
 // log records it as manual.
-import { execSandbox } from '../sandbox/detect.js';
 import { loadConfig } from '../config/index.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { ConfigError, PinclawError, UsageError } from '../errors.js';
 import { ensureWritableDir } from '../fsutil.js';
-import { setLogLevel } from '../log.js';
-import { configureNative } from '../native/loader.js';
-import { createRuntime } from '../setup/runtime.js';
-import { missingProvider, modelRefs, resolveModels } from '../agent/providers/models.js';
 import type { ChannelAdapter } from '../conductor/conductor.js';
-import { openDatabase, type Db } from '../store/db.js';
+import { openProcess, openStore, withTurns } from '../setup/process.js';
 import { recordOutbound, type OutboundRow } from '../store/queue.js';
 import type { ConfirmRequest } from '../tools/types.js';
 import { JobInputError, pauseJob, prepareJob, resumeJob, type JobField } from '../scheduler/job-input.js';
@@ -28,7 +23,6 @@ import { LOG_TARGET, ownerNotifyProblem } from '../scheduler/targets.js';
 import { parseCommandArgs } from './args.js';
 import { cronOptions } from './options.js';
 import { cliConfirm } from './confirm.js';
-import { startHardware } from '../setup/hardware.js';
 import type { CliContext } from './context.js';
 
 const USAGE: Record<string, string> = {
@@ -48,11 +42,6 @@ function jobId(text: string | undefined, usage: string): number {
   if (text === undefined) throw new UsageError(`missing the job id\nusage: ${usage}`);
   if (!/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`expected a job id (a number that pinclaw cron list shows), got '${text}'\nusage: ${usage}`);
   return Number(text);
-}
-
-function openStore(ctx: CliContext, config: PinclawConfig): Db {
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  return openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
 }
 
 export async function runCron(sub: string, rawArgs: string[], ctx: CliContext): Promise<number> {
@@ -80,8 +69,7 @@ export async function runCron(sub: string, rawArgs: string[], ctx: CliContext): 
   }
   if (sub === 'run') return run(id, ctx);
 
-  const config = loadConfig(ctx.paths, ctx.env);
-  const db = openStore(ctx, config);
+  const { db } = await openProcess(ctx);
   try {
     if (sub === 'list') {
       const jobs = listJobs(db).map((j) => ({ job: j, last: lastRun(db, j.id) }));
@@ -158,13 +146,8 @@ async function add(values: Values, usage: string, ctx: CliContext): Promise<numb
 }
 
 async function run(id: number, ctx: CliContext): Promise<number> {
-  ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
-  const config = loadConfig(ctx.paths, ctx.env);
-  modelRefs(config);
-  const missing = missingProvider(resolveModels(config, ctx.env));
-  if (missing) throw new ConfigError(`${missing}\nOr run \`pinclaw onboard\` to set up a provider and its key.`);
-  setLogLevel(config.log.level);
-  const db = openStore(ctx, config);
+  const proc = await openProcess(ctx, { turns: true, logLevel: true });
+  const { db } = proc;
   try {
     const job = getJob(db, id);
     if (!job) throw new PinclawError(`no job ${id}; pinclaw cron list shows the jobs`);
@@ -178,8 +161,8 @@ async function run(id: number, ctx: CliContext): Promise<number> {
       },
       ...(confirm ? { confirm: (_chatId: string, request: ConfirmRequest) => confirm(request) } : {}),
     };
-    const hardware = await startHardware(config, ctx);
-    const { conductor } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels: [cli], sessions: [job.session_key], extraTools: hardware.tools, board: hardware.promptText, execSandbox: await execSandbox(config.sandbox.backend) });
+    const turns = await withTurns(ctx, proc, { channels: [cli], sessions: [job.session_key] });
+    const { conductor } = turns;
     try {
       conductor.start();
       const now = Date.now();
@@ -200,10 +183,9 @@ async function run(id: number, ctx: CliContext): Promise<number> {
       }
       return out.kind === 'reply' ? 0 : 1;
     } finally {
-      await conductor.stop(5000);
-      hardware.close();
+      await turns.stop(5000);
     }
   } finally {
-    db.close();
+    proc.close();
   }
 }

@@ -2,10 +2,8 @@
 // line, on the same store, embedder and index as the agent's tools. In the bundle this is the lazy
 // chunk 'memory-cli' (src/lazy-chunk.ts), and the memory's implementation is reached through
 // import() as in the gateway: the chunk 'memory', one copy of it per process.
-import { loadConfig } from '../config/index.js';
 import { PinclawError, UsageError } from '../errors.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
+import { openProcess } from '../setup/process.js';
 import { memoryHolder, memoryInputError } from '../memory/holder.js';
 import type { SearchMode } from '../memory/types.js';
 import { parseCommandArgs } from './args.js';
@@ -48,9 +46,7 @@ export async function runMemory(sub: string, rawArgs: string[], ctx: CliContext)
   if (sub === 'forget' && !/^[1-9]\d{0,15}$/.test(arg)) throw new UsageError(`forget: expected a memory id (a number pinclaw memory list shows), got '${arg}'\nusage: ${usage}`);
   if (values.mode !== undefined && !MODES.includes(values.mode as SearchMode)) throw new UsageError(`--mode: expected hybrid, keyword or vector, got '${values.mode}'\nusage: ${usage}`);
 
-  const config = loadConfig(ctx.paths, ctx.env);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  const { config, db } = await openProcess(ctx);
   const holder = memoryHolder({ db, paths: ctx.paths, config, env: ctx.env });
   let transfer: typeof import('../memory/transfer.js') | undefined;
   try {

@@ -15,8 +15,7 @@ import { configureNative } from '../native/loader.js';
 import { planService, type PlannedService } from '../ops/service-plan.js';
 import { RETRY_TIMER, UNIT_NAME, renderRetryTimer, renderUnit, type ServiceMode } from '../ops/service-unit.js';
 import { firstLine, onPath, runTool, systemctl, unitDir, verifyUnits, type Systemctl } from '../ops/systemd.js';
-import { openDatabase } from '../store/db.js';
-import { getState } from '../store/state.js';
+import { gatewayHealth } from '../ops/gateway-health.js';
 import { parseCommandArgs } from './args.js';
 import { serviceOptions } from './options.js';
 import type { CliContext } from './context.js';
@@ -178,51 +177,6 @@ async function uninstall(mode: ServiceMode, ctx: CliContext): Promise<number> {
 }
 
 const PROPS = ['LoadState', 'UnitFileState', 'FragmentPath', 'ActiveState', 'SubState', 'Result', 'MainPID', 'NRestarts', 'WatchdogUSec', 'MemoryCurrent', 'ActiveEnterTimestamp'] as const;
-
-interface GatewayHealth {
-  url?: string;
-  healthz: { ok: boolean; detail: string };
-  aliveAt?: string;
-  starts?: number;
-  startedAt?: string;
-  store?: string;
-}
-
-/** What the gateway says about itself: /healthz on its port, and what it last wrote to the state table. */
-async function gatewayHealth(config: PinclawConfig, ctx: CliContext): Promise<GatewayHealth> {
-  const out: GatewayHealth = { healthz: { ok: false, detail: '' } };
-  const { host, port } = config.gateway;
-  if (port === 0) {
-    out.healthz.detail = 'gateway.port is 0 (chosen at start): not checked';
-  } else {
-    const h = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-    out.url = `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
-    try {
-      const res = await fetch(`${out.url}/healthz`, { signal: AbortSignal.timeout(3000) });
-      out.healthz = { ok: res.status === 200, detail: `HTTP ${res.status}` };
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
-      out.healthz.detail = cause === 'ECONNREFUSED' ? 'nothing listens there' : errorMessage(err);
-    }
-  }
-  if (existsSync(ctx.paths.database)) {
-    try {
-      configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-      const db = openDatabase(ctx.paths.database, { readonly: true });
-      try {
-        out.aliveAt = getState(db, 'gateway.alive_at');
-        out.startedAt = getState(db, 'gateway.started_at');
-        const starts = getState(db, 'gateway.starts');
-        if (starts !== undefined) out.starts = Number(starts);
-      } finally {
-        db.close();
-      }
-    } catch (err) {
-      out.store = errorMessage(err);
-    }
-  }
-  return out;
-}
 
 const ago = (iso: string) => {
   const s = Math.round((Date.now() - Date.parse(iso)) / 1000);

@@ -1,8 +1,6 @@
 // `pinclaw sessions list | show KEY | reset KEY`
-import { loadConfig } from '../config/index.js';
 import { PinclawError, UsageError } from '../errors.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
+import { openProcess } from '../setup/process.js';
 import { listSessions, loadSession, resetSession } from '../store/sessions.js';
 import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
@@ -13,9 +11,7 @@ export async function runSessions(sub: string, rawArgs: string[], ctx: CliContex
   const args = parseCommandArgs(rawArgs, {}, usage).positionals;
   const need = sub === 'list' ? 0 : 1;
   if (args.length !== need) throw new UsageError(`usage: ${usage}`);
-  const config = loadConfig(ctx.paths, ctx.env);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  const { config, db } = await openProcess(ctx);
   try {
     if (sub === 'list') {
       const rows = listSessions(db);

@@ -28,7 +28,7 @@ export interface ChannelAdapter extends DeliveryChannel {
   confirm?(chatId: string, request: ConfirmRequest): Promise<boolean>;
 }
 
-export interface ConductorOptions extends TurnDeps {
+export interface ConductorOptions extends Omit<TurnDeps, 'send'> {
   bus: Bus;
   channels: readonly ChannelAdapter[];
   /** only these sessions are claimed (a CLI process serves its own session) */
@@ -135,10 +135,34 @@ export function createConductor(opts: ConductorOptions): Conductor {
     }
   }
 
+  /** Records a message the process sends on its own (send_message, a job's reply) and wakes its channel's delivery. */
+  function send(msg: OutgoingMessage): OutboundRow {
+    if (!channels.has(msg.channel)) {
+      throw new PinclawError(`unknown channel '${msg.channel}'; channels in this process: ${channelNames.join(', ') || 'none'}`);
+    }
+    if (msg.chatId === '') throw new PinclawError('message refused: no chat id');
+    if (msg.text.trim() === '') throw new PinclawError('message refused: the text is blank');
+    checkLength(msg.text);
+    const row = recordOutbound(db, {
+      idempotencyKey: `send:${msg.idempotencyKey ?? randomUUID()}`,
+      inboundId: null,
+      sessionKey: msg.sessionKey ?? `${msg.channel}:${msg.chatId}`,
+      channel: msg.channel,
+      chatId: msg.chatId,
+      text: msg.text,
+      kind: 'reply',
+    });
+    deliver(row.channel);
+    return row;
+  }
+
   const deliverers = new Map<string, Deliverer>(
     opts.channels.map((channel) => [channel.name, createDeliverer({ db, channel, wanted, retryDelayMs: opts.deliveryRetryDelayMs ?? defaultDeliveryRetryDelay, onSent, crashPoint })]),
   );
   const deliver = (channel: string) => deliverers.get(channel)?.kick();
+
+  // The turn's tools are lent the conductor's send (send_message) through their context.
+  const turnDeps: TurnDeps = { ...opts, send };
 
   async function handle(rows: InboundRow[]): Promise<void> {
     const key = rows[0]!.session_key;
@@ -149,7 +173,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
     const where = { channel: last.channel, chatId: last.chat_id };
     bus.emit({ type: 'turn_start', sessionKey: key, inboundIds: ids, ...where });
     try {
-      const outcome = await runTurn(opts, rows, (e) => bus.emit({ ...e, sessionKey: key }), ac.signal);
+      const outcome = await runTurn(turnDeps, rows, (e) => bus.emit({ ...e, sessionKey: key }), ac.signal);
       const saveReply = db.transaction(() => {
         if (outcome.kind === 'reply' && outcome.session) saveSession(db, outcome.session);
         recordOutbound(db, { idempotencyKey: `reply:${last.id}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text: outcome.text, kind: 'reply' });
@@ -337,25 +361,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
       queueMicrotask(pump);
       return row;
     },
-    send(msg) {
-      if (!channels.has(msg.channel)) {
-        throw new PinclawError(`unknown channel '${msg.channel}'; channels in this process: ${channelNames.join(', ') || 'none'}`);
-      }
-      if (msg.chatId === '') throw new PinclawError('message refused: no chat id');
-      if (msg.text.trim() === '') throw new PinclawError('message refused: the text is blank');
-      checkLength(msg.text);
-      const row = recordOutbound(db, {
-        idempotencyKey: `send:${msg.idempotencyKey ?? randomUUID()}`,
-        inboundId: null,
-        sessionKey: msg.sessionKey ?? `${msg.channel}:${msg.chatId}`,
-        channel: msg.channel,
-        chatId: msg.chatId,
-        text: msg.text,
-        kind: 'reply',
-      });
-      deliver(row.channel);
-      return row;
-    },
+    send,
     start() {
       if (started) return;
       started = true;

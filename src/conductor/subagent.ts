@@ -10,14 +10,12 @@ import type { PinclawConfig } from '../config/schema.js';
 import type { Db } from '../store/db.js';
 import { saveSession, sessionKeysWithPrefix } from '../store/sessions.js';
 import { restrictTools, type SpawnBounds, type SubAgentRun, type SubAgentRunner } from '../tools/spawn.js';
-import type { ToolContext, ToolSet } from '../tools/types.js';
+import { toolSet, type ToolContext } from '../tools/types.js';
 
 export interface SubAgentDeps {
   db: Db;
   config: PinclawConfig;
   provider: () => Promise<Provider | { missing: string }>;
-  /** the registry every call goes through; a function because the registry holds the spawn tool */
-  tools: () => ToolSet;
   now?: () => Date;
 }
 
@@ -76,7 +74,8 @@ function systemPrompt(now: Date, tz: string | undefined, bounds: SpawnBounds, to
 
 export function createSubAgents(d: SubAgentDeps): SubAgentRunner {
   return {
-    allowedTools: (ctx) => d.tools().specs(ctx).map((s) => s.name),
+    // The caller's own tool set (the registry, lent through the call's context): what it is offered.
+    allowedTools: (ctx) => (ctx.tools?.specs(ctx) ?? []).map((s) => s.name),
 
     async run(req) {
       const resolved = await d.provider();
@@ -110,6 +109,8 @@ export function createSubAgents(d: SubAgentDeps): SubAgentRunner {
           return res;
         },
       };
+      // Every call of the child goes through the caller's governed set (policy, limits, audit), cut to its tools.
+      const childSet = restrictTools(parent.tools ?? toolSet([]), req.tools);
       const ctx: ToolContext = {
         sessionKey,
         channel: parent.channel,
@@ -120,6 +121,8 @@ export function createSubAgents(d: SubAgentDeps): SubAgentRunner {
         receivedAt: parent.receivedAt,
         confirm: parent.confirm,
         signal: ac.signal,
+        send: parent.send,
+        tools: childSet,
       };
       const save = (messages: Message[]) => saveSession(d.db, { key: sessionKey, messages, meta: {} });
 
@@ -129,7 +132,7 @@ export function createSubAgents(d: SubAgentDeps): SubAgentRunner {
           model: d.config.agent.model,
           system: systemPrompt(now, d.config.agent.timezone, bounds, req.tools),
           messages: [task],
-          tools: restrictTools(d.tools(), req.tools),
+          tools: childSet,
           toolContext: ctx,
           // The loop makes one more call than its iteration cap (the one told to answer).
           maxIterations: bounds.maxTurns - 1,

@@ -11,7 +11,7 @@ import { log } from '../log.js';
 import type { Db } from '../store/db.js';
 import { unfinishedCount, waitingReplies, type InboundRow } from '../store/queue.js';
 import { loadSession, resetSession, type Session } from '../store/sessions.js';
-import type { ToolContext, ToolSet } from '../tools/types.js';
+import type { SendMessage, ToolContext, ToolSet } from '../tools/types.js';
 import { pinclawVersion } from '../version.js';
 import type { Hooks } from '../hooks/index.js';
 
@@ -34,6 +34,8 @@ export interface TurnDeps {
   now?: () => Date;
   /** command hooks (MessageReceived, SessionStart, MessageSending), when the config has any */
   hooks?: Hooks;
+  /** records and delivers a message to a chat: the conductor's own send, lent to the turn's tools */
+  send?: SendMessage;
 }
 
 export type TurnOutcome =
@@ -176,6 +178,10 @@ export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit
       // When the oldest message of the burst came in: a retry or a restart does not make it younger.
       receivedAt: Math.min(...rows.map((r) => r.created_at)),
       turnId: String(first.id),
+      // What the turn's tools may use: the set they run in (spawn lends it to a sub-agent) and the
+      // conductor's send (send_message).
+      tools: deps.tools,
+      ...(deps.send ? { send: deps.send } : {}),
     },
     maxIterations: cfg.maxIterations,
     maxTokens: cfg.maxTokens,

@@ -9,7 +9,7 @@
 // (a line removed from the config) get an empty retained message, which removes the entity from
 // Home Assistant.
 import { randomUUID } from 'node:crypto';
-import type { ConnectInfo, MqttLink, MqttSettings } from '../channels/mqtt/connection.js';
+import type { ConnectInfo, MqttLink, MqttSettings } from '../mqtt/connection.js';
 import type { Bus } from '../conductor/bus.js';
 import { errorMessage } from '../errors.js';
 import { HA_CHANNEL, HA_CHAT } from '../internal-chats.js';

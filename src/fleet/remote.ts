@@ -23,7 +23,7 @@
 // `<caller>`, so this node's policy decides (tools.overrides for channel fleet, and physical tools
 // only when `fleet:<caller>` is in tools.controlChats); the registry audits it like any call.
 import { randomUUID } from 'node:crypto';
-import type { MqttLink, MqttSettings } from '../channels/mqtt/connection.js';
+import type { MqttLink, MqttSettings } from '../mqtt/connection.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';

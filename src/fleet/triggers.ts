@@ -3,7 +3,7 @@
 // (condition.ts), and what matches passes the same filter as a GPIO edge (debounce, then a rate
 // limit per window), so a chatty sensor costs at most a bounded handful of turns, never tokens for
 // messages that do not match.
-import type { MqttLink } from '../channels/mqtt/connection.js';
+import type { MqttLink } from '../mqtt/connection.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { count } from '../counters.js';
 import { ConfigError, errorMessage } from '../errors.js';

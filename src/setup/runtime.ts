@@ -83,22 +83,14 @@ export function createRuntime(o: RuntimeOptions): Runtime {
       const built = buildProvider(o.config, o.env);
       return 'provider' in built ? built.provider : built;
     })).then((p) => ('complete' in p ? countedProvider(p, providerOutcomeRecorder(o.db)) : p)));
-  // send_message needs the conductor and spawn the registry, both built after (and from) the tools:
-  // these forward references are set below, before any turn can call a tool.
-  let conductorRef: Conductor | undefined;
-  let registryRef: Registry | undefined;
-  const late = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`the ${what} is not set up yet`);
-    return value;
-  };
-  const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider, tools: () => late(registryRef, 'tool registry') });
+  // Built in order: each part from the ones before it. send_message and spawn are lent the
+  // conductor's send and the registry through each call's context (src/tools/types.ts ToolContext).
+  const subAgents = createSubAgents({ db: o.db, config: o.config, provider: resolveProvider });
   // Every tool call goes through the registry: policy from tools.*, limits, redaction, audit rows.
   const { registry, redact, memory, hooks } = configuredRegistry({
     config: o.config, paths: o.paths, env: o.env, db: o.db, tools: o.tools, extraTools: o.extraTools, toolSources: o.toolSources, execSandbox: o.execSandbox,
-    send: (m) => late(conductorRef, 'conductor').send(m),
     subAgents,
   });
-  registryRef = registry;
   setLogRedactor(redact);
   const channels = new Map(o.channels.map((c) => [c.name, c]));
   const bus = o.bus ?? createBus();
@@ -123,6 +115,5 @@ export function createRuntime(o: RuntimeOptions): Runtime {
     channels: o.channels,
     sessions: o.sessions,
   });
-  conductorRef = conductor;
   return { bus, conductor, tools: registry, memory, ...(hooks ? { hooks } : {}) };
 }

@@ -3,15 +3,14 @@
 // up the same way each time so a tool run by hand is judged exactly like one the model calls.
 import { execSandbox } from '../sandbox/detect.js';
 import type { PinclawConfig } from '../config/schema.js';
-import { loadConfig } from '../config/index.js';
-import { setLogLevel, setLogRedactor } from '../log.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase, type Db } from '../store/db.js';
+import { setLogRedactor } from '../log.js';
+import type { Db } from '../store/db.js';
 import type { Registry } from '../tools/registry.js';
 import type { ToolSource } from '../tools/types.js';
 import { configuredRegistry } from './registry.js';
 import type { ProcessContext } from './context.js';
 import { startHardware, type HardwareRuntime } from './hardware.js';
+import { openProcess } from './process.js';
 
 export interface ToolProcess {
   config: PinclawConfig;
@@ -25,10 +24,7 @@ export interface ToolProcess {
 }
 
 export async function openToolProcess(ctx: ProcessContext, o: { toolSources?: (config: PinclawConfig) => readonly ToolSource[] } = {}): Promise<ToolProcess> {
-  const config = loadConfig(ctx.paths, ctx.env);
-  setLogLevel(config.log.level);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  const { config, db } = await openProcess(ctx, { logLevel: true });
   let hardware: HardwareRuntime;
   try {
     hardware = await startHardware(config, ctx);

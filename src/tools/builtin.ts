@@ -4,7 +4,7 @@ import type { PinclawConfig } from '../config/schema.js';
 import type { Paths } from '../paths.js';
 import { execTool } from './exec.js';
 import { fileTools, type LockedFile } from './files/index.js';
-import { sendMessageTool, type SendMessage } from './send-message.js';
+import { sendMessageTool } from './send-message.js';
 import { spawnTool, type SubAgentRunner } from './spawn.js';
 import { currentTimeTool } from './time.js';
 import type { Tool } from './types.js';
@@ -15,11 +15,10 @@ export interface BuiltinDeps {
   config: PinclawConfig;
   paths: Paths;
   env: NodeJS.ProcessEnv;
-  // What the running conductor lends send_message and spawn. Given here, at construction, rather
-  // than on every call's ToolContext: the context says who is asking (policy reads it), while these
-  // are capabilities of the process, and only the tool that needs one should hold it. Absent where
-  // no conductor runs (`pinclaw tool`); those tools then answer that they cannot work there.
-  send?: SendMessage;
+  // What spawn runs a sub-agent with: a process that runs a model. Absent where none runs (`pinclaw
+  // tool`); spawn then answers that it cannot work there. The conductor's send and the registry
+  // itself are not given here: both are built from these tools, so they are lent through each
+  // call's ToolContext (as confirm is), and every part is built after the ones it needs.
   subAgents?: SubAgentRunner;
 }
 
@@ -45,7 +44,7 @@ export function builtinTools(d: BuiltinDeps): Tool[] {
     ...webSearchTools(d.config.web),
     execTool({ workspace: d.paths.workspace, sandbox: d.config.sandbox, workspaceQuotaMb: d.config.files.workspaceQuotaMb }),
     ...fileTools({ workspace: d.paths.workspace, settings: d.config.files, locked: lockedFiles(d.paths) }),
-    sendMessageTool({ maxChars: d.config.agent.maxMessageChars, send: d.send }),
+    sendMessageTool({ maxChars: d.config.agent.maxMessageChars }),
     spawnTool({ settings: d.config.tools.spawn, runner: d.subAgents }),
   ];
 }

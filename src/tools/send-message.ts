@@ -5,14 +5,9 @@ import { errorMessage } from '../errors.js';
 import type { Tool } from './types.js';
 import { defineTool } from './define.js';
 
-/** What the conductor records and delivers; `Conductor.send` has this shape. */
-export type SendMessage = (m: { channel: string; chatId: string; text: string; sessionKey?: string }) => { id: number };
-
 export interface SendMessageOptions {
   /** longest message, in characters (agent.maxMessageChars: what pinclaw accepts, it also sends) */
   maxChars: number;
-  /** absent where no conductor runs (`pinclaw tool run`): the tool then says it cannot deliver */
-  send?: SendMessage;
 }
 
 interface SendInput {
@@ -56,11 +51,12 @@ export function sendMessageTool(o: SendMessageOptions): Tool {
       }
       const target = namedChat(input) ?? { channel: ctx.channel, chatId: ctx.chatId };
       const where = `${target.channel}:${target.chatId}`;
-      if (!o.send) {
+      // The conductor's send, lent by the turn; absent where no conductor runs (`pinclaw tool run`).
+      if (!ctx.send) {
         return { content: `send_message: no conductor runs in this process to deliver to ${where} (it works in a turn of pinclaw gateway or pinclaw agent)`, isError: true };
       }
       try {
-        const row = o.send({ ...target, text, sessionKey: ctx.sessionKey });
+        const row = ctx.send({ ...target, text, sessionKey: ctx.sessionKey });
         return { content: `sent to ${where} (message id ${row.id})` };
       } catch (err) {
         return { content: `send_message to ${where} failed: ${errorMessage(err)}`, isError: true };

@@ -128,7 +128,7 @@ export function spawnTool(o: SpawnOptions): Tool {
     async execute(input, ctx) {
       const { task, tools } = input;
       if (task.trim() === '') return { content: 'spawn: the task is blank', isError: true };
-      if (!o.runner) return { content: 'spawn: no model runs in this process to start a sub-agent (it works in a turn of pinclaw gateway or pinclaw agent)', isError: true };
+      if (!o.runner || !ctx.tools) return { content: 'spawn: no model runs in this process to start a sub-agent (it works in a turn of pinclaw gateway or pinclaw agent)', isError: true };
       const chosen = childTools(o.runner.allowedTools(ctx), o.settings, tools);
       if ('error' in chosen) return { content: chosen.error, isError: true };
       try {

@@ -46,7 +46,17 @@ export interface ToolContext {
   confirm?: (request: ConfirmRequest) => Promise<boolean>;
   /** Output of a long-running tool (exec) as it arrives, for channels that show progress; the result still holds it. */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /**
+   * The tool set the turn runs with (the governed registry, or a sub-agent's share of it): what
+   * spawn offers a sub-agent. Lent by the caller, so no tool holds a reference to its own registry.
+   */
+  tools?: ToolSet;
+  /** Records and delivers a message to a chat (the conductor's send); absent where no conductor runs. */
+  send?: SendMessage;
 }
+
+/** What the conductor records and delivers; `Conductor.send` has this shape. */
+export type SendMessage = (m: { channel: string; chatId: string; text: string; sessionKey?: string }) => { id: number };
 
 export interface ToolResult {
   content: string;

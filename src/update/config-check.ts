@@ -1,4 +1,4 @@
-// The start checks of update.* (src/cli/config-checks.ts runs them for the gateway, `config set` and
+// The start checks of update.* (src/setup/config-checks.ts runs them for the gateway, `config set` and
 // `config validate`): a URL that is no http(s) URL, a public key that does not parse, or a daily
 // check with nowhere to look are refused when they are set, not found a day later.
 import type { PinclawConfig } from '../config/schema.js';

@@ -12,7 +12,7 @@ import type { Db } from '../../store/db.js';
 import { inboundById, type InboundRow, type NewInbound, type OutboundRow } from '../../store/queue.js';
 import { sql } from '../../store/statements.js';
 import { admit, checkAllowFrom, sessionRefusal } from './access.js';
-import type { MessageInfo, MqttLink, MqttSettings } from './connection.js';
+import type { MessageInfo, MqttLink, MqttSettings } from '../../mqtt/connection.js';
 
 const MAX_ID_CHARS = 128;
 /**
@@ -155,7 +155,7 @@ export function chatParts(text: string, max = MAX_PART_CHARS): string[] {
   return parts.length ? parts : [''];
 }
 
-/** mqtt.chat as the schema cannot check it: run by createMqttChat (the gateway exits 78 before it starts), by doctor, and by `config set` and `config validate` (src/cli/config-checks.ts). */
+/** mqtt.chat as the schema cannot check it: run by createMqttChat (the gateway exits 78 before it starts), by doctor, and by `config set` and `config validate` (src/setup/config-checks.ts). */
 export function checkChatSettings(chat: MqttSettings['chat']): void {
   if (!SESSION.test(chat.session)) throw new ConfigError(`mqtt.chat.session: ${JSON.stringify(chat.session)} must be ${MQTT_SESSION_RULE}`);
   const reserved = reservedMqttSession(chat.session);

@@ -20,7 +20,7 @@ import { checkMqttTriggers, startMqttTriggers } from '../../fleet/triggers.js';
 import { routeSession } from '../../hardware/triggers/runner.js';
 import { legacyChatNames } from '../../tools/policy.js';
 import { checkChatSettings, createMqttChat, mqttSessionsWithRights } from './chat.js';
-import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from './connection.js';
+import { checkMqttSettings, nodeIdOf, openMqttLink, probeBroker, type MqttLink, type MqttSettings } from '../../mqtt/connection.js';
 
 export interface MqttRuntime {
   /** the chat channel (when mqtt.chat.enabled) */
@@ -38,7 +38,7 @@ export interface MqttRuntime {
 
 /**
  * What the schema cannot check of mqtt.*: a ConfigError (exit 78). The gateway runs it before
- * anything starts, and `config validate` and `config set` run it (src/cli/config-checks.ts).
+ * anything starts, and `config validate` and `config set` run it (src/setup/config-checks.ts).
  */
 export function checkMqttConfig(config: PinclawConfig): void {
   const settings = config.mqtt;
@@ -95,7 +95,9 @@ export function prepareMqtt(o: { config: PinclawConfig; db: Db; bus: Bus; home?:
       const triggers = startMqttTriggers({ link: l, triggers: settings.triggers, submit: gatedSubmit((m) => s.conductor.submit(m), s.hooks), channelFor });
       stops.push(() => triggers.stop());
       const redact = createRedactor(secretValues(o.config, process.env));
-      stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, ctx), readOnly: (tool) => s.tools.get(tool)?.readOnly === true }));
+      // A tool another node calls here may be one that sends (send_message, when exposed) or spawns:
+      // it is lent this gateway's conductor and registry as a turn's tools are.
+      stops.push(startFleetServer({ link: l, db: o.db, settings, redact, runTool: (call, ctx) => s.tools.run(call, { ...ctx, tools: s.tools, send: (m) => s.conductor.send(m) }), readOnly: (tool) => s.tools.get(tool)?.readOnly === true }));
       if (settings.homeAssistant.enabled) {
         stops.push(startHomeAssistant({ link: l, db: o.db, settings, entities: s.hardware ? haEntitiesOf(s.hardware) : { lines: [], devices: [], sensors: [] }, bus: o.bus, startedAt: s.startedAt, physicalMaxAgeSeconds: o.config.tools.physicalMaxAgeSeconds, runTool: (call, ctx) => s.tools.run(call, ctx) }));
       }

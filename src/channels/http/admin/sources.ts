@@ -25,7 +25,7 @@ export interface AdminSources {
   /** queues a message for the conductor (a job run by hand) */
   submit(msg: NewInbound): { id: number };
   /**
-   * `config set`'s check of KEY VALUE (src/cli/config-checks.ts checkConfigSet): throws the
+   * `config set`'s check of KEY VALUE (src/setup/config-checks.ts checkConfigSet): throws the
    * ConfigError the command would exit 78 with, or returns the problems the file already had
    */
   checkConfigSet(key: string, valueText: string): Promise<string[]>;

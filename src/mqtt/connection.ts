@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
-import type { PinclawConfig } from '../../config/schema.js';
-import { ConfigError, errorMessage } from '../../errors.js';
-import { log as defaultLog, type Logger } from '../../log.js';
+import type { PinclawConfig } from '../config/schema.js';
+import { ConfigError, errorMessage } from '../errors.js';
+import { log as defaultLog, type Logger } from '../log.js';
 
 export type MqttSettings = PinclawConfig['mqtt'];
 

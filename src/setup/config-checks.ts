@@ -2,7 +2,7 @@
 // one place: they call it, `config validate` reports it and `config set` refuses a change it would
 // fail. A value the schema accepts but a process refuses (exit 78) would otherwise be written by
 // `config set` and found only at the next restart, which under systemd becomes a restart loop.
-// Here in cli/ because it reaches every layer (providers, tools, hardware, channels); the code
+// Here in setup/ because it reaches every layer (providers, tools, hardware, channels); the code
 // an idle gateway never runs (tools, MQTT) is imported only when a check runs.
 import { isLoopback } from '../channels/http/guard.js';
 import { configFromRaw, plannedConfig, readConfigFile, type PinclawConfig } from '../config/index.js';

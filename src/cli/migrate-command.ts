@@ -1,0 +1,93 @@
+// `pinclaw migrate openclaw [--from DIR] [--dry-run] [--include-secrets]` (src/migrate/openclaw/):
+// reads an OpenClaw home of either era, prints what it will bring, what it will not and why, then
+// writes it (not with --dry-run). The OpenClaw home is only read; a second run writes nothing. In
+// the bundle this is the lazy chunk 'migrate' with the json5 parser: run once, by the owner.
+import { existsSync } from 'node:fs';
+import { loadConfig } from '../config/index.js';
+import { EXIT, UsageError } from '../errors.js';
+import { configureNative } from '../native/loader.js';
+import { openDatabase } from '../store/db.js';
+import { applyConfig, applyFiles, applyStore } from '../migrate/openclaw/apply.js';
+import { locateHome } from '../migrate/openclaw/locate.js';
+import { makePlan, writes, type PinclawSide } from '../migrate/openclaw/plan.js';
+import { planLines } from '../migrate/openclaw/print.js';
+import { readHome } from '../migrate/openclaw/read-home.js';
+import { openCopy } from '../migrate/openclaw/read-sqlite.js';
+import { parseCommandArgs } from './args.js';
+import { migrateOptions } from './options.js';
+import type { CliContext } from './context.js';
+
+const USAGE = 'pinclaw migrate openclaw [--from DIR] [--dry-run] [--include-secrets] [--json]';
+
+export async function runMigrate(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, migrateOptions, USAGE);
+  if (positionals[0] !== 'openclaw') throw new UsageError(`migrate: ${positionals[0] === undefined ? 'say from what' : `unknown source '${positionals[0]}'`} (known: openclaw)\nusage: ${USAGE}`);
+  if (positionals.length > 1) throw new UsageError(`migrate: unexpected argument '${positionals[1]}'\nusage: ${USAGE}`);
+  // pinclaw's own config first: a config pinclaw cannot read stops here, before anything is read or written.
+  const config = loadConfig(ctx.paths, ctx.env);
+  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
+  const dir = locateHome(values.from, ctx.env);
+  const home = readHome(dir, ctx.env);
+  const now = Date.now();
+  const tz = config.agent.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+  // What pinclaw holds is looked up in a read-only copy of its database: a dry run must not create
+  // or change a file of the home, not even the database's -shm.
+  const copy = existsSync(ctx.paths.database) ? openCopy(ctx.paths.database) : undefined;
+  let plan;
+  try {
+    const has = (q: string, v: string) => {
+      try {
+        return copy?.db.prepare(q).get(v) !== undefined;
+      } catch {
+        return false; // a database from before the table existed
+      }
+    };
+    const side: PinclawSide = {
+      paths: ctx.paths,
+      sessionExists: (key) => has('select 1 from sessions where key = ?', key),
+      jobExists: (by) => has('select 1 from cron_jobs where created_by = ?', by),
+    };
+    plan = await makePlan(home, side, { includeSecrets: values['include-secrets'] === true, tz, now });
+  } finally {
+    copy?.close();
+  }
+
+  const dry = values['dry-run'] === true;
+  const n = writes(plan);
+  if (ctx.json) {
+    ctx.out(JSON.stringify({
+      source: dir, era: home.era, version: home.version ?? null, dryRun: dry,
+      bring: { config: plan.configSet.map((c) => ({ key: c.key, from: c.from })), files: plan.files.map((f) => f.to), skills: plan.skills.map((s) => s.name), jobs: plan.jobs.map((j) => j.row.created_by), sessions: plan.sessions.map((s) => s.key) },
+      already: plan.already, notMapped: plan.notMapped, notes: plan.notes, problems: plan.problems,
+    }, null, 2));
+  } else {
+    for (const line of planLines(plan, dir, home.era, home.version)) ctx.out(line);
+    ctx.out('');
+  }
+  const exit = plan.problems.length ? EXIT.failure : EXIT.ok;
+  if (dry) {
+    if (!ctx.json) ctx.out(`dry run: nothing written (${n} item${n === 1 ? '' : 's'} would be)`);
+    return exit;
+  }
+  if (n === 0) {
+    if (!ctx.json) ctx.out('nothing to write: pinclaw already has everything that can be brought');
+    return exit;
+  }
+  applyFiles(plan);
+  if (plan.jobs.length || plan.sessions.length) {
+    const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+    try {
+      applyStore(plan, db, now);
+    } finally {
+      db.close();
+    }
+  }
+  const encrypted = applyConfig(plan, ctx.paths);
+  if (!ctx.json) {
+    ctx.out(`written: ${n} item${n === 1 ? '' : 's'}${encrypted.length ? `; secrets stored encrypted: ${encrypted.join(', ')}` : ''}`);
+    if (plan.configSet.length) ctx.out('a running gateway takes the config changes at its next start (pinclaw service restart, or stop and start it)');
+  }
+  if (plan.problems.length) ctx.err(`some of the OpenClaw home could not be read (listed above); fix those files and run again`);
+  return exit;
+}

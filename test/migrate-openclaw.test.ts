@@ -38,7 +38,8 @@ function rawConfig(home: string): Record<string, any> {
 }
 
 function rows(home: string) {
-  const db = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
+  // Not read-only: a read-only connection leaves a -wal and -shm in the home; a writer's close removes them.
+  const db = openDatabase(join(home, 'pinclaw.db'));
   try {
     return {
       jobs: db.prepare('select * from cron_jobs order by id').all() as Record<string, any>[],

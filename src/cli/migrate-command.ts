@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/index.js';
 import { EXIT, UsageError } from '../errors.js';
 import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
+import { openDatabase, type Db } from '../store/db.js';
 import { applyConfig, applyFiles, applyStore } from '../migrate/openclaw/apply.js';
 import { locateHome } from '../migrate/openclaw/locate.js';
-import { makePlan, writes, type PinclawSide } from '../migrate/openclaw/plan.js';
+import { makePlan, writes, type PinclawSide, type Plan } from '../migrate/openclaw/plan.js';
 import { planLines } from '../migrate/openclaw/print.js';
 import { readHome } from '../migrate/openclaw/read-home.js';
 import { openCopy } from '../migrate/openclaw/read-sqlite.js';
@@ -31,14 +31,18 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
   const now = Date.now();
   const tz = config.agent.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 
-  // What pinclaw holds is looked up in a read-only copy of its database: a dry run must not create
-  // or change a file of the home, not even the database's -shm.
-  const copy = existsSync(ctx.paths.database) ? openCopy(ctx.paths.database) : undefined;
-  let plan;
+  // What pinclaw holds is looked up in its database: a dry run reads a read-only copy (even a
+  // read-only connection leaves a -wal and -shm beside a WAL database, and a dry run must not create
+  // or change a file of the home); a real run opens it as every command does, when it exists.
+  const dry = values['dry-run'] === true;
+  const hasDb = existsSync(ctx.paths.database);
+  const copy = dry && hasDb ? openCopy(ctx.paths.database) : undefined;
+  let db: Db | undefined = !dry && hasDb ? openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs }) : undefined;
   try {
+    const reader = copy?.db ?? db;
     const has = (q: string, v: string) => {
       try {
-        return copy?.db.prepare(q).get(v) !== undefined;
+        return reader?.prepare(q).get(v) !== undefined;
       } catch {
         return false; // a database from before the table existed
       }
@@ -48,21 +52,33 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
       sessionExists: (key) => has('select 1 from sessions where key = ?', key),
       jobExists: (by) => has('select 1 from cron_jobs where created_by = ?', by),
     };
-    plan = await makePlan(home, side, { includeSecrets: values['include-secrets'] === true, tz, now });
-  } finally {
+    const plan = await makePlan(home, side, { includeSecrets: values['include-secrets'] === true, tz, now });
     copy?.close();
+    return report(plan, { dir, era: home.era, version: home.version }, dry, ctx, () => {
+      applyFiles(plan);
+      if (plan.jobs.length || plan.sessions.length) {
+        db ??= openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+        applyStore(plan, db, now);
+      }
+      return applyConfig(plan, ctx.paths);
+    });
+  } finally {
+    if (copy?.db.open) copy.close();
+    db?.close();
   }
+}
 
-  const dry = values['dry-run'] === true;
+/** Prints the plan, then writes it (unless a dry run or nothing to write) and says what was written. */
+function report(plan: Plan, src: { dir: string; era: string; version?: string }, dry: boolean, ctx: CliContext, apply: () => string[]): number {
   const n = writes(plan);
   if (ctx.json) {
     ctx.out(JSON.stringify({
-      source: dir, era: home.era, version: home.version ?? null, dryRun: dry,
+      source: src.dir, era: src.era, version: src.version ?? null, dryRun: dry,
       bring: { config: plan.configSet.map((c) => ({ key: c.key, from: c.from })), files: plan.files.map((f) => f.to), skills: plan.skills.map((s) => s.name), jobs: plan.jobs.map((j) => j.row.created_by), sessions: plan.sessions.map((s) => s.key) },
       already: plan.already, notMapped: plan.notMapped, notes: plan.notes, problems: plan.problems,
     }, null, 2));
   } else {
-    for (const line of planLines(plan, dir, home.era, home.version)) ctx.out(line);
+    for (const line of planLines(plan, src.dir, src.era, src.version)) ctx.out(line);
     ctx.out('');
   }
   const exit = plan.problems.length ? EXIT.failure : EXIT.ok;
@@ -74,16 +90,7 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
     if (!ctx.json) ctx.out('nothing to write: pinclaw already has everything that can be brought');
     return exit;
   }
-  applyFiles(plan);
-  if (plan.jobs.length || plan.sessions.length) {
-    const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
-    try {
-      applyStore(plan, db, now);
-    } finally {
-      db.close();
-    }
-  }
-  const encrypted = applyConfig(plan, ctx.paths);
+  const encrypted = apply();
   if (!ctx.json) {
     ctx.out(`written: ${n} item${n === 1 ? '' : 's'}${encrypted.length ? `; secrets stored encrypted: ${encrypted.join(', ')}` : ''}`);
     if (plan.configSet.length) ctx.out('a running gateway takes the config changes at its next start (pinclaw service restart, or stop and start it)');

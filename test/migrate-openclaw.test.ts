@@ -4,7 +4,7 @@
 // that secrets come only with --include-secrets, and that half-written input is named, not fatal.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/store/db.js';
 import { decryptSecret, secretKey } from '../src/config/secrets.js';
@@ -236,4 +236,26 @@ t.test('where the home is: --from, OPENCLAW_STATE_DIR, and a clear error when th
   const bad = runPinclaw(['migrate', 'hermes'], { env: cleanEnv({ PINCLAW_HOME: home }) });
   t.equal(bad.code, 2);
   t.match(bad.stderr, /unknown subcommand 'hermes'/);
+});
+
+t.test('a write that fails midway leaves the pinclaw home as it was, and the next run brings everything', async (t) => {
+  const src = filesEraHome(join(tempDir(), 'openclaw'));
+  const home = join(tempDir(), 'pinclaw');
+  // A file where the skills folder goes: the first write fails.
+  mkdirSync(join(home, 'workspace'), { recursive: true });
+  writeFileSync(join(home, 'workspace', 'skills'), 'not a folder\n');
+  const r = migrate(home, ['--from', src]);
+  t.equal(r.code, 1);
+  t.match(r.stderr, /the migration stopped while writing: .*skills.*run again/);
+  t.ok(r.stdout.indexOf('will bring:') >= 0, 'the plan was printed before');
+  t.notOk(existsSync(join(home, 'config.json')), 'no config written');
+  t.notOk(existsSync(join(home, 'workspace', 'SOUL.md')), 'no workspace file written');
+  t.same(rows(home).sessions, [], 'no session written');
+  t.same(readdirSync(join(home, 'workspace')).sort(), ['skills'], 'no temporary file left behind');
+  // The obstacle gone, the next run brings it all.
+  rmSync(join(home, 'workspace', 'skills'));
+  const r2 = migrate(home, ['--from', src]);
+  t.equal(r2.code, 0, r2.stderr);
+  t.equal(rows(home).sessions.length, 2);
+  t.ok(existsSync(join(home, 'workspace', 'skills', 'weather', '.disabled')));
 });

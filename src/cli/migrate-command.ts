@@ -4,7 +4,7 @@
 // the bundle this is the lazy chunk 'migrate' with the json5 parser: run once, by the owner.
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/index.js';
-import { EXIT, UsageError } from '../errors.js';
+import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
 import { configureNative } from '../native/loader.js';
 import { openDatabase, type Db } from '../store/db.js';
 import { applyConfig, applyFiles, applyStore } from '../migrate/openclaw/apply.js';
@@ -55,11 +55,11 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
     const plan = await makePlan(home, side, { includeSecrets: values['include-secrets'] === true, tz, now });
     copy?.close();
     return report(plan, { dir, era: home.era, version: home.version }, dry, ctx, () => {
+      // The database is opened before the first write: one that cannot be opened (the addon, the
+      // disk) stops the migration with nothing written rather than after the files.
+      if (plan.jobs.length || plan.sessions.length) db ??= openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
       applyFiles(plan);
-      if (plan.jobs.length || plan.sessions.length) {
-        db ??= openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
-        applyStore(plan, db, now);
-      }
+      if (db) applyStore(plan, db, now);
       return applyConfig(plan, ctx.paths);
     });
   } finally {
@@ -90,7 +90,13 @@ function report(plan: Plan, src: { dir: string; era: string; version?: string },
     if (!ctx.json) ctx.out('nothing to write: pinclaw already has everything that can be brought');
     return exit;
   }
-  const encrypted = apply();
+  let encrypted: string[];
+  try {
+    encrypted = apply();
+  } catch (err) {
+    if (err instanceof PinclawError) throw err;
+    throw new PinclawError(`the migration stopped while writing: ${errorMessage(err)}; each piece is written whole or not at all, so pinclaw's home holds what it held plus what was done before this; fix the cause and run again (what is already here is not brought twice)`);
+  }
   if (!ctx.json) {
     ctx.out(`written: ${n} item${n === 1 ? '' : 's'}${encrypted.length ? `; secrets stored encrypted: ${encrypted.join(', ')}` : ''}`);
     if (plan.configSet.length) ctx.out('a running gateway takes the config changes at its next start (pinclaw service restart, or stop and start it)');

@@ -31,7 +31,7 @@ export function openClawConfigText(version = '2026.7.2'): string {
   channels: {
     telegram: { botToken: "${BOT_TOKEN}", allowFrom: [123456789, "tg:987654321", "*"], dmPolicy: "allowlist", },
     signal: { account: "+4915112345678", httpUrl: "http://127.0.0.1:8080", allowFrom: ["+4915199999999"], },
-    discord: { token: "discord-fake-token", dm: { allowFrom: ["80351110224678912", "someone#1234"] }, },
+    discord: { token: "\${DISCORD_BOT_TOKEN}", dm: { allowFrom: ["80351110224678912", "someone#1234"] }, },
     whatsapp: { allowFrom: ["+4915100000000"] },
   },
   auth: { profiles: { "anthropic:default": { provider: "anthropic", mode: "api_key" } } },

@@ -66,6 +66,12 @@ function secret(out: ConfigMapping, includeSecrets: boolean, key: string, value:
     out.notMapped.push({ what: `${from}`, why: `a secret reference or an empty value, not a value; set it in pinclaw: pinclaw config set ${key} VALUE` });
     return;
   }
+  // OpenClaw substitutes ${VAR} from its environment when it loads the config: the text is not the secret.
+  const ref = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(value);
+  if (ref) {
+    out.notMapped.push({ what: from, why: `a reference to the environment variable ${ref[1]}, not a value; set it in pinclaw: pinclaw config set ${key} VALUE` });
+    return;
+  }
   if (!includeSecrets) {
     out.notMapped.push({ what: from, why: `a secret: brought only with --include-secrets (or: pinclaw config set ${key} VALUE)` });
     return;

@@ -20,6 +20,8 @@ export function readConfig(home: SourceHome): void {
     return;
   }
   home.config = r.value;
+  // OpenClaw's $include splits a config over files; this reader takes openclaw.json alone.
+  if (JSON.stringify(r.value).includes('"$include"')) home.notes.push(`${home.configFile}: uses $include; the included files are not read (what they set is not brought)`);
   const meta = r.value.meta;
   if (isObject(meta)) home.version = str(meta.lastTouchedVersion);
 }

@@ -93,14 +93,14 @@ t.test('files era: brings workspace, skills (disabled), jobs, channels, model an
   t.match(jobs[0], { kind: 'cron', expr: '0 7 * * *', tz: 'Europe/Berlin', message: 'Summarize the night.', channel: 'telegram', chat_id: '123456789', session_key: 'telegram:123456789', state: 'active', created_by: 'openclaw:job-morning' });
   t.ok(jobs[0]!.next_run_at > Date.now());
   t.match(jobs[1], { kind: 'every', expr: '2h', every_ms: 7200000, message: 'Check the soil sensor.', channel: 'cron', state: 'paused', next_run_at: null, created_by: 'openclaw:job-water' });
-  t.same(sessions.map((s) => s.key), ['openclaw:main:s-one', 'openclaw:main:s-two']);
+  t.same(sessions.map((s) => s.key), ['openclaw:main:s-one', 'telegram:123456789'], "the Telegram DM's session continues in pinclaw's session of that chat");
   t.same(JSON.parse(sessions[0]!.messages), [
     { role: 'user', content: [{ type: 'text', text: 'hello one' }] },
     { role: 'assistant', content: [{ type: 'text', text: 'hi, one\n\nthat file says hello' }] },
     { role: 'user', content: [{ type: 'text', text: 'thanks' }] },
   ], 'user and assistant text, tool events left out, one role after the other');
 
-  const shown = runPinclaw(['sessions', 'show', 'openclaw:main:s-two'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  const shown = runPinclaw(['sessions', 'show', 'telegram:123456789'], { env: cleanEnv({ PINCLAW_HOME: home }) });
   t.equal(shown.code, 0, shown.stderr);
   t.match(shown.stdout, /hello two/);
 
@@ -162,6 +162,11 @@ t.test("what pinclaw's owner already set is kept and named", async (t) => {
   mkdirSync(join(home, 'workspace'), { recursive: true });
   writeFileSync(join(home, 'config.json'), JSON.stringify({ agent: { model: 'openai/gpt-5' }, channels: { telegram: { allowFrom: ['555'] } } }));
   writeFileSync(join(home, 'workspace', 'USER.md'), '# Mine\n');
+  // A conversation pinclaw already has in the chat OpenClaw's Telegram session belongs to.
+  const mine = JSON.stringify([{ role: 'user', content: [{ type: 'text', text: 'mine' }] }]);
+  const db = openDatabase(join(home, 'pinclaw.db'));
+  db.prepare(`insert into sessions (key, messages, meta, created_at, updated_at) values ('telegram:123456789', ?, '{}', 1, 1)`).run(mine);
+  db.close();
   const r = migrate(home, ['--from', src]);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /pinclaw already has agent\.model = "openai\/gpt-5"; yours is kept/);
@@ -170,6 +175,13 @@ t.test("what pinclaw's owner already set is kept and named", async (t) => {
   t.equal(c.agent.model, 'openai/gpt-5');
   t.same(c.channels.telegram.allowFrom, ['555', '123456789', '987654321'], 'allow-lists are merged');
   t.equal(readFileSync(join(home, 'workspace', 'USER.md'), 'utf8'), '# Mine\n');
+  t.match(r.stdout, /pinclaw already has a conversation in telegram:123456789: kept; OpenClaw's comes as openclaw:main:s-two/);
+  const { sessions } = rows(home);
+  t.same(sessions.map((s) => s.key), ['openclaw:main:s-one', 'openclaw:main:s-two', 'telegram:123456789']);
+  t.equal(sessions[2]!.messages, mine, "pinclaw's own conversation is untouched");
+  const after1 = treeHash(home);
+  t.equal(migrate(home, ['--from', src]).code, 0);
+  t.equal(treeHash(home), after1, 'and a second run still writes nothing');
 });
 
 t.test('SQLite era: transcripts and jobs from the databases, a -wal commit included, the databases not touched', async (t) => {
@@ -181,7 +193,7 @@ t.test('SQLite era: transcripts and jobs from the databases, a -wal commit inclu
   t.match(r.stdout, /SQLite era/);
   t.equal(treeHash(src), before, 'databases, -wal and -shm unchanged, nothing created beside them');
   const { jobs, sessions } = rows(home);
-  t.same(sessions.map((s) => s.key), ['openclaw:main:db-one', 'openclaw:main:db-two']);
+  t.same(sessions.map((s) => s.key), ['openclaw:main:db-one', 'telegram:123456789']);
   const two = JSON.parse(sessions[1]!.messages) as { role: string; content: { text: string }[] }[];
   t.equal(two[two.length - 1]!.content[0]!.text, 'thanks\n\none more thing', 'the commit only in the -wal is read');
   t.same(jobs.map((j) => j.created_by), ['openclaw:job-db'], 'the job of the state database (no cron/jobs.json in this era)');
@@ -211,7 +223,7 @@ t.test('a half-written home: each bad file named with its line, the rest brought
   // What could be read is brought: the workspace, the jobs file, the sessions (the cut one up to its cut).
   t.ok(existsSync(join(home, 'workspace', 'SOUL.md')));
   const { sessions, jobs } = rows(home);
-  t.same(sessions.map((s) => s.key), ['openclaw:main:s-cut', 'openclaw:main:s-one', 'openclaw:main:s-two']);
+  t.same(sessions.map((s) => s.key), ['openclaw:main:s-cut', 'openclaw:main:s-one', 'telegram:123456789']);
   t.equal(jobs.length, 2);
   t.notOk(existsSync(join(home, 'config.json')), 'no config written from a config that could not be read');
 });

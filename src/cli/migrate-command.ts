@@ -40,17 +40,17 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
   let db: Db | undefined = !dry && hasDb ? openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs }) : undefined;
   try {
     const reader = copy?.db ?? db;
-    const has = (q: string, v: string) => {
+    const row = (q: string, v: string): Record<string, unknown> | undefined => {
       try {
-        return reader?.prepare(q).get(v) !== undefined;
+        return reader?.prepare(q).get(v) as Record<string, unknown> | undefined;
       } catch {
-        return false; // a database from before the table existed
+        return undefined; // a database from before the table existed
       }
     };
     const side: PinclawSide = {
       paths: ctx.paths,
-      sessionExists: (key) => has('select 1 from sessions where key = ?', key),
-      jobExists: (by) => has('select 1 from cron_jobs where created_by = ?', by),
+      sessionMessages: (key) => row('select messages from sessions where key = ?', key)?.messages as string | undefined,
+      jobExists: (by) => row('select 1 as x from cron_jobs where created_by = ?', by) !== undefined,
     };
     const plan = await makePlan(home, side, { includeSecrets: values['include-secrets'] === true, tz, now });
     copy?.close();

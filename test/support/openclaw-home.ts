@@ -100,7 +100,8 @@ export function filesEraHome(dir: string, opts: { version?: string } = {}): stri
   workspace(dir);
   put(join(dir, 'cron', 'jobs.json'), jobsJson());
   put(join(dir, 'agents', 'main', 'agent', 'auth-profiles.json'), authProfiles());
-  put(join(dir, 'agents', 'main', 'sessions', 'sessions.json'), '{}');
+  // The session store: the Telegram DM's current session, and the shared main one.
+  put(join(dir, 'agents', 'main', 'sessions', 'sessions.json'), JSON.stringify({ 'agent:main:telegram:direct:123456789': { sessionId: 's-two', updatedAt: 1 }, 'agent:main:main': { sessionId: 's-one', updatedAt: 1 } }));
   put(join(dir, 'agents', 'main', 'sessions', 's-one.jsonl'), transcriptLines('s-one', 'one').join('\n') + '\n');
   put(join(dir, 'agents', 'main', 'sessions', 's-two.jsonl'), transcriptLines('s-two', 'two').join('\n') + '\n');
   return dir;
@@ -130,7 +131,7 @@ export function sqliteEraHome(dir: string, opts: { wal?: boolean } = {}): string
   const win = agent.prepare('insert into session_windows (session_id, session_key, reason, created_at, updated_at) values (?, ?, ?, ?, ?)');
   const ev = agent.prepare('insert into transcript_events (session_id, seq, event_json, created_at) values (?, ?, ?, ?)');
   for (const id of ['db-one', 'db-two']) {
-    win.run(id, `agent:main:${id}`, 'initial', t0, t0 + 5000);
+    win.run(id, id === 'db-two' ? 'agent:main:telegram:direct:123456789' : 'agent:main:main', 'initial', t0, t0 + 5000);
     transcriptLines(id, id).forEach((line, i) => ev.run(id, i, line, t0 + i));
   }
   agent.prepare('insert into auth_profile_store (store_key, store_json) values (?, ?)').run('primary', authProfiles());

@@ -42,7 +42,8 @@ export interface Plan {
 /** What the pinclaw side holds, as the plan asks it (a read-only view; see run.ts). */
 export interface PinclawSide {
   paths: Paths;
-  sessionExists(key: string): boolean;
+  /** the stored messages (JSON) of a session, undefined when there is none */
+  sessionMessages(key: string): string | undefined;
   jobExists(createdBy: string): boolean;
 }
 
@@ -232,14 +233,38 @@ async function planJobs(home: SourceHome, side: PinclawSide, tz: string, now: nu
   }
 }
 
+/**
+ * The pinclaw session a Telegram conversation continues in (src/channels/telegram/inbound.ts names
+ * them telegram:<chat>), from OpenClaw's key for a direct or group chat of that channel. Other
+ * channels and OpenClaw's shared "main" session are brought under their own ids.
+ */
+export function chatSessionOf(key: string | undefined): string | undefined {
+  const m = key === undefined ? null : /^agent:[^:]+:telegram:(?:direct|dm|group):(-?\d+)$/.exec(key);
+  return m ? `telegram:${m[1]}` : undefined;
+}
+
 function planSessions(home: SourceHome, side: PinclawSide, plan: Plan): void {
   const withText = home.sessions.filter((s) => s.messages.length > 0).sort((a, b) => b.updatedAt - a.updatedAt || a.id.localeCompare(b.id));
   const empty = home.sessions.length - withText.length;
   if (empty) plan.notes.push(`${empty} OpenClaw session${empty === 1 ? '' : 's'} without user or assistant text left out`);
   if (withText.length > MAX_SESSIONS) plan.notMapped.push({ what: `${withText.length - MAX_SESSIONS} older sessions`, why: `only the ${MAX_SESSIONS} most recent are brought; the rest stay in OpenClaw's home` });
+  const chatsTaken = new Set<string>();
   for (const s of withText.slice(0, MAX_SESSIONS)) {
-    const key = `openclaw:${s.agentId}:${s.id}`;
-    if (side.sessionExists(key)) plan.already.push(`session ${key} already brought`);
+    const own = `openclaw:${s.agentId}:${s.id}`;
+    const text = JSON.stringify(s.messages);
+    // The chat's most recent session continues in pinclaw's session of that chat, unless pinclaw
+    // already has a conversation there (then it is kept, and this one comes under its own id).
+    const chat = chatSessionOf(s.key);
+    let key = own;
+    if (chat && !chatsTaken.has(chat)) {
+      chatsTaken.add(chat);
+      const there = side.sessionMessages(chat);
+      if (there === undefined || there === text) key = chat;
+      else plan.notes.push(`pinclaw already has a conversation in ${chat}: kept; OpenClaw's comes as ${own}`);
+    }
+    const stored = side.sessionMessages(key);
+    if (stored === text) plan.already.push(`session ${key} already brought`);
+    else if (stored !== undefined) plan.notMapped.push({ what: s.where, why: `pinclaw already has a session ${key} with other messages; kept` });
     else plan.sessions.push({ key, messages: s.messages, from: s.where, skipped: s.skipped });
   }
 }

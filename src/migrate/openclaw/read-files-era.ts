@@ -26,6 +26,27 @@ export function readConfig(home: SourceHome): void {
   if (isObject(meta)) home.version = str(meta.lastTouchedVersion);
 }
 
+/** sessions.json: {"<session key>": {"sessionId", "updatedAt", ...}} → session id → key. */
+function sessionIndex(home: SourceHome, file: string): Map<string, string> {
+  const out = new Map<string, string>();
+  try {
+    statSync(file);
+  } catch {
+    return out;
+  }
+  const r = readJson5File(file);
+  if (!r.ok) {
+    home.notes.push(`${r.problem}; the sessions are brought under their own ids, not their chats`);
+    return out;
+  }
+  if (!isObject(r.value)) return out;
+  for (const [key, entry] of Object.entries(r.value)) {
+    const id = isObject(entry) ? str(entry.sessionId) : undefined;
+    if (id) out.set(id, key);
+  }
+  return out;
+}
+
 /** agents/<id>/sessions/*.jsonl: a line that does not parse is named and skipped, the rest read. */
 export function readJsonlSessions(home: SourceHome): void {
   for (const agentId of home.agentIds) {
@@ -36,6 +57,7 @@ export function readJsonlSessions(home: SourceHome): void {
     } catch {
       continue;
     }
+    const keys = sessionIndex(home, join(dir, 'sessions.json'));
     for (const name of names) {
       const file = join(dir, name);
       let text: string;
@@ -65,7 +87,8 @@ export function readJsonlSessions(home: SourceHome): void {
       } catch {
         // read above; a race is no reason to fail
       }
-      home.sessions.push({ agentId, id: c.headerId ?? name.replace(/\.jsonl$/, ''), updatedAt: c.lastAt || mtime, messages: c.messages, skipped: c.skipped, where: file });
+      const id = c.headerId ?? name.replace(/\.jsonl$/, '');
+      home.sessions.push({ agentId, id, key: keys.get(id), updatedAt: c.lastAt || mtime, messages: c.messages, skipped: c.skipped, where: file });
     }
   }
 }

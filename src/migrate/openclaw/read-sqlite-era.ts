@@ -27,7 +27,9 @@ function readTranscripts(home: SourceHome, db: Db, file: string, agentId: string
   }
   const hasWindows = tables.includes('session_windows');
   const ids = db.prepare('select session_id as id, max(created_at) as at from transcript_events group by session_id').all() as { id: string; at: number | null }[];
-  const updated = hasWindows ? new Map((db.prepare('select session_id as id, updated_at as at from session_windows').all() as { id: string; at: number | null }[]).map((r) => [r.id, r.at ?? 0])) : new Map<string, number>();
+  const windows = hasWindows ? (db.prepare('select session_id as id, session_key as key, updated_at as at from session_windows').all() as { id: string; key: unknown; at: number | null }[]) : [];
+  const updated = new Map(windows.map((r) => [r.id, r.at ?? 0]));
+  const keys = new Map(windows.filter((r) => typeof r.key === 'string').map((r) => [r.id, r.key as string]));
   const rows = db.prepare('select event_json from transcript_events where session_id = ? order by seq');
   for (const { id, at } of ids) {
     let bad = 0;
@@ -38,7 +40,7 @@ function readTranscripts(home: SourceHome, db: Db, file: string, agentId: string
     });
     if (bad) home.problems.push(`${file}: session ${id}: ${bad} event${bad === 1 ? '' : 's'} of transcript_events.event_json are not JSON; skipped, the others read`);
     const c = convertEvents(events);
-    home.sessions.push({ agentId, id, updatedAt: Math.max(c.lastAt, Number(at) || 0, Number(updated.get(id)) || 0), messages: c.messages, skipped: c.skipped + bad, where: `${file} session ${id}` });
+    home.sessions.push({ agentId, id, key: keys.get(id), updatedAt: Math.max(c.lastAt, Number(at) || 0, Number(updated.get(id)) || 0), messages: c.messages, skipped: c.skipped + bad, where: `${file} session ${id}` });
   }
 }
 

@@ -8,6 +8,8 @@ export interface SourceSession {
   agentId: string;
   /** OpenClaw's session id (the transcript's name, or session_windows.session_id) */
   id: string;
+  /** OpenClaw's session key (agent:<id>:telegram:direct:<chat>, agent:<id>:main...), when known */
+  key?: string;
   /** ms epoch of its last event; the most recent sessions are the ones brought */
   updatedAt: number;
   messages: Message[];

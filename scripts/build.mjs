@@ -121,6 +121,9 @@ export const lazyChunks = [
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
   // `pinclaw update`, the daily update check and the check of update.* (src/update/): run by the owner,
   // once a day, or at a start with update.* set; never by an idle gateway with the defaults.
+  // `pinclaw migrate openclaw`: the OpenClaw home's readers (json5 with them), the mapping and the
+  // writes; run once by the owner, never by a gateway.
+  { name: 'migrate', entries: [srcFile('cli/migrate-command.ts')] },
   { name: 'update', entries: [srcFile('cli/update-command.ts'), srcFile('update/daily-check.ts'), srcFile('update/config-check.ts')], copies: ['src/scheduler/targets.ts', 'src/version.ts', 'src/fsutil.ts'] },
 ];
 

@@ -21,7 +21,7 @@ t.test('--help lists every command of the contract', async (t) => {
   for (const name of ['gateway', 'agent', 'tool', 'memory', 'board', 'cron', 'service', 'onboard', 'doctor', 'config', 'sessions', 'pairing', 'audit', 'backup', 'restore', 'tokens', 'status', 'logs', 'mcp', 'skills']) {
     t.match(text, new RegExp(`^  ${name} `, 'm'), `help lists ${name}`);
   }
-  t.equal(commands.filter((c) => !c.hidden).length, 22);
+  t.equal(commands.filter((c) => !c.hidden).length, 23);
   t.notMatch(text, /__tool-script/, 'hidden commands stay out of --help');
 });
 

@@ -43,6 +43,11 @@ else, the heartbeat calls no model. -->
 `,
 };
 
+/** Whether `text` is the starter pinclaw wrote for `name`, unchanged: a file the owner has not made theirs yet. */
+export function isStarterText(name: string, text: string): boolean {
+  return Object.hasOwn(starters, name) && starters[name] === text;
+}
+
 /** Creates the workspace and the starter files that are missing; returns the files created. */
 export function ensureWorkspace(dir: string): string[] {
   mkdirSync(join(dir, 'memory'), { recursive: true });

@@ -17,7 +17,7 @@ export interface Command {
   run?: (args: string[], ctx: CliContext) => Promise<number>;
 }
 
-import { gatewayOptions, agentOptions, configOptions, auditOptions, gpioBenchOptions, memoryOptions, tokensOptions, cronOptions, onboardOptions, backupOptions, restoreOptions, logsOptions, skillsOptions, voiceOptions, serviceOptions, ONBOARD_USAGE } from './options.js';
+import { gatewayOptions, agentOptions, configOptions, auditOptions, gpioBenchOptions, memoryOptions, tokensOptions, cronOptions, onboardOptions, backupOptions, restoreOptions, logsOptions, skillsOptions, voiceOptions, serviceOptions, migrateOptions, ONBOARD_USAGE } from './options.js';
 
 export const commands: readonly Command[] = [
   {
@@ -177,6 +177,14 @@ export const commands: readonly Command[] = [
     usage: 'pinclaw update [--check] [--to VERSION] [--allow-downgrade] [--yes]',
     summary: 'install the signed release at update.url (checked, swapped, rolled back when the gateway does not come up healthy)',
     run: async (args, ctx) => (await import('./update-command.js')).runUpdateCommand(args, ctx),
+  },
+  {
+    name: 'migrate',
+    options: migrateOptions,
+    usage: 'pinclaw migrate openclaw [--from DIR] [--dry-run] [--include-secrets]',
+    summary: "bring an OpenClaw home (~/.openclaw, either era) over: workspace, skills (disabled), cron jobs, channels, model, recent sessions; prints the plan first, never changes the OpenClaw home",
+    subcommands: ['openclaw'],
+    run: async (args, ctx) => (await import('./migrate-command.js')).runMigrate(args, ctx),
   },
   {
     name: 'tokens',

@@ -40,6 +40,7 @@ export const restoreOptions = { force: { type: 'boolean' } } as const satisfies 
 export const logsOptions = { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } } as const satisfies CommandOptions;
 export const skillsOptions = { enable: { type: 'boolean' }, force: { type: 'boolean' } } as const satisfies CommandOptions;
 export const voiceOptions = { out: { type: 'string', short: 'o' } } as const satisfies CommandOptions;
+export const migrateOptions = { from: { type: 'string' }, 'dry-run': { type: 'boolean' }, 'include-secrets': { type: 'boolean' } } as const satisfies CommandOptions;
 export const serviceOptions = { user: { type: 'boolean' }, system: { type: 'boolean' }, 'dry-run': { type: 'boolean' } } as const satisfies CommandOptions;
 
 /** onboard's usage, printed by the command table and by onboard's own errors. */

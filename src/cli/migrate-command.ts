@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/index.js';
 import { EXIT, PinclawError, UsageError, errorMessage } from '../errors.js';
 import { configureNative } from '../native/loader.js';
-import { openDatabase, type Db } from '../store/db.js';
+import type { Db } from '../store/db.js';
+import { openStore } from '../setup/process.js';
 import { applyConfig, applyFiles, applyStore } from '../migrate/openclaw/apply.js';
 import { locateHome } from '../migrate/openclaw/locate.js';
 import { makePlan, writes, type PinclawSide, type Plan } from '../migrate/openclaw/plan.js';
@@ -37,7 +38,7 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
   const dry = values['dry-run'] === true;
   const hasDb = existsSync(ctx.paths.database);
   const copy = dry && hasDb ? openCopy(ctx.paths.database) : undefined;
-  let db: Db | undefined = !dry && hasDb ? openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs }) : undefined;
+  let db: Db | undefined = !dry && hasDb ? openStore(ctx, config) : undefined;
   try {
     const reader = copy?.db ?? db;
     const row = (q: string, v: string): Record<string, unknown> | undefined => {
@@ -57,7 +58,7 @@ export async function runMigrate(args: string[], ctx: CliContext): Promise<numbe
     return report(plan, { dir, era: home.era, version: home.version }, dry, ctx, () => {
       // The database is opened before the first write: one that cannot be opened (the addon, the
       // disk) stops the migration with nothing written rather than after the files.
-      if (plan.jobs.length || plan.sessions.length) db ??= openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+      if (plan.jobs.length || plan.sessions.length) db ??= openStore(ctx, config);
       applyFiles(plan);
       if (db) applyStore(plan, db, now);
       return applyConfig(plan, ctx.paths);

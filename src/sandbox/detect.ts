@@ -12,7 +12,10 @@ import { pidsHierarchy, type PidsHierarchy } from './cgroup.js';
 import { sandboxAddon } from './native.js';
 import type { BackendName, BackendSetting } from './types.js';
 
-const run = promisify(execFile);
+// Made on first use: reading execFile here would load node:child_process (and node:dgram with it,
+// ~13 ms of a gateway's start) in every process that only asks Landlock (scripts/build.mjs LAZY_BUILTINS).
+let promisified: ((file: string, args: readonly string[], o: { timeout: number }) => Promise<{ stdout: string; stderr: string }>) | undefined;
+const run = (file: string, args: readonly string[], o: { timeout: number }) => (promisified ??= promisify(execFile))(file, args, o);
 
 export interface BwrapStatus extends BwrapTools {
   usable: boolean;

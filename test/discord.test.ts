@@ -119,6 +119,48 @@ t.test('a long reply is cut at 2000 characters between paragraphs; 429s (route a
   t.equal(dc.calls.filter((c) => c.status === 429).length, 3);
 });
 
+t.test('a bucket spent before any 429: the next part waits for its reset (read from the headers), none is refused', async (t) => {
+  const long = ['a', 'b', 'c', 'd'].map((c) => c.repeat(1500)).join('\n\n');
+  const f = await fixture(t, { llm: () => textReply(long) });
+  const { dc, home } = f;
+  await up(f);
+  // One message per 0.4 s: each part after the first finds the bucket spent by the one before.
+  dc.bucket(1, 0.4);
+  dc.message({ from: OWNER, text: 'write a lot' });
+  await dc.waitFor(() => rows<{ state: string }>(home, 'select state from outbound')[0]?.state === 'sent', 30_000);
+  t.equal(dc.sent.length, 4, 'four parts of 1500 characters');
+  t.equal(dc.overdrawn, 0, 'no request was sent into a spent bucket');
+  t.equal(dc.calls.filter((c) => c.status === 429).length, 0, 'so no 429');
+});
+
+t.test('typing is renewed while a long turn runs (Discord shows it for 10 s)', async (t) => {
+  // A model that takes 9 s: past the 8 s renewal.
+  const f = await fixture(t, { llm: async () => (await new Promise((r) => setTimeout(r, 9000)), textReply('slow answer')) });
+  const { dc } = f;
+  await up(f);
+  dc.message({ from: OWNER, text: 'think hard' });
+  await dc.waitFor(() => dc.sent.length === 1, 30_000);
+  const typing = dc.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/typing'));
+  t.ok(typing.length >= 2, `typing shown and renewed (${typing.length} POSTs)`);
+  t.equal(dc.sent[0]!.content, 'slow answer');
+});
+
+t.test('a confirmation nobody answers: refused at its timeout, the buttons removed from the question', async (t) => {
+  let step = 0;
+  const f = await fixture(t, { tools: { confirm: ['current_time'], confirmTimeoutMs: 1000 }, llm: () => (step++ === 0 ? toolUseReply([{ name: 'current_time', input: {} }]) : textReply('Not allowed, then.')) });
+  const { dc, home } = f;
+  await up(f);
+  dc.message({ from: OWNER, text: 'what time is it?' });
+  await dc.waitFor(() => dc.sent.some((s) => s.content === 'Not allowed, then.'), 30_000);
+  const question = dc.sent[0]!;
+  t.match(question.content, /Allow current_time\?/);
+  const edit = dc.calls.find((c) => c.method === 'PATCH' && c.path === `/channels/${question.channel}/messages/${question.id}`);
+  t.ok(edit, 'the question was edited');
+  t.same(edit?.body.components, [], 'its buttons are gone');
+  t.match(edit?.body.content, /no answer in time: not allowed/);
+  t.match(rows(home, `select tool, outcome from audit`), [{ tool: 'current_time', outcome: 'denied' }]);
+});
+
 t.test('a tool that needs a yes asks with buttons; a stranger cannot answer; the owner clicks Allow', async (t) => {
   let step = 0;
   const f = await fixture(t, { tools: { confirm: ['current_time'] }, llm: () => (step++ === 0 ? toolUseReply([{ name: 'current_time', input: {} }]) : textReply('It is time.')) });

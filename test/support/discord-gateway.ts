@@ -50,6 +50,13 @@ export interface DiscordStandIn {
   withholdAcks(on: boolean): void;
   /** the next `n` message creates answer 429 (`global` or the route's bucket) */
   limit(n: number, o?: { global?: boolean; retryAfter?: number }): void;
+  /**
+   * Message creates from now on share a real bucket of `size` requests per `resetAfter` seconds, its
+   * state in the headers of every answer; a request the bucket has no room for gets a 429 and is
+   * counted in `overdrawn` (a client that reads the headers never causes one).
+   */
+  bucket(size: number, resetAfter: number): void;
+  overdrawn: number;
   /** the MESSAGE_CONTENT intent is not enabled for the app: identify with it closes 4014 */
   contentIntentAllowed: boolean;
   /** session_start_limit.remaining that GET /gateway/bot reports */
@@ -78,6 +85,7 @@ export async function startDiscord(o: { heartbeatMs?: number; identifyRemaining?
   let resumes = 0;
   let sockets = 0;
   let bucketRemaining = 5;
+  let strict: { size: number; resetAfter: number; remaining: number; resetAt: number } | undefined;
 
   const server: Server = createServer((req, res) => void rest(req, res));
   const wss = new WebSocketServer({ server });
@@ -110,6 +118,19 @@ export async function startDiscord(o: { heartbeatMs?: number; identifyRemaining?
         limited--;
         const after = limitOpts.retryAfter ?? 0.3;
         return answer(429, { message: 'You are being rate limited.', retry_after: after, global: !!limitOpts.global }, { 'x-ratelimit-bucket': `msg-${m[1]}`, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': String(after), ...(limitOpts.global ? { 'x-ratelimit-global': 'true' } : {}) });
+      }
+      if (strict) {
+        const now = Date.now();
+        if (now >= strict.resetAt) Object.assign(strict, { remaining: strict.size, resetAt: now + strict.resetAfter * 1000 });
+        const headers = (remaining: number) => ({ 'x-ratelimit-bucket': `msg-${m[1]}`, 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset-after': ((strict!.resetAt - now) / 1000).toFixed(3) });
+        if (strict.remaining === 0) {
+          api.overdrawn++;
+          return answer(429, { message: 'You are being rate limited.', retry_after: (strict.resetAt - now) / 1000, global: false }, headers(0));
+        }
+        strict.remaining--;
+        const id = snowflake();
+        sent.push({ channel: m[1]!, content: body.content, id, body });
+        return answer(200, { id, channel_id: m[1], content: body.content }, headers(strict.remaining));
       }
       const id = snowflake();
       sent.push({ channel: m[1]!, content: body.content, id, body });
@@ -210,6 +231,10 @@ export async function startDiscord(o: { heartbeatMs?: number; identifyRemaining?
       limited = n;
       limitOpts = opts;
     },
+    bucket(size, resetAfter) {
+      strict = { size, resetAfter, remaining: size, resetAt: 0 };
+    },
+    overdrawn: 0,
     async waitFor(cond, ms = 15_000) {
       const end = Date.now() + ms;
       while (!cond()) {

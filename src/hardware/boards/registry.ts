@@ -93,6 +93,7 @@ function rawIdentify(raw: unknown): { models: string[]; usb: { vid: string; pid:
 
 // The built-in files cannot change while the process runs: read once.
 let builtinCache: BuiltinFiles | undefined;
+let builtinEntries: Entry[] | undefined;
 
 function readUserFiles(dir: string, problems: string[], skipped: SkippedProfile[]): ProfileFile[] {
   let names: string[];
@@ -120,7 +121,9 @@ export function loadBoardRegistry(opts: RegistryOptions = {}): BoardRegistry {
   const b = opts.builtins ?? (builtinCache ??= builtinFiles());
   const problems = b.error ? [b.error] : [];
   const unreadable: SkippedProfile[] = [];
-  const builtin = b.files.map((f) => entryOf(f, 'built-in'));
+  // The built-in entries (parsed, and checked when first asked) are shared by every registry of the
+  // process: a gateway's start builds three (config checks, hardware, the prompt's board).
+  const builtin = opts.builtins ? b.files.map((f) => entryOf(f, 'built-in')) : (builtinEntries ??= b.files.map((f) => entryOf(f, 'built-in')));
   const user = opts.userDir ? readUserFiles(opts.userDir, problems, unreadable).map((f) => entryOf(f, 'user')) : [];
   // A valid user profile with a built-in's id replaces it; an invalid one is skipped and the
   // built-in stays. The id is the file name's (the schema requires them to agree).

@@ -1,9 +1,7 @@
 // `pinclaw pairing list | approve CODE | revoke CHANNEL ID`: who may talk to pinclaw besides the
 // configured allow-lists (Telegram users, dashboard browsers).
-import { loadConfig } from '../config/index.js';
 import { PinclawError, UsageError } from '../errors.js';
-import { configureNative } from '../native/loader.js';
-import { openDatabase } from '../store/db.js';
+import { openProcess } from '../setup/process.js';
 import { approveCommand } from '../channels/pairing-hint.js';
 import { approvePairing, listPairings, PAIRING_CODE_TTL_MS, revokePairing } from '../store/pairing.js';
 import { parseCommandArgs } from './args.js';
@@ -15,9 +13,7 @@ export async function runPairing(sub: keyof typeof USAGE, rawArgs: string[], ctx
   const args = parseCommandArgs(rawArgs, {}, USAGE[sub]).positionals;
   const need = { list: 0, approve: 1, revoke: 2 }[sub];
   if (args.length !== need) throw new UsageError(`usage: ${USAGE[sub]}`);
-  const config = loadConfig(ctx.paths, ctx.env);
-  configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  const { config, db } = await openProcess(ctx);
   try {
     if (sub === 'approve') {
       const r = approvePairing(db, args[0]!);

@@ -11,7 +11,8 @@ import { recordedChannelStatus, type ChannelStatus } from '../channels/status.js
 import { lastProviderOutcomes, type ProviderOutcome } from '../conductor/provider-outcome.js';
 import { ConfigError, EXIT, UsageError, errorMessage } from '../errors.js';
 import { configureNative } from '../native/loader.js';
-import { openDatabase, type Db } from '../store/db.js';
+import type { Db } from '../store/db.js';
+import { openStore } from '../setup/process.js';
 import { lockHolders } from '../proc-locks.js';
 import { getState } from '../store/state.js';
 import { sql } from '../store/statements.js';
@@ -135,7 +136,7 @@ export async function statusReport(ctx: CliContext): Promise<StatusReport> {
   }
   configureNative({ cacheDir: paths.cache, enabled: config.native.enabled });
   // No database yet: nothing has run in this home. Opening one would create it: not for a look.
-  const db = existsSync(paths.database) ? openDatabase(paths.database, { busyTimeoutMs: config.store.busyTimeoutMs }) : undefined;
+  const db = existsSync(paths.database) ? openStore({ paths, env: ctx.env }, config) : undefined;
   try {
     const recordedUrl = db && getState(db, 'gateway.url');
     const url = recordedUrl ? reachableUrl(recordedUrl) : localUrl(config.gateway.host, config.gateway.port);

@@ -8,7 +8,7 @@ import { log } from '../log.js';
 import { isSea } from '../native/sea.js';
 import { configureNative } from '../native/loader.js';
 import { ownerTarget } from '../scheduler/targets.js';
-import { openDatabase } from '../store/db.js';
+import { openStore } from '../setup/process.js';
 import { recordOutbound } from '../store/queue.js';
 import { isVersion } from '../update/release-files.js';
 import { findService } from '../update/service-health.js';
@@ -63,7 +63,7 @@ export async function runUpdateCommand(args: string[], ctx: CliContext): Promise
       const owner = ownerTarget(config);
       if (!owner) return;
       try {
-        const db = openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+        const db = openStore(ctx, config);
         try {
           recordOutbound(db, { idempotencyKey: `update:${Date.now()}:${process.pid}`, inboundId: null, sessionKey: `${owner.channel}:${owner.chatId}`, channel: owner.channel, chatId: owner.chatId, text, kind: 'notice' });
         } finally {

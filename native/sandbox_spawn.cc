@@ -52,6 +52,8 @@ struct ChildArgs {
   const char* cgroupProcs;
   char uidMap[64], gidMap[64];
   int lastCap;
+  // The process that spawns: a child that finds another parent was orphaned before it could ask to die with it.
+  pid_t parentPid;
   // Written by the child (shared memory), read by the parent once clone() has returned.
   const char* failedStep;
   int failedErrno;
@@ -91,8 +93,10 @@ int ChildMain(void* arg) {
   // Its own session and process group, so that the timeout can kill the whole tree at once
   // (seccomp then keeps the descendants from leaving the group).
   if (setsid() < 0) Fail(a, "setsid");
-  // The leader dies with pinclaw rather than outliving it unsupervised.
+  // The leader dies with pinclaw rather than outliving it unsupervised. A pinclaw killed between
+  // clone() and this call would leave it reparented, with nothing to send it the signal: it goes.
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != a->parentPid) Fail(a, "the parent died before the child started");
   // The kernel never applies RLIMIT_NPROC to global uid 0, user namespace or not; for a root
   // pinclaw a pids cgroup is what bounds the process count. Written while cgroupfs is reachable.
   if (a->cgroupProcs && !WriteFile(a->cgroupProcs, "0")) Fail(a, "cgroup.procs");
@@ -221,6 +225,7 @@ std::string Spawn(const SpawnSpec& spec, Spawned* out) {
   if (error.empty()) {
     a->stdoutFd = pipes[0][1];
     a->stderrFd = pipes[1][1];
+    a->parentPid = getpid();
     // No Node signal handler may run in the child before it has reset them (posix_spawn does the same).
     sigset_t all, old;
     sigfillset(&all);

@@ -7,7 +7,8 @@ import { heuristicCount } from '../src/agent/tokens.js';
 import type { Provider, ProviderRequest } from '../src/agent/types.js';
 import { defaults } from '../src/config/schema.js';
 import { createBus } from '../src/conductor/bus.js';
-import { createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
+import { ABORTED_NOTICE, createConductor, type ChannelAdapter } from '../src/conductor/conductor.js';
+import { STOPPED_REPLY, STOPPED_TOOL } from '../src/conductor/stopped-turn.js';
 import { openDatabase } from '../src/store/db.js';
 import { enqueue, type OutboundRow } from '../src/store/queue.js';
 import { loadSession, saveSession } from '../src/store/sessions.js';
@@ -316,4 +317,49 @@ t.test('a physical action asked for by a message older than tools.physicalMaxAge
   await conductor.delivered(conductor.submit({ sessionKey: 'test:heater', channel: 'test', chatId: 'heater', sender: 'u', text: 'turn on the heater' }).id);
   t.same(switched, [{ on: true }, { on: true }]);
   t.equal(asked.length, 1, 'nobody was asked');
+});
+
+t.test('a turn the owner stops keeps the message and what was done in the session, closed so the next turn can go on', async (t) => {
+  // A tool that runs until the turn is stopped (a long exec, a motor that keeps turning).
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  const relay: Tool = {
+    name: 'relay',
+    description: 'switches a relay and waits',
+    inputSchema: { type: 'object', properties: {} },
+    execute: (_input, ctx) => new Promise((resolve) => {
+      started();
+      ctx.signal?.addEventListener('abort', () => resolve({ content: 'interrupted', isError: true }), { once: true });
+    }),
+  };
+  const provider = scriptedProvider([reply([{ type: 'tool_use', id: 'r1', name: 'relay', input: {} }])], async (req) => reply(`seen ${req.messages.length} messages`));
+  const { conductor, say, db } = setup(provider, { tools: [relay] });
+  conductor.start();
+  const first = say('st', 'switch it on');
+  await running;
+  t.ok(conductor.abort('st'), 'stopped while the tool ran');
+  t.equal((await conductor.delivered(first.id)).text, ABORTED_NOTICE);
+  const kept = loadSession(db, 'st').messages;
+  t.same(kept.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+  t.match(JSON.stringify(kept[0]!.content), /switch it on/, "the owner's message is kept");
+  t.same(kept[1]!.content, [{ type: 'tool_use', id: 'r1', name: 'relay', input: {} }], 'the call the model made is kept');
+  t.same(kept[2]!.content, [{ type: 'tool_result', toolUseId: 'r1', content: STOPPED_TOOL, isError: true }], 'answered, so the conversation stays valid, saying it may have run');
+  t.same(kept[3]!.content, [{ type: 'text', text: STOPPED_REPLY }]);
+  // The next turn sees all of it.
+  t.equal((await conductor.delivered(say('st', 'is it on?').id)).text, 'seen 5 messages');
+
+  // Stopped before the model answered at all: the message and the note.
+  let hang!: () => void;
+  const waiting = new Promise<void>((r) => (hang = r));
+  const slow = scriptedProvider([], (req) => new Promise((_, reject) => {
+    hang();
+    req.signal?.addEventListener('abort', () => reject(req.signal!.reason), { once: true });
+  }));
+  const s2 = setup(slow);
+  s2.conductor.start();
+  const row = s2.say('st2', 'hello?');
+  await waiting;
+  t.ok(s2.conductor.abort('st2'));
+  t.equal((await s2.conductor.delivered(row.id)).text, ABORTED_NOTICE);
+  t.same(loadSession(s2.db, 'st2').messages.map((m) => m.role), ['user', 'assistant']);
 });

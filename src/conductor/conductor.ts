@@ -17,7 +17,8 @@ import { saveSession } from '../store/sessions.js';
 import type { Bus } from './bus.js';
 import { createDeliverer, defaultDeliveryRetryDelay, type Deliverer, type DeliveryChannel } from './delivery.js';
 import { ownerAlive, selfOwner } from './owner.js';
-import { runTurn, type TurnDeps } from './turn.js';
+import { runTurn, type TurnDeps, type TurnProgress } from './turn.js';
+import { stoppedConversation } from './stopped-turn.js';
 import { idleMemory } from './idle-memory.js';
 import type { ConfirmRequest } from '../tools/types.js';
 
@@ -170,10 +171,11 @@ export function createConductor(opts: ConductorOptions): Conductor {
     const ids = rows.map((r) => r.id);
     const ac = new AbortController();
     aborts.set(key, ac);
+    const progress: TurnProgress = {};
     const where = { channel: last.channel, chatId: last.chat_id };
     bus.emit({ type: 'turn_start', sessionKey: key, inboundIds: ids, ...where });
     try {
-      const outcome = await runTurn(turnDeps, rows, (e) => bus.emit({ ...e, sessionKey: key }), ac.signal);
+      const outcome = await runTurn(turnDeps, rows, (e) => bus.emit({ ...e, sessionKey: key }), ac.signal, progress);
       const saveReply = db.transaction(() => {
         if (outcome.kind === 'reply' && outcome.session) saveSession(db, outcome.session);
         recordOutbound(db, { idempotencyKey: `reply:${last.id}`, inboundId: last.id, sessionKey: key, channel: last.channel, chatId: last.chat_id, text: outcome.text, kind: 'reply' });
@@ -204,7 +206,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
         return;
       }
       if (ac.signal.reason instanceof TurnAborted) {
-        aborted(key, ids, last);
+        aborted(key, ids, last, progress);
         deliver(last.channel);
         return;
       }
@@ -249,10 +251,12 @@ export function createConductor(opts: ConductorOptions): Conductor {
 
   // What the turn did before the abort is not saved (the session stays as it was, as after a failed
   // turn); its messages are done so that nothing runs them again.
-  function aborted(key: string, ids: number[], last: InboundRow): void {
+  function aborted(key: string, ids: number[], last: InboundRow, progress: TurnProgress): void {
     const where = { channel: last.channel, chatId: last.chat_id };
     try {
       db.transaction(() => {
+        // The owner's message and what was done before the stop stay in the session (stopped-turn.ts).
+        if (progress.session) saveSession(db, { ...progress.session, messages: stoppedConversation(progress.session.messages) });
         recordOutbound(db, { idempotencyKey: `aborted:${last.id}`, inboundId: last.id, sessionKey: key, ...where, text: ABORTED_NOTICE, kind: 'notice' });
         markDone(db, ids);
       })();

@@ -93,8 +93,16 @@ export function localModelNote(db: Db, model: string): string {
   return `(answered by the local model ${model} — the internet provider is unreachable${queued})`;
 }
 
-/** Throws on provider failure; the caller records the attempt and keeps the rows retryable. */
-export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal): Promise<TurnOutcome> {
+/** What a turn had reached when it was stopped: its session with the conversation so far (stopped-turn.ts). */
+export interface TurnProgress {
+  session?: Session;
+}
+
+/**
+ * Throws on provider failure; the caller records the attempt and keeps the rows retryable. `progress`
+ * holds the conversation as the model has seen it so far, for a turn the owner stops.
+ */
+export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit: (e: LoopEvent) => void, signal?: AbortSignal, progress?: TurnProgress): Promise<TurnOutcome> {
   // Voice notes become the owner's text first (src/voice/burst.ts, the voice chunk, loaded by a
   // message with meta.voice): hooks, memories and the model see it.
   const heard = burst.some((r) => r.meta?.includes('"voice":')) ? await (await import('../voice/index.js')).hearVoiceNotes(deps, burst, signal) : undefined;
@@ -167,8 +175,20 @@ export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit
   // The image code (ffmpeg) is the lazy chunk 'images': loaded only by a message with a picture.
   const shown = pictures.length ? await (await import('../images/index.js')).attachedImages(deps.workspace, pictures, signal) : [];
   const user: Message = { role: 'user', content: [{ type: 'text', text: stamp(now, cfg.timezone, text) }, ...shown] };
+  // The conversation as far as the model has answered: what a stopped turn keeps.
+  if (progress) progress.session = { key, messages: [...session.messages, user], meta: session.meta };
+  const tracked: Provider = progress
+    ? {
+        id: provider.id,
+        async complete(req, onEvent) {
+          const res = await provider.complete(req, onEvent);
+          progress.session = { key, messages: [...req.messages, { role: 'assistant', content: res.content }], meta: session.meta };
+          return res;
+        },
+      }
+    : provider;
   const result = await runAgentLoop({
-    provider,
+    provider: tracked,
     model: cfg.model,
     system,
     messages: [...session.messages, user],

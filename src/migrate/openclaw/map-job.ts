@@ -4,27 +4,16 @@
 // The schedule is checked and its first run computed by pinclaw's own scheduler code (the lazy
 // chunk 'scheduler'), so a job brought over behaves as one added with `pinclaw cron add`.
 import { formatDuration } from '../../scheduler/duration.js';
-import { CRON_CHANNEL } from '../../scheduler/jobs.js';
+import { CRON_CHANNEL, type CronJob } from '../../scheduler/jobs.js';
 import { isObject, str, type SourceJob } from './source.js';
 
-/** The columns of cron_jobs the migration writes (src/store/schema.ts). */
-export interface JobRow {
-  kind: 'cron' | 'every' | 'at';
-  expr: string;
-  tz: string | null;
-  every_ms: number | null;
-  at_ms: number | null;
-  anchor_at: number;
-  message: string;
-  /** empty: `cron:<id>` once the id is known, as `pinclaw cron add` does */
-  session_key: string;
-  channel: string;
-  /** empty: the job's id once known */
-  chat_id: string;
+/**
+ * The columns of cron_jobs the migration writes (src/store/schema.ts). session_key and chat_id are
+ * empty until the row's id is known (`cron:<id>` and the id, as `pinclaw cron add` does); created_by
+ * is `openclaw:<job id>`: how a second run knows the job is already here.
+ */
+export interface JobRow extends Omit<CronJob, 'id' | 'state' | 'created_at' | 'updated_at'> {
   state: 'active' | 'paused';
-  next_run_at: number | null;
-  /** openclaw:<job id>: how a second run knows the job is already here */
-  created_by: string;
 }
 
 /** Channels a job's replies can go to in pinclaw. */

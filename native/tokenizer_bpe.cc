@@ -96,16 +96,21 @@ size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
   return parts;
 }
 
+// One possible merge: parts [start, mid) and [mid, end). `key` is rank << 32 | start, so one
+// integer compare gives the heap order: lowest rank first, then leftmost, tiktoken's scan order.
 struct Candidate {
-  uint32_t rank;
-  uint32_t start;
+  uint64_t key;
   uint32_t mid;
   uint32_t end;
+  uint32_t rank() const { return static_cast<uint32_t>(key >> 32); }
+  uint32_t start() const { return static_cast<uint32_t>(key); }
 };
+inline Candidate MakeCandidate(uint32_t rank, uint32_t start, uint32_t mid, uint32_t end) {
+  return Candidate{(static_cast<uint64_t>(rank) << 32) | start, mid, end};
+}
 
-// Heap order: lowest rank first, then leftmost, which is the order of tiktoken's scan.
 struct Later {
-  bool operator()(const Candidate& a, const Candidate& b) const { return a.rank != b.rank ? a.rank > b.rank : a.start > b.start; }
+  bool operator()(const Candidate& a, const Candidate& b) const { return a.key > b.key; }
 };
 
 constexpr uint32_t kGone = 0xffffffffu;
@@ -139,7 +144,7 @@ size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
     token[i] = ranks.Byte(s[i]);
     if (i + 1 < n) {
       const uint32_t r = ranks.Pair(s[i], s[i + 1]);
-      if (r != kNoRank) heap.push_back(Candidate{r, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(i + 2)});
+      if (r != kNoRank) heap.push_back(MakeCandidate(r, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(i + 2)));
     }
   }
   next[n] = kGone;
@@ -149,24 +154,25 @@ size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
     std::pop_heap(heap.begin(), heap.end(), Later());
     const Candidate c = heap.back();
     heap.pop_back();
-    if (next[c.start] != c.mid || next[c.mid] != c.end) continue;
-    token[c.start] = c.rank;
-    next[c.start] = c.end;
+    const uint32_t start = c.start();
+    if (next[start] != c.mid || next[c.mid] != c.end) continue;
+    token[start] = c.rank();
+    next[start] = c.end;
     next[c.mid] = kGone;
-    if (c.end < n) prev[c.end] = c.start;
-    if (c.start > 0) {
-      const uint32_t left = prev[c.start];
+    if (c.end < n) prev[c.end] = start;
+    if (start > 0) {
+      const uint32_t left = prev[start];
       const uint32_t r = ranks.Find(s + left, c.end - left);
       if (r != kNoRank) {
-        heap.push_back(Candidate{r, left, c.start, c.end});
+        heap.push_back(MakeCandidate(r, left, start, c.end));
         std::push_heap(heap.begin(), heap.end(), Later());
       }
     }
     if (c.end < n) {
       const uint32_t right = next[c.end];
-      const uint32_t r = ranks.Find(s + c.start, right - c.start);
+      const uint32_t r = ranks.Find(s + start, right - start);
       if (r != kNoRank) {
-        heap.push_back(Candidate{r, c.start, c.end, right});
+        heap.push_back(MakeCandidate(r, start, c.end, right));
         std::push_heap(heap.begin(), heap.end(), Later());
       }
     }
@@ -187,6 +193,18 @@ size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::v
   if (size == 1) {
     if (out) out->push_back(ranks.Byte(piece[0]));
     return 1;
+  }
+  if (size == 2) {  // the direct table of two-byte tokens, no hashing
+    const uint32_t pair = ranks.Pair(piece[0], piece[1]);
+    if (out) {
+      if (pair != kNoRank) {
+        out->push_back(pair);
+      } else {
+        out->push_back(ranks.Byte(piece[0]));
+        out->push_back(ranks.Byte(piece[1]));
+      }
+    }
+    return pair != kNoRank ? 1 : 2;
   }
   // Most pieces of ordinary text are whole tokens.
   const uint64_t hash = Ranks::HashOf(piece, size);

@@ -24,6 +24,7 @@
 #include "js_error.h"
 #include "pinclaw_unicode_classes.h"
 #include "tokenizer.h"
+#include "tokenizer_cache.h"
 
 namespace pinclaw {
 namespace {
@@ -125,13 +126,17 @@ bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool co
   return false;
 }
 
+// The synchronous calls' piece cache (tokenizer_cache.h), one per JavaScript thread; the thread
+// pool's counts go without, so its threads hold no cache between calls.
+thread_local tokenizer::PieceCache t_cache;
+
 // Counts or encodes valid UTF-8, repairing byte input first when needed.
-size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out) {
+size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out, tokenizer::PieceCache* cache) {
   if (text.from_bytes && !tokenizer::IsValidUtf8(text.data, text.size)) {
     tokenizer::RepairUtf8(text.data, text.size, repaired);
-    return tokenizer::EncodeText(*e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out);
+    return tokenizer::EncodeText(*e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out, cache);
   }
-  return tokenizer::EncodeText(*e.ranks, e.pattern, text.data, text.size, out);
+  return tokenizer::EncodeText(*e.ranks, e.pattern, text.data, text.size, out, cache);
 }
 
 void Trim(std::string* s) {
@@ -170,6 +175,7 @@ Napi::Value TokenizerUnload(const Napi::CallbackInfo& info) {
   if (!e) return env.Undefined();
   std::lock_guard<std::mutex> lock(g_load_mutex);
   std::shared_ptr<const Ranks> old = std::atomic_exchange(&e->ranks, std::shared_ptr<const Ranks>());
+  t_cache.Release();  // what an idle gateway unloads for (src/release.ts): its memory
   return Napi::Boolean::New(env, old != nullptr);
 }
 
@@ -183,7 +189,7 @@ Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
   size_t n;
   try {
-    n = Run(e, text, &repaired, nullptr);
+    n = Run(e, text, &repaired, nullptr, &t_cache);
   } catch (const std::bad_alloc&) {
     return js::ThrowSystem(env, "tokenCount: out of memory", ENOMEM);
   }
@@ -203,7 +209,7 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
   ids.clear();
   try {
-    Run(e, text, &repaired, &ids);
+    Run(e, text, &repaired, &ids, &t_cache);
   } catch (const std::bad_alloc&) {
     return js::ThrowSystem(env, "tokenEncode: out of memory", ENOMEM);
   }
@@ -226,7 +232,7 @@ class CountWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
-      count_ = Run(encoding_, arg_, &repaired_, nullptr);
+      count_ = Run(encoding_, arg_, &repaired_, nullptr, nullptr);
     } catch (const std::bad_alloc&) {
       SetError("tokenCountAsync: out of memory");
     }

@@ -17,13 +17,19 @@ constexpr uint32_t kNoRank = 0xffffffffu;
 class Ranks {
  public:
   // Parses lines of "<label> <first rank> <base64 token> <base64 token> ...". Returns "" on
-  // success, otherwise what is wrong with the data.
+  // success, otherwise what is wrong with the data. Ranks stay below 2^31 (tiktoken's are below
+  // 200,000): the merge keeps them in signed 32-bit lanes.
   std::string Load(const char* text, size_t size);
-  uint32_t Find(const uint8_t* bytes, size_t size) const;
+  __attribute__((always_inline)) uint32_t Find(const uint8_t* bytes, size_t size) const { return Find(bytes, size, Hash(Head(bytes, size), bytes, size)); }
+  // With the hash already computed (HashOf), which the piece cache reuses as its index.
+  uint32_t Find(const uint8_t* bytes, size_t size, uint64_t hash) const;
+  static uint64_t HashOf(const uint8_t* bytes, size_t size) { return Hash(Head(bytes, size), bytes, size); }
   uint32_t Byte(uint8_t b) const { return byte_[b]; }
   uint32_t Pair(uint8_t a, uint8_t b) const { return pair_[(static_cast<size_t>(a) << 8) | b]; }
   size_t MaxTokenSize() const { return max_size_; }
   size_t size() const { return count_; }
+  // Distinct for every loaded table in this process (never 0), so a PieceCache can tell them apart.
+  uint32_t serial() const { return serial_; }
 
  private:
   // Open addressing with linear probing, at most half full. A slot holds a token's first eight
@@ -46,6 +52,7 @@ class Ranks {
   unsigned shift_ = 64;
   size_t max_size_ = 0;
   size_t count_ = 0;
+  uint32_t serial_ = 0;
   uint32_t byte_[256];
 };
 
@@ -85,12 +92,11 @@ inline uint64_t Ranks::Hash(uint64_t head, const uint8_t* p, size_t size) {
   return h * 0x9e3779b97f4a7c15ull;
 }
 
-__attribute__((always_inline)) inline uint32_t Ranks::Find(const uint8_t* bytes, size_t size) const {
+__attribute__((always_inline)) inline uint32_t Ranks::Find(const uint8_t* bytes, size_t size, uint64_t h) const {
   if (size > max_size_ || size == 0) return kNoRank;
-  const uint64_t head = Head(bytes, size);
-  const uint64_t h = Hash(head, bytes, size);
   const uint64_t bit = (h >> 16) & filter_mask_;
   if (!(filter_[bit >> 6] & (1ull << (bit & 63)))) return kNoRank;
+  const uint64_t head = Head(bytes, size);
   const uint32_t want = static_cast<uint32_t>(size) << 24;
   const size_t mask = slots_.size() - 1;
   for (size_t i = static_cast<size_t>(h >> shift_);; i = (i + 1) & mask) {
@@ -111,11 +117,14 @@ enum class Pattern { kO200k, kCl100k };
 size_t NextPieceO200k(const uint8_t* s, size_t size, size_t pos);
 size_t NextPieceCl100k(const uint8_t* s, size_t size, size_t pos);
 
+class PieceCache;
+
 // Byte-pair encodes one piece; appends the token ids to `out` when given. Returns the token count.
-size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::vector<uint32_t>* out);
+// `cache` (optional) remembers merged pieces for this thread.
+size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::vector<uint32_t>* out, PieceCache* cache = nullptr);
 
 // Whole text: split, then encode each piece. `s` must be valid UTF-8.
-size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out);
+size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache = nullptr);
 
 // UTF-8 as a WHATWG TextDecoder reads it: each maximal invalid subsequence becomes U+FFFD.
 bool IsValidUtf8(const uint8_t* s, size_t size);

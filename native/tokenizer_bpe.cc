@@ -3,9 +3,11 @@
 // token. Short pieces (nearly all) use tiktoken's own quadratic scan on stack arrays; long ones
 // (whitespace runs, minified data) a binary heap, which gives the same merges in O(n log n).
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "tokenizer.h"
+#include "tokenizer_cache.h"
 
 namespace pinclaw {
 namespace tokenizer {
@@ -13,55 +15,102 @@ namespace {
 
 constexpr size_t kSmallPiece = 128;
 
-size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<uint32_t>* out) {
+// Four ranks at a time through GCC/Clang vector extensions (SSE2 on x64, NEON on arm64): the
+// quadratic scan's two inner loops, finding the lowest pair and closing the gap after a merge,
+// were over half of its instructions. Pair ranks are kept as int32 with kNoPair for "not a
+// token", so the lane compare is the signed one SSE2 has.
+constexpr size_t kLanes = 4;
+constexpr int32_t kNoPair = INT32_MAX;
+typedef int32_t Lanes __attribute__((vector_size(kLanes * sizeof(int32_t))));
+template <typename T>
+inline Lanes Load(const T* p) {
+  static_assert(sizeof(T) == sizeof(int32_t), "lanes of 32 bits");
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+inline void Store(T* p, Lanes v) {
+  std::memcpy(p, &v, sizeof v);
+}
+inline Lanes Min(Lanes a, Lanes b) { return a < b ? a : b; }
+
+// A rank as a pair entry: kNoRank (0xffffffff) becomes kNoPair; real ranks are below 2^31.
+inline int32_t PairOf(uint32_t rank) { return static_cast<int32_t>(rank & 0x7fffffffu); }
+
+// The lowest of pair[0, count) (count >= 1) and its first index. pair[] must hold kNoPair up to
+// the next multiple of kLanes.
+inline int32_t Lowest(const int32_t* pair, size_t count, size_t* at) {
+  Lanes low = Load(pair);
+  for (size_t i = kLanes; i < count; i += kLanes) low = Min(low, Load(pair + i));
+  low = Min(low, __builtin_shufflevector(low, low, 2, 3, 0, 1));
+  low = Min(low, __builtin_shufflevector(low, low, 1, 0, 3, 2));
+  const int32_t best = low[0];
+  if (best != kNoPair) {
+    size_t i = 0;
+    while (pair[i] != best) ++i;
+    *at = i;
+  }
+  return best;
+}
+
+// a[i] = a[i + 1] for i in [from, end), a lane at a time, front to back: each lane is read before
+// it is overwritten. Writes up to kLanes - 1 entries past end (with what follows them).
+template <typename T>
+inline void CloseGap(T* a, size_t from, size_t end) {
+  for (size_t i = from; i < end; i += kLanes) Store(a + i, Load(a + i + 1));
+}
+
+// `ids`, when given, gets a copy of the tokens (for the piece cache).
+size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<uint32_t>* out, uint32_t* ids) {
   // Part i is s[start[i], start[i + 1]) with token token[i]; pair[i] is the rank of parts i and
-  // i + 1 together. parts shrinks by one per merge.
-  uint32_t start[kSmallPiece + 1];
-  uint32_t token[kSmallPiece];
-  uint32_t pair[kSmallPiece];
+  // i + 1 together (kNoPair from the last part on, for Lowest). parts shrinks by one per merge.
+  // The padding lets the lane loops run over whole lanes.
+  uint32_t start[kSmallPiece + 2 * kLanes];
+  uint32_t token[kSmallPiece + 2 * kLanes];
+  int32_t pair[kSmallPiece + 2 * kLanes];
   size_t parts = n;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i + 1 < n; ++i) {
     start[i] = static_cast<uint32_t>(i);
     token[i] = ranks.Byte(s[i]);
-    pair[i] = i + 1 < n ? ranks.Pair(s[i], s[i + 1]) : kNoRank;
+    pair[i] = PairOf(ranks.Pair(s[i], s[i + 1]));
   }
+  start[n - 1] = static_cast<uint32_t>(n - 1);
+  token[n - 1] = ranks.Byte(s[n - 1]);
   start[n] = static_cast<uint32_t>(n);
-  for (;;) {
-    uint32_t best = kNoRank;
-    size_t at = 0;
-    for (size_t i = 0; i + 1 < parts; ++i) {
-      if (pair[i] < best) {
-        best = pair[i];
-        at = i;
-      }
-    }
-    if (best == kNoRank) break;
-    token[at] = best;
-    // Drop the boundary at + 1.
-    for (size_t i = at + 1; i + 1 < parts; ++i) {
-      start[i] = start[i + 1];
-      token[i] = token[i + 1];
-      pair[i] = pair[i + 1];
-    }
+  for (size_t i = n - 1; i < n + 2 * kLanes - 1; ++i) pair[i] = kNoPair;
+  for (size_t i = n; i < n + 2 * kLanes - 1; ++i) start[i + 1] = token[i] = 0;  // only ever copied
+  size_t at = 0;
+  for (int32_t best; (best = Lowest(pair, parts - 1, &at)) != kNoPair;) {
+    token[at] = static_cast<uint32_t>(best);
+    // Drop the boundary at + 1: parts at + 2 ... move down by one (pair's kNoPair tail with them).
+    CloseGap(start, at + 1, parts);
+    CloseGap(token, at + 1, parts);
+    CloseGap(pair, at + 1, parts);
     --parts;
-    start[parts] = static_cast<uint32_t>(n);
-    pair[at] = at + 1 < parts ? ranks.Find(s + start[at], start[at + 2] - start[at]) : kNoRank;
-    if (at > 0) pair[at - 1] = ranks.Find(s + start[at - 1], start[at + 1] - start[at - 1]);
+    pair[at] = at + 1 < parts ? PairOf(ranks.Find(s + start[at], start[at + 2] - start[at])) : kNoPair;
+    if (at > 0) pair[at - 1] = PairOf(ranks.Find(s + start[at - 1], start[at + 1] - start[at - 1]));
   }
   if (out) out->insert(out->end(), token, token + parts);
+  if (ids) std::copy(token, token + parts, ids);
   return parts;
 }
 
+// One possible merge: parts [start, mid) and [mid, end). `key` is rank << 32 | start, so one
+// integer compare gives the heap order: lowest rank first, then leftmost, tiktoken's scan order.
 struct Candidate {
-  uint32_t rank;
-  uint32_t start;
+  uint64_t key;
   uint32_t mid;
   uint32_t end;
+  uint32_t rank() const { return static_cast<uint32_t>(key >> 32); }
+  uint32_t start() const { return static_cast<uint32_t>(key); }
 };
+inline Candidate MakeCandidate(uint32_t rank, uint32_t start, uint32_t mid, uint32_t end) {
+  return Candidate{(static_cast<uint64_t>(rank) << 32) | start, mid, end};
+}
 
-// Heap order: lowest rank first, then leftmost, which is the order of tiktoken's scan.
 struct Later {
-  bool operator()(const Candidate& a, const Candidate& b) const { return a.rank != b.rank ? a.rank > b.rank : a.start > b.start; }
+  bool operator()(const Candidate& a, const Candidate& b) const { return a.key > b.key; }
 };
 
 constexpr uint32_t kGone = 0xffffffffu;
@@ -95,7 +144,7 @@ size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
     token[i] = ranks.Byte(s[i]);
     if (i + 1 < n) {
       const uint32_t r = ranks.Pair(s[i], s[i + 1]);
-      if (r != kNoRank) heap.push_back(Candidate{r, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(i + 2)});
+      if (r != kNoRank) heap.push_back(MakeCandidate(r, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(i + 2)));
     }
   }
   next[n] = kGone;
@@ -105,24 +154,25 @@ size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
     std::pop_heap(heap.begin(), heap.end(), Later());
     const Candidate c = heap.back();
     heap.pop_back();
-    if (next[c.start] != c.mid || next[c.mid] != c.end) continue;
-    token[c.start] = c.rank;
-    next[c.start] = c.end;
+    const uint32_t start = c.start();
+    if (next[start] != c.mid || next[c.mid] != c.end) continue;
+    token[start] = c.rank();
+    next[start] = c.end;
     next[c.mid] = kGone;
-    if (c.end < n) prev[c.end] = c.start;
-    if (c.start > 0) {
-      const uint32_t left = prev[c.start];
+    if (c.end < n) prev[c.end] = start;
+    if (start > 0) {
+      const uint32_t left = prev[start];
       const uint32_t r = ranks.Find(s + left, c.end - left);
       if (r != kNoRank) {
-        heap.push_back(Candidate{r, left, c.start, c.end});
+        heap.push_back(MakeCandidate(r, left, start, c.end));
         std::push_heap(heap.begin(), heap.end(), Later());
       }
     }
     if (c.end < n) {
       const uint32_t right = next[c.end];
-      const uint32_t r = ranks.Find(s + c.start, right - c.start);
+      const uint32_t r = ranks.Find(s + start, right - start);
       if (r != kNoRank) {
-        heap.push_back(Candidate{r, c.start, c.end, right});
+        heap.push_back(MakeCandidate(r, start, c.end, right));
         std::push_heap(heap.begin(), heap.end(), Later());
       }
     }
@@ -139,33 +189,56 @@ size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
 
 }  // namespace
 
-size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::vector<uint32_t>* out) {
+size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::vector<uint32_t>* out, PieceCache* cache) {
   if (size == 1) {
     if (out) out->push_back(ranks.Byte(piece[0]));
     return 1;
   }
+  if (size == 2) {  // the direct table of two-byte tokens, no hashing
+    const uint32_t pair = ranks.Pair(piece[0], piece[1]);
+    if (out) {
+      if (pair != kNoRank) {
+        out->push_back(pair);
+      } else {
+        out->push_back(ranks.Byte(piece[0]));
+        out->push_back(ranks.Byte(piece[1]));
+      }
+    }
+    return pair != kNoRank ? 1 : 2;
+  }
   // Most pieces of ordinary text are whole tokens.
-  const uint32_t whole = ranks.Find(piece, size);
+  const uint64_t hash = Ranks::HashOf(piece, size);
+  const uint32_t whole = ranks.Find(piece, size, hash);
   if (whole != kNoRank) {
     if (out) out->push_back(whole);
     return 1;
   }
-  return size <= kSmallPiece ? MergeSmall(ranks, piece, size, out) : MergeLarge(ranks, piece, size, out);
+  if (size > kSmallPiece) return MergeLarge(ranks, piece, size, out);
+  if (!cache || size > PieceCache::kMaxBytes) return MergeSmall(ranks, piece, size, out, nullptr);
+  size_t count = 0;
+  if (const uint32_t* ids = cache->Get(ranks.serial(), hash, piece, size, &count)) {
+    if (out) out->insert(out->end(), ids, ids + count);
+    return count;
+  }
+  uint32_t ids[kSmallPiece];
+  count = MergeSmall(ranks, piece, size, out, ids);
+  cache->Put(ranks.serial(), hash, piece, size, ids, count);
+  return count;
 }
 
-size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out) {
+size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache) {
   size_t count = 0;
   size_t pos = 0;
   if (pattern == Pattern::kO200k) {
     while (pos < size) {
       const size_t end = NextPieceO200k(s, size, pos);
-      count += EncodePiece(ranks, s + pos, end - pos, out);
+      count += EncodePiece(ranks, s + pos, end - pos, out, cache);
       pos = end;
     }
   } else {
     while (pos < size) {
       const size_t end = NextPieceCl100k(s, size, pos);
-      count += EncodePiece(ranks, s + pos, end - pos, out);
+      count += EncodePiece(ranks, s + pos, end - pos, out, cache);
       pos = end;
     }
   }

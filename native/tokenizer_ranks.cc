@@ -1,5 +1,6 @@
 // The rank table: tiktoken's rank text parsed into the hash table of tokenizer.h (first eight bytes
 // inline in each slot, the rest of longer tokens in one arena) and a direct table of 2-byte tokens.
+#include <atomic>
 #include <cstdio>
 #include <string>
 
@@ -92,6 +93,8 @@ std::string Ranks::Load(const char* text, size_t size) {
   for (uint32_t& b : byte_) b = kNoRank;
   max_size_ = 0;
   count_ = 0;
+  static std::atomic<uint32_t> serials{0};
+  serial_ = ++serials;
 
   std::string token;
   size_t line_no = 0;
@@ -110,11 +113,11 @@ std::string Ranks::Load(const char* text, size_t size) {
         for (size_t k = f; k < end; ++k) {
           if (text[k] < '0' || text[k] > '9') return where + ": first rank is not a number";
           rank = rank * 10 + static_cast<uint64_t>(text[k] - '0');
-          if (rank > 0xfffffffeull) return where + ": rank out of range";
+          if (rank > 0x7ffffffeull) return where + ": rank out of range (at most 2147483646)";
         }
       } else if (field >= 2) {
         if (!DecodeBase64(text + f, end - f, &token)) return where + ": token " + std::to_string(field - 1) + " is not base64";
-        if (rank >= kNoRank) return where + ": rank out of range";
+        if (rank > 0x7ffffffeull) return where + ": rank out of range (at most 2147483646)";
         const auto* b = reinterpret_cast<const uint8_t*>(token.data());
         std::string err = Insert(b, token.size(), static_cast<uint32_t>(rank));
         if (!err.empty()) return where + ": " + err;

@@ -135,6 +135,44 @@ t.test('count equals encode().length on slices of every size', async (t) => {
   t.same(Array.from(addon.tokenEncode('o200k_base', new Uint8Array(0))), []);
 });
 
+// The native merge keeps recently merged pieces per thread (native/tokenizer_cache.h) and scans
+// ranks a lane at a time: pieces that repeat, under both encodings in turn, at every length around
+// the lane width, the cache's 54-byte limit and the 128-byte switch to the heap merge.
+t.test('randomized odd Unicode with repeating pieces: addon = tiktoken = reference', async (t) => {
+  const random = prng(4242);
+  const int = (n: number) => Math.floor(random() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+  const cp = (lo: number, hi: number) => String.fromCodePoint(lo + int(hi - lo + 1));
+  const atoms: (() => string)[] = [
+    () => cp(0x61, 0x7a) + (random() < 0.3 ? cp(0x300, 0x36f) : ''), // combining marks
+    () => cp(0x4e00, 0x9fff), // CJK
+    () => cp(0xac00, 0xd7a3), // Hangul
+    () => cp(0x1f600, 0x1f64f) + '\u200d' + cp(0x1f466, 0x1f469) + (random() < 0.5 ? '\ufe0f' : ''), // emoji ZWJ
+    () => cp(0x30, 0x39).repeat(1 + int(7)), // digit runs
+    () => pick([' ', '\t', '\n', '\u3000', '\u00a0', '\r\n']).repeat(1 + int(6)), // whitespace runs
+    () => pick(['\ud800', '\udfff', '\ud83d']), // lone surrogates
+    () => pick(["'s", "'LL", "’re", "'ſ"]),
+    () => cp(0x430, 0x44f),
+  ];
+  // A vocabulary of "words" of 1 to 60 atoms, reused so that pieces repeat.
+  const words = Array.from({ length: 300 }, () => Array.from({ length: 1 + int(int(60) + 1) }, () => pick(atoms)()).join(''));
+  let compared = 0;
+  for (let round = 0; round < 60; round++) {
+    const parts: string[] = [];
+    for (let n = 50 + int(200); n > 0; n--) parts.push(pick(words), pick(['', ' ', ' ', '\n', '. ']));
+    const text = parts.join('');
+    for (const name of ENCODINGS) {
+      const want = expected(name, text);
+      const got = addon.tokenEncode(name, text);
+      if (want.length !== got.length || want.some((id, k) => id !== got[k])) sameIds(t, name, got, want, `${name}: round ${round} addon vs tiktoken`);
+      else compared++;
+      if (addon.tokenCount(name, text) !== want.length) t.fail(`${name}: round ${round}: count differs from tiktoken's`);
+      if (round % 10 === 0) sameIds(t, name, reference(name).encode(text), want, `${name}: round ${round} reference vs tiktoken`);
+    }
+  }
+  t.equal(compared, 60 * ENCODINGS.length, 'every round equal to tiktoken under both encodings');
+});
+
 t.test('inputs above 64 KB are counted on the thread pool', async (t) => {
   const works: string[] = [];
   const hook = createHook({

@@ -148,11 +148,15 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     const discord = config.channels.discord.token
       ? (await import('../channels/discord/channel.js')).createDiscordChannel({ config, db, bus, workspace: ctx.paths.workspace, home: ctx.paths.home })
       : undefined;
+    // Matrix runs when it has a homeserver and an access token; its code is loaded only then.
+    const matrix = config.channels.matrix.homeserver && config.channels.matrix.accessToken
+      ? (await import('../channels/matrix/channel.js')).createMatrixChannel({ config, db, bus, workspace: ctx.paths.workspace, home: ctx.paths.home })
+      : undefined;
     // MQTT runs when it has a broker; its code and the mqtt package are loaded only then.
     const mqtt = config.mqtt.url ? (await import('../channels/mqtt/start.js')).prepareMqtt({ config, db, bus, home: ctx.paths.home }) : undefined;
-    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...(signalChannel ? [signalChannel] : []), ...(discord ? [discord] : []), ...(mqtt?.channels ?? []), ...scheduling.channels];
+    const channels = [httpChannel(confirmations), ...hardware.channels, ...(telegram ? [telegram] : []), ...(signalChannel ? [signalChannel] : []), ...(discord ? [discord] : []), ...(matrix ? [matrix] : []), ...(mqtt?.channels ?? []), ...scheduling.channels];
     if (mqtt?.needsHardwareChannel && !channels.some((c) => c.name === HARDWARE_CHANNEL)) channels.push(hardwareChannel());
-    const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(signalChannel ? [signalChannel] : []), ...(discord ? [discord] : []), ...(mqtt?.channels ?? [])]);
+    const connecting = new Set<ChannelAdapter>([...(telegram ? [telegram] : []), ...(signalChannel ? [signalChannel] : []), ...(discord ? [discord] : []), ...(matrix ? [matrix] : []), ...(mqtt?.channels ?? [])]);
     const channelStatus = trackChannelStatus(bus, db, channels.map((c) => ({ name: c.name, connects: connecting.has(c) })));
     stops.push(channelStatus.stop);
     // The MCP client runs when a server is enabled; its code is loaded only then. Its servers start
@@ -191,6 +195,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     const signalStarted = signalChannel?.start(conductor).catch((err: unknown) => log.error(`signal: ${errorMessage(err)}`));
     // The same for Discord: a refused token stops this channel only; an unreachable Discord is retried.
     const discordStarted = discord?.start(conductor).catch((err: unknown) => log.error(`discord: ${errorMessage(err)}`));
+    // The same for Matrix: a refused token stops this channel only; an unreachable homeserver is retried.
+    const matrixStarted = matrix?.start(conductor).catch((err: unknown) => log.error(`matrix: ${errorMessage(err)}`));
     let server: RunningHttpServer | undefined;
     const api = apiRoutes(conductor, bus, () => metricsText(db, startedAt, { channels: channelStatus.list(), guard: server?.guardStatus(), connections: server?.connectionStatus(), hardware: hardware.health(), ...(mcp && mcpChunk ? { extra: (l, ls) => mcpChunk.mcpMetricLines(mcp.status(), l, ls) } : {}) }), confirmations);
     server = await startHttpServer({
@@ -282,6 +288,8 @@ async function serve(values: { host?: string }, portFlag: number | undefined, ct
     await signalChannel?.stop();
     await discordStarted;
     await discord?.stop();
+    await matrixStarted;
+    await matrix?.stop();
     await conductor.stop(DRAIN_MS);
     // After the drain, so the replies of the last turns are published; then `offline`.
     await mqtt?.close();

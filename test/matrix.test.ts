@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { textReply, type AnthropicStep } from './support/anthropic-server.js';
 import { dbRows, startChannelGateway, type ChannelGateway } from './support/channel-gateway.js';
+import { startTelegramApi } from './support/telegram-api.js';
 import { BOT, startMatrix, TOKEN, type MatrixStandIn } from './support/matrix-server.js';
 import { bundle, cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 import type { Step } from './support/stand-in.js';
@@ -22,13 +23,13 @@ interface Fixture extends ChannelGateway {
   hs: MatrixStandIn;
 }
 
-async function fixture(t: Test, o: { matrix?: Record<string, unknown>; llm?: Step<AnthropicStep>; env?: Record<string, string>; stand?: (hs: MatrixStandIn) => void; wait?: boolean } = {}): Promise<Fixture> {
+async function fixture(t: Test, o: { matrix?: Record<string, unknown>; channels?: Record<string, unknown>; llm?: Step<AnthropicStep>; env?: Record<string, string>; stand?: (hs: MatrixStandIn) => void; wait?: boolean } = {}): Promise<Fixture> {
   const hs = await startMatrix();
   hs.room(DM, [OWNER]);
   hs.room(GROUP, [OWNER, ALICE]);
   o.stand?.(hs);
   const g = await startChannelGateway(t, {
-    config: () => ({ channels: { matrix: { homeserver: hs.url, accessToken: TOKEN, allowFrom: [OWNER], debounceMs: 0, ...o.matrix } } }),
+    config: () => ({ channels: { matrix: { homeserver: hs.url, accessToken: TOKEN, allowFrom: [OWNER], debounceMs: 0, ...o.matrix }, ...o.channels } }),
     llm: o.llm, env: o.env, close: () => hs.close().catch(() => {}),
   });
   const f = Object.assign(g, { hs });
@@ -207,14 +208,19 @@ t.test('SIGKILL right after a reply was sent, before it was marked: not sent twi
   t.equal(hs.sent.length, 1, 'the recorded event id: nothing sent again');
 });
 
-t.test('a wrong token: a clear error at start, the channel stays down, the gateway and http go on; doctor says why', async (t) => {
-  const f = await fixture(t, { matrix: { accessToken: 'wrong' }, env: { PINCLAW_GATEWAY_TOKEN: 'tok' }, wait: false });
+t.test('a wrong token: a clear error at start, the channel stays down, Telegram and http go on; doctor says why', async (t) => {
+  const tg = await startTelegramApi();
+  t.teardown(() => tg.close());
+  const f = await fixture(t, { matrix: { accessToken: 'wrong' }, channels: { telegram: { token: tg.token, apiBaseUrl: tg.url, allowFrom: ['42'], pollTimeoutSeconds: 2, debounceMs: 0 } }, env: { PINCLAW_GATEWAY_TOKEN: 'tok' }, wait: false });
   const said = new RegExp(`matrix: channels\\.matrix\\.accessToken was refused by ${f.hs.url.replace(/\./g, '\\.')} \\(M_UNKNOWN_TOKEN\\)`);
   await f.gw.waitFor(said);
   t.equal((await fetch(`${f.gw.url}/healthz`)).status, 200);
   const metrics = await (await fetch(`${f.gw.url}/metrics`, { headers: { authorization: 'Bearer tok' } })).text();
   t.match(metrics, /pinclaw_channel_up\{channel="matrix"\} 0/);
   t.match(metrics, /pinclaw_channel_up\{channel="http"\} 1/);
+  tg.userMessage({ from: { id: 42 }, text: 'still there?' });
+  await tg.waitFor(() => tg.sent.length === 1, 20_000);
+  t.equal(tg.sent[0]!.text, 'echo: still there?', 'Telegram answers');
   const doctor = await runPinclawAsync(['doctor'], { env: f.env });
   t.match(doctor.stdout, /channels.*matrix down \(channels\.matrix\.accessToken was refused by/);
   t.match(doctor.stdout, /matrix.*channels\.matrix\.accessToken was refused by/);

@@ -59,6 +59,10 @@ export const lazyChunks = [
   // The Discord channel (gateway v10 over Node's built-in WebSocket, REST over fetch): loaded by a
   // gateway with channels.discord.token. Pairing: a copy, as above.
   { name: 'discord', entries: [srcFile('channels/discord/channel.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
+  // The Matrix channel (client-server API /sync and sends over fetch): loaded by a gateway with
+  // channels.matrix.homeserver and accessToken. Pairing: a copy, as above. Its second entry: doctor's
+  // check of the homeserver (versions, whoami).
+  { name: 'matrix', entries: [srcFile('channels/matrix/channel.ts'), srcFile('channels/matrix/check.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
   // The memory's implementation (src/memory/holder.ts opens it on first use) and its export/import.
   {
     name: 'memory',

@@ -1,4 +1,4 @@
-// What the gateway holds of a channel that reaches an outside service (Telegram, Signal, Discord):
+// What the gateway holds of a channel that reaches an outside service (Telegram, Signal, Discord, Matrix):
 // the adapter the conductor delivers through, started and stopped by the gateway, and what it is
 // built from. Types only: each channel's code stays in its own lazy chunk.
 import type { Bus } from '../conductor/bus.js';

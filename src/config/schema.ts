@@ -277,6 +277,16 @@ const sections = {
           debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
         },
       },
+      matrix: {
+        kind: 'object',
+        description: 'a Matrix bot account, unencrypted rooms only (docs/channels.md); runs in the gateway when homeserver and accessToken are set',
+        fields: {
+          homeserver: { kind: 'string', description: 'the client-server URL, e.g. https://matrix.example.org; unset: no Matrix channel' },
+          accessToken: { kind: 'string', secret: true, description: 'the bot account\'s access token; required with homeserver' },
+          allowFrom: { kind: 'array', items: { kind: 'string', description: 'a user id, @user:server' }, default: [], description: 'who may talk to the bot and whose invites it joins; others get a pairing code in a two-member room' },
+          debounceMs: { kind: 'integer', min: 0, default: 1500, description: 'messages from one sender within this window are merged into one turn' },
+        },
+      },
     },
   },
   tools: {

@@ -4,6 +4,7 @@ import { closest } from '../suggest.js';
 import type { ConfigIssue } from './issue.js';
 import { signalIssues } from './signal.js';
 import { discordIssues } from './discord.js';
+import { matrixIssues } from './matrix.js';
 import { hookIssues } from './hooks.js';
 import { RECORD_KEY, schema, type Field, type PinclawConfig } from './schema.js';
 
@@ -127,7 +128,7 @@ export function validateConfig(raw: unknown): { config?: PinclawConfig; errors: 
   const errors: ConfigIssue[] = [];
   const checked = checkField(schema, raw, '', errors);
   // What the tree cannot say: a hook's command is required and its matcher must compile.
-  if (!errors.length) errors.push(...hookIssues((checked as PinclawConfig).hooks), ...signalIssues((checked as PinclawConfig).channels.signal), ...discordIssues((checked as PinclawConfig).channels.discord));
+  if (!errors.length) errors.push(...hookIssues((checked as PinclawConfig).hooks), ...signalIssues((checked as PinclawConfig).channels.signal), ...discordIssues((checked as PinclawConfig).channels.discord), ...matrixIssues((checked as PinclawConfig).channels.matrix));
   // A partially valid config is never handed out: callers would run on half their settings.
   return errors.length ? { errors } : { config: checked as PinclawConfig, errors };
 }

@@ -75,7 +75,7 @@ function providerCheck(config: PinclawConfig, env: NodeJS.ProcessEnv): Check {
 function channelsCheck(db: Db, config: PinclawConfig | undefined): Check | undefined {
   const rec = recordedChannelStatus(db);
   if (!rec) {
-    const configured = [config?.channels.telegram.token && 'telegram', config?.channels.signal.url && 'signal', config?.channels.discord.token && 'discord'].filter(Boolean);
+    const configured = [config?.channels.telegram.token && 'telegram', config?.channels.signal.url && 'signal', config?.channels.discord.token && 'discord', config?.channels.matrix.homeserver && 'matrix'].filter(Boolean);
     return configured.length ? { name: 'channels', state: 'warn', detail: `${configured.join(' and ')} ${configured.length > 1 ? 'are' : 'is'} configured; no gateway has run yet` } : undefined;
   }
   const alive = pidAlive(rec.pid);
@@ -192,6 +192,8 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   if (channels) checks.push(channels);
   // The daemon the Signal channel needs (pinclaw does not start it); the check is in the Signal chunk.
   if (config?.channels.signal.url) checks.push({ name: 'signal', ...(await (await import('../channels/signal/daemon-check.js')).signalDaemonCheck(config.channels.signal.url, config.channels.signal.account)) });
+  // The homeserver and the token the Matrix channel needs; the check is in the Matrix chunk.
+  if (config?.channels.matrix.homeserver && config.channels.matrix.accessToken) checks.push({ name: 'matrix', ...(await (await import('../channels/matrix/check.js')).matrixHomeserverCheck(config.channels.matrix.homeserver, config.channels.matrix.accessToken)) });
   if (hardware) checks.push(hardware);
 
   const addons = {} as DoctorReport['native']['addons'];

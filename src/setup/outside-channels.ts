@@ -1,4 +1,4 @@
-// The channels that reach an outside service, as one table: when each runs (its config), and where
+// The channels that reach an outside service (Telegram, Signal, Discord, Matrix), as one table: when each runs (its config), and where
 // its code is (a lazy chunk, loaded only then). The gateway creates, starts and stops them all the
 // same way, so a new channel is one row here, and one failing channel never touches the others.
 import { errorMessage } from '../errors.js';
@@ -22,6 +22,8 @@ const OUTSIDE_CHANNELS: readonly OutsideChannel[] = [
   { name: 'signal', configured: (c) => !!c.channels.signal.url, create: async (o) => (await import('../channels/signal/channel.js')).createSignalChannel(o) },
   // Discord runs when it has a bot token.
   { name: 'discord', configured: (c) => !!c.channels.discord.token, create: async (o) => (await import('../channels/discord/channel.js')).createDiscordChannel(o) },
+  // Matrix runs when it has a homeserver and an access token.
+  { name: 'matrix', configured: (c) => !!c.channels.matrix.homeserver && !!c.channels.matrix.accessToken, create: async (o) => (await import('../channels/matrix/channel.js')).createMatrixChannel(o) },
 ];
 
 export interface OutsideChannels {

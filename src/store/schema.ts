@@ -317,4 +317,12 @@ export const migrations: readonly Migration[] = [
     create table discord_seen (id text primary key, at integer not null);
     create index discord_seen_at on discord_seen (at);`,
   },
+  {
+    version: 12,
+    name: 'matrix rooms told',
+    // Not in the SQL (the bundle keeps its text): the Matrix rooms already told they are end-to-end
+    // encrypted (src/channels/matrix/rooms.ts), so the notice goes once per room across restarts.
+    // The sync position is the state key matrix.since. Empty without Matrix.
+    up: `create table matrix_rooms (room_id text primary key, encrypted_notice_at integer);`,
+  },
 ];

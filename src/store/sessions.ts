@@ -25,43 +25,16 @@ function isMessage(m: unknown): m is Message {
   return (role === 'user' || role === 'assistant') && Array.isArray(content) && content.every((b) => b && typeof b === 'object' && typeof (b as { type?: unknown }).type === 'string');
 }
 
-/**
- * The messages of the sessions this connection last wrote or read, with the exact text they were
- * parsed from. A turn loads the session its previous turn saved: when the stored text is the same
- * string, the parse (and the check of every message) is skipped, which on a session of a few dozen
- * turns was the largest step of a turn's overhead (docs/performance.md). Compared by content, so a
- * write by another process, a rolled-back save or a reset is never missed. Callers treat messages as
- * immutable (each load returns a new array over the same message objects).
- */
-const parsed = new WeakMap<Db, Map<string, { text: string; messages: Message[] }>>();
-/** Sessions kept per connection: a gateway's busy chats; the rest are parsed again when they come back. */
-const PARSED_MAX = 32;
-
-function remember(db: Db, key: string, text: string, messages: Message[]): void {
-  let m = parsed.get(db);
-  if (!m) parsed.set(db, (m = new Map()));
-  m.delete(key);
-  m.set(key, { text, messages });
-  if (m.size > PARSED_MAX) m.delete(m.keys().next().value!);
-}
-
-function parseMessages(text: string): Message[] {
-  const messages: unknown = JSON.parse(text);
-  if (!Array.isArray(messages)) throw new Error('messages is not an array');
-  const bad = messages.findIndex((m) => !isMessage(m));
-  if (bad >= 0) throw new Error(`message ${bad} is malformed`);
-  return messages as Message[];
-}
-
 export function loadSession(db: Db, key: string, now = Date.now()): Session {
   const row = sql(db, 'select messages, meta from sessions where key = ?').get(key) as { messages: string; meta: string } | undefined;
   if (!row) return { key, messages: [], meta: {} };
   try {
-    const known = parsed.get(db)?.get(key);
-    const messages = known && known.text === row.messages ? known.messages : parseMessages(row.messages);
-    if (messages !== known?.messages) remember(db, key, row.messages, messages);
+    const messages: unknown = JSON.parse(row.messages);
+    if (!Array.isArray(messages)) throw new Error('messages is not an array');
+    const bad = messages.findIndex((m) => !isMessage(m));
+    if (bad >= 0) throw new Error(`message ${bad} is malformed`);
     const meta = JSON.parse(row.meta) as SessionMeta;
-    return { key, messages: [...messages], meta: meta && typeof meta === 'object' ? meta : {} };
+    return { key, messages: messages as Message[], meta: meta && typeof meta === 'object' ? meta : {} };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     db.transaction(() => {
@@ -81,14 +54,10 @@ export function stripBinary(messages: readonly Message[]): Message[] {
 }
 
 export function saveSession(db: Db, s: Session, now = Date.now()): void {
-  const stored = stripBinary(s.messages);
-  const text = JSON.stringify(stored);
-  sql(db,
+  sql(db, 
     `insert into sessions (key, messages, meta, created_at, updated_at) values (?, ?, ?, ?, ?)
      on conflict (key) do update set messages = excluded.messages, meta = excluded.meta, updated_at = excluded.updated_at`,
-  ).run(s.key, text, JSON.stringify(s.meta), now, now);
-  // What the next load would parse from this text: kept with it (a rollback leaves another text).
-  remember(db, s.key, text, stored);
+  ).run(s.key, JSON.stringify(stripBinary(s.messages)), JSON.stringify(s.meta), now, now);
 }
 
 export function resetSession(db: Db, key: string): boolean {

@@ -249,8 +249,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
     deliver(last.channel);
   }
 
-  // What the turn did before the abort is not saved (the session stays as it was, as after a failed
-  // turn); its messages are done so that nothing runs them again.
+  // A stopped turn is not run again (its messages are done); the session keeps the owner's message
+  // and what the model and tools had done by then, closed by stoppedConversation.
   function aborted(key: string, ids: number[], last: InboundRow, progress: TurnProgress): void {
     const where = { channel: last.channel, chatId: last.chat_id };
     try {

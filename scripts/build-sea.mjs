@@ -3,7 +3,7 @@
 // every native addon as an asset: ours and i2c-bus compiled against that Node's headers
 // (cross-compiled for arm64), better-sqlite3's and serialport's N-API prebuilds as they ship.
 //   npm run build:sea [-- --arch x64|arm64]
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -161,6 +161,57 @@ function checkElf(file, t) {
   if (machine !== t.elfMachine) throw new Error(`${file} is built for ELF machine 0x${machine.toString(16)}, expected 0x${t.elfMachine.toString(16)}`);
 }
 
+/** Node's SEA blob of the loader and the assets, injected into a stripped copy of the target's node. */
+async function writeExecutable({ work, t, arch, targetNode, loader, assets, out }) {
+  const blob = join(work, 'sea-prep.blob');
+  const seaConfig = join(work, 'sea-config.json');
+  // No useCodeCache: the main script is the small loader; the bundle's cache is an asset.
+  writeFileSync(seaConfig, JSON.stringify({ main: loader, output: blob, disableExperimentalSEAWarning: true, useCodeCache: false, useSnapshot: false, execArgv: V8_FLAGS, assets }, null, 2));
+  step(`generating the SEA blob with Node ${NODE_VERSION} (linux-${arch}${t.cross ? ', under qemu' : ''})`);
+  if (t.cross) run(t.cross.qemu, ['-L', t.cross.sysroot, targetNode, ...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
+  else run(targetNode, [...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
+  const tmp = `${out}.tmp`;
+  copyFileSync(targetNode, tmp);
+  chmodSync(tmp, 0o755);
+  // The official binary carries symbols; they are not needed to run and are a third of the size.
+  run(t.cross ? `${t.cross.prefix}strip` : 'strip', ['--strip-all', tmp]);
+  step('injecting the blob');
+  const { inject } = require('postject');
+  await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: FUSE });
+  renameSync(tmp, out);
+}
+
+/**
+ * Starts a gateway of the executable in a new home (the cold start, which runs the warm start's
+ * code and the first run's), stops it once it listens, and keeps the code cache it writes at exit
+ * (scripts/sea-main.cjs). Run by the executable itself, so that V8's version and flags are the ones
+ * the cache is checked against; under qemu for another arch. Nothing of this machine's is read: a
+ * home and HOME of its own, no PINCLAW_ settings, port 0 on 127.0.0.1.
+ */
+async function trainCodeCache(exe, t, cacheFile, work) {
+  const home = join(work, 'train-home');
+  rmSync(home, { recursive: true, force: true });
+  rmSync(cacheFile, { force: true });
+  mkdirSync(home, { recursive: true });
+  const [cmd, args] = t.cross ? [t.cross.qemu, ['-L', t.cross.sysroot, exe]] : [exe, []];
+  const child = spawn(cmd, [...args, 'gateway', '--host', '127.0.0.1', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, PINCLAW_HOME: join(home, '.pinclaw'), PINCLAW_CODE_CACHE_OUT: cacheFile },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise((resolveExit) => child.once('exit', (code, signal) => resolveExit({ code, signal })));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+  child.stderr.on('data', (d) => {
+    stderr += d;
+    if (/gateway listening on/.test(stderr) && !child.killed) child.kill('SIGTERM');
+  });
+  const { code, signal } = await exited;
+  clearTimeout(timer);
+  if (code !== 0 || !existsSync(cacheFile)) throw new Error(`the code cache's gateway start failed (exit ${code ?? signal}):\n${stderr}`);
+  rmSync(home, { recursive: true, force: true });
+  step(`code cache: ${(statSync(cacheFile).size / 1024).toFixed(0)} KiB`);
+}
+
 export async function buildSea(arch) {
   const t = targets[arch];
   if (!t) throw new Error(`unknown --arch '${arch}'; expected one of: ${Object.keys(targets).join(', ')}`);
@@ -227,28 +278,27 @@ export async function buildSea(arch) {
   // The dashboard's static files (src/channels/http/dashboard.ts reads dashboard/<file>).
   for (const name of readdirSync(dashboardDir)) assets[`dashboard/${name}`] = join(dashboardDir, name);
 
-  const blob = join(work, 'sea-prep.blob');
-  const seaConfig = join(work, 'sea-config.json');
+  // The bundle runs from an asset through scripts/sea-main.cjs, with the code cache of a gateway
+  // start made by a first build of the executable (see sea-main.cjs for why).
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  const loader = join(work, 'sea-main.cjs');
+  const loaderText = readFileSync(join(root, 'scripts', 'sea-main.cjs'), 'utf8');
+  if (!loaderText.includes("'pinclaw VERSION\\n'")) throw new Error("scripts/sea-main.cjs lost its 'pinclaw VERSION\\n' line");
+  writeFileSync(loader, loaderText.replace("'pinclaw VERSION\\n'", JSON.stringify(`pinclaw ${version}\n`)));
+  assets['main/pinclaw.cjs'] = main;
   // Text read once into a string, and the addons, read only when extracted (see
-  // scripts/compress-assets.mjs): ~4.4 MB less.
-  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || key === 'boards/boards.json' || /^native\/.*\.node$/.test(key));
-  writeFileSync(seaConfig, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, execArgv: V8_FLAGS, assets }, null, 2));
-  step(`generating the SEA blob with Node ${NODE_VERSION} (linux-${arch}${t.cross ? ', under qemu' : ''})`);
+  // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (67 KB, 7 KB compressed):
+  // every gateway start reads it, and node:zlib's load to decompress it cost more than the read.
+  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || /^native\/.*\.node$/.test(key));
   const targetNode = join(nodeDir, 'bin', 'node');
-  // With the flags the executable runs with: V8 rejects a code cache made under other flags.
-  if (t.cross) run(t.cross.qemu, ['-L', t.cross.sysroot, targetNode, ...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
-  else run(targetNode, [...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
-
   const out = join(dist, `pinclaw-linux-${arch}`);
-  const tmp = `${out}.tmp`;
-  copyFileSync(targetNode, tmp);
-  chmodSync(tmp, 0o755);
-  // The official binary carries symbols; they are not needed to run and are a third of the size.
-  run(t.cross ? `${t.cross.prefix}strip` : 'strip', ['--strip-all', tmp]);
-  step('injecting the blob');
-  const { inject } = require('postject');
-  await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: FUSE });
-  renameSync(tmp, out);
+  const first = `${out}.uncached`;
+  await writeExecutable({ work, t, arch, targetNode, loader, assets, out: first });
+  step(`a gateway start of the executable for its code cache${t.cross ? ' (under qemu)' : ''}`);
+  const cache = join(work, 'pinclaw.cache');
+  await trainCodeCache(first, t, cache, work);
+  rmSync(first, { force: true });
+  await writeExecutable({ work, t, arch, targetNode, loader, assets: { ...assets, 'main/pinclaw.cache': cache }, out });
   const mb = (statSync(out).size / 1048576).toFixed(1);
   step(`wrote ${out} (${mb} MiB) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return out;

@@ -50,6 +50,9 @@ t.test('x64 executable', async (t) => {
   t.match(v.stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
   t.equal(v.stderr, '', 'no warnings on stderr');
   t.notOk(existsSync(home), '--version extracts nothing and opens no database');
+  // scripts/sea-main.cjs answers --version itself; the bundle's answer (with --json) must agree.
+  const fromBundle = run(exe, ['--json', '--version'], { env, cwd: dir });
+  t.equal(`pinclaw ${(JSON.parse(fromBundle.stdout) as { version: string }).version}\n`, v.stdout, 'the loader and the bundle give one version');
 
   const first = run(exe, ['doctor', '--json'], { env, cwd: dir });
   t.equal(first.code, 0, first.stderr);
@@ -103,8 +106,11 @@ t.test('x64 executable', async (t) => {
 
 t.test('x64 executable runs the gateway', async (t) => {
   const { dir, exe, home } = install(seaX64);
-  const gw = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  const gw = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, PINCLAW_CODE_CACHE_REPORT: '1' }), cwd: dir });
   const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
+  // The code cache build-sea.mjs made from a gateway start (scripts/sea-main.cjs): V8 refuses one
+  // made under other flags or another V8, and the start then compiles everything again.
+  t.match(gw.stderr(), /^code cache: accepted$/m, 'V8 took the code cache');
   const res = await fetch(`${m[1]}/healthz`);
   t.same(await res.json(), { status: 'ok' });
   gw.child.kill('SIGTERM');
@@ -165,8 +171,9 @@ t.test('arm64 executable under qemu-aarch64-static', async (t) => {
   const v = qemu(['--version']);
   t.equal(v.code, 0, v.stderr);
   t.match(v.stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
-  const d = qemu(['doctor', '--json']);
+  const d = run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, 'doctor', '--json'], { env: { ...env, PINCLAW_CODE_CACHE_REPORT: '1' }, cwd: dir, timeoutMs: 300_000 });
   t.equal(d.code, 0, d.stderr);
+  t.match(d.stderr, /^code cache: accepted$/m, 'V8 took the code cache made under qemu');
   checkDoctor(t, d.stdout, 'arm64');
   const tokens = run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, 'tokens', '-'], { env, cwd: dir, input: 'hello', timeoutMs: 300_000 });
   t.equal(tokens.stdout, '1\n', `tokens: ${tokens.stderr}`);

@@ -78,7 +78,21 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): vo
 export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { raw: Record<string, unknown>; errors: ConfigIssue[] } {
   const out = structuredClone(raw);
   const errors: ConfigIssue[] = [];
+  // The names of the few hundred leaves are made only under a section some PINCLAW_ variable
+  // starts with: PINCLAW_HOME alone, the usual case, names none (a millisecond of every start).
+  const set = Object.keys(env).filter((k) => k.startsWith('PINCLAW_') && env[k] !== '');
+  if (!set.length) return { raw: out, errors };
+  const sections = new Map<string, boolean>();
+  const wanted = (section: string) => {
+    let hit = sections.get(section);
+    if (hit === undefined) {
+      const base = envVarFor(section);
+      sections.set(section, (hit = set.some((k) => k === base || k.startsWith(`${base}_`))));
+    }
+    return hit;
+  };
   for (const { path, field } of leaves()) {
+    if (!wanted(path.slice(0, path.indexOf('.') >>> 0))) continue;
     const name = envVarFor(path);
     const text = env[name];
     if (text === undefined || text === '') continue;

@@ -4,14 +4,21 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
-const blocked = new BlockList();
-// Loopback, "this network", private, carrier-grade NAT, link-local (cloud metadata 169.254.169.254),
-// benchmarking, multicast and reserved ranges; IPv6 equivalents, including IPv4-mapped forms.
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
-  blocked.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
-  blocked.addSubnet(net, bits, 'ipv6');
+// Made on the first check, not when the tools are built: net.BlockList loads node's address
+// classes, which a gateway's start does not otherwise need.
+let blockedList: BlockList | undefined;
+function blocked(): BlockList {
+  if (blockedList) return blockedList;
+  const list = new BlockList();
+  // Loopback, "this network", private, carrier-grade NAT, link-local (cloud metadata 169.254.169.254),
+  // benchmarking, multicast and reserved ranges; IPv6 equivalents, including IPv4-mapped forms.
+  for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+    list.addSubnet(net, bits, 'ipv4');
+  }
+  for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
+    list.addSubnet(net, bits, 'ipv6');
+  }
+  return (blockedList = list);
 }
 
 export function isPublicAddress(address: string): boolean {
@@ -20,10 +27,10 @@ export function isPublicAddress(address: string): boolean {
   if (family === 6) {
     // ::ffff:a.b.c.d is the IPv4 address a.b.c.d: judge it as such.
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return !blocked.check(mapped[1]!, 'ipv4');
-    return !blocked.check(address, 'ipv6');
+    if (mapped) return !blocked().check(mapped[1]!, 'ipv4');
+    return !blocked().check(address, 'ipv6');
   }
-  return !blocked.check(address, 'ipv4');
+  return !blocked().check(address, 'ipv4');
 }
 
 export interface Vetted {

@@ -1,0 +1,48 @@
+'use strict';
+// The single executable's entry (scripts/build-sea.mjs makes it the SEA's main script): it runs the
+// bundle, dist/pinclaw.cjs, which the executable carries as the asset main/pinclaw.cjs, compiled
+// with the V8 code cache in main/pinclaw.cache.
+//
+// Why not the bundle as the main script with Node's own code cache (useCodeCache): that cache is
+// made by compiling the bundle without running it, so it holds only the top-level code, and every
+// function a start runs (the command's module initializers, the config checks, the store, the
+// gateway's wiring) was compiled again at every start. build-sea.mjs instead runs a gateway start
+// of the executable once (PINCLAW_CODE_CACHE_OUT) and keeps V8's code cache of everything that start
+// compiled: a warm gateway start compiles almost nothing (bench/README.md, startup).
+//
+// V8 checks the cache against its version, its flags and the source; a cache it refuses is ignored
+// and the bundle compiled as usual, so a mismatch costs time, never correctness.
+//
+// VERSION is replaced by build-sea.mjs: `pinclaw --version`, asked by scripts and `pinclaw update`,
+// is answered here without compiling the bundle (the same line src/main.ts writes).
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  try {
+    require('node:fs').writeSync(1, 'pinclaw VERSION\n');
+  } catch {
+    // a reader that closed the pipe: its choice
+  }
+} else {
+  const sea = require('node:sea');
+  const { Script } = require('node:vm');
+  // The bundle is ASCII (scripts/build.mjs checkAscii): latin1 makes the one-byte string V8 keeps.
+  const source = Buffer.from(sea.getRawAsset('main/pinclaw.cjs')).toString('latin1');
+  let cachedData;
+  try {
+    cachedData = new Uint8Array(sea.getRawAsset('main/pinclaw.cache'));
+  } catch {
+    // the first of build-sea.mjs's two builds, which makes the cache, has none
+  }
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: __filename,
+    ...(cachedData ? { cachedData } : {}),
+  });
+  // For test/sea.test.ts and for a look at a start that seems slow: whether V8 took the cache.
+  if (process.env.PINCLAW_CODE_CACHE_REPORT) require('node:fs').writeSync(2, `code cache: ${!cachedData ? 'none' : script.cachedDataRejected ? 'rejected' : 'accepted'}\n`);
+  const cacheOut = process.env.PINCLAW_CODE_CACHE_OUT;
+  if (cacheOut) {
+    // At exit the functions the run compiled are all in the script's cache.
+    process.once('exit', () => require('node:fs').writeFileSync(cacheOut, script.createCachedData()));
+  }
+  script.runInThisContext()(exports, require, module, __filename, __dirname);
+}

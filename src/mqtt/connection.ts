@@ -312,6 +312,16 @@ export function openMqttLink(o: OpenOptions): MqttLink {
     if (!lastProblem) lost(`cannot reach ${url}`);
   });
   client.on('message', (t, payload, packet) => {
+    // mqtt writes this message's PUBACK right after the event, on its own (it uncorks on the next
+    // tick); held until the next turn of the event loop, it leaves in one write with what the
+    // handlers publish by then: a fleet server's answer to a quick read and the call's PUBACK in
+    // one TCP segment, one syscall and one wake-up of the broker instead of two. The PUBACK still
+    // follows the handler, never precedes it.
+    const stream = client.stream;
+    if (packet.qos > 0 && stream?.writable) {
+      stream.cork();
+      setImmediate(() => stream.uncork());
+    }
     for (const sub of subs) {
       if (!topicMatches(sub.filter, t)) continue;
       try {

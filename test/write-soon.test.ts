@@ -78,3 +78,14 @@ t.test('a batch that fails is rolled back as a whole and every writer hears of i
   await nextTurn();
   t.equal(count(), 1, 'the next batch goes through');
 });
+
+t.test('a reader inside a transaction that rolls back does not take the held rows with it', async (t) => {
+  const { db, count } = pair(t);
+  insertAuditSoon(db, row(1), (err) => t.fail(String(err)));
+  t.throws(() => db.transaction(() => {
+    queryAudit(db);
+    throw new Error('the reader\'s own work failed');
+  })(), /the reader's own work failed/);
+  await nextTurn();
+  t.equal(count(), 1, 'the row is written by its own flush');
+});

@@ -40,7 +40,9 @@ const states = new WeakMap<Db, State>();
 /** Makes the writes kept back for this connection now (tests, readers in this process, and the close). */
 export function flushWritesSoon(db: Db): void {
   const s = states.get(db);
-  if (!s || !s.writes.length) return;
+  // Inside a transaction (a reader called from one) the writes would share its fate, a rollback
+  // included: they wait for their own flush, which never runs inside one (transactions are synchronous).
+  if (!s || !s.writes.length || db.inTransaction) return;
   const writes = s.writes;
   s.writes = [];
   unschedule(s);

@@ -480,6 +480,48 @@ t.test('a captured call replayed after the callee gateway restarted is still a r
   t.match(rows.filter((a) => a.outcome === 'denied'), [{ tool: 'remote:current_time', channel: 'fleet', rule: 'mqtt.fleet replay' }]);
 });
 
+// A read's audit row and replay record are written after its answer, and reads back to back in
+// batches held a moment (store/write-soon.ts): a gateway stopped right after them must write all of
+// what it holds on its way out.
+t.test('a stream of remote reads stopped by SIGTERM: every answered call has its audit row and its replay record', async (t) => {
+  const b = await broker(t);
+  const watch = await spy(t, b);
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({
+    mqtt: { url: b.url, nodeId: 'shed', homeAssistant: { enabled: false }, fleet: { key: 'fleet-secret', expose: ['current_time'] } },
+  }));
+  const gw = start(process.execPath, [bundle, 'gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }) });
+  t.teardown(async () => {
+    if (gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL');
+    await gw.exited;
+  });
+  await gw.waitFor(/mqtt: subscribed to .*shed\/fleet\/req/, 20_000);
+  // Calls one after the other as fast as the broker takes them, still coming when the SIGTERM does.
+  let running = true;
+  const pump = (async () => {
+    for (let i = 0; running; i++) {
+      const at = Date.now();
+      const id = `stream-call-${String(i).padStart(6, '0')}`;
+      await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(signRequest('fleet-secret', { v: 1, id, from: 'house', to: 'shed', tool: 'current_time', input: { timezone: 'UTC' }, at, exp: at + 60_000 })), { qos: 1 });
+    }
+  })();
+  const answered = () => new Set(watch.responses().filter((x) => x.ok).map((x) => x.id));
+  await until('a stream of answers', () => answered().size >= 300, 30_000);
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0, gw.stderr());
+  running = false;
+  await pump;
+  const db = openDatabase(join(home, 'pinclaw.db'));
+  t.teardown(() => db.close());
+  const rows = queryAudit(db, { tool: 'current_time' });
+  const seen = new Set((db.prepare('select call_id from fleet_seen').all() as { call_id: string }[]).map((r) => r.call_id));
+  const ids = [...answered()];
+  t.ok(ids.length >= 300, `${ids.length} calls answered`);
+  t.ok(rows.length >= ids.length, `an audit row for each answered call (${rows.length} rows, ${ids.length} answers)`);
+  t.same(ids.filter((id) => !seen.has(id)), [], 'every answered call id is in fleet_seen: a replay after the restart is refused');
+  t.ok(rows.every((r) => r.channel === 'fleet' && r.caller === 'house' && r.outcome === 'ok'), 'the rows are the fleet\'s calls');
+});
+
 t.test('a flood of refused calls from strangers: counted in /metrics, a few audit rows, one summary; a real call still runs', async (t) => {
   const b = await broker(t);
   const watch = await spy(t, b);

@@ -259,14 +259,18 @@ t.test('a row is written as allowed before the tool runs, closed after', async (
 
 t.test('a read-only tool gets one row when it ends (written just after, or at the close), also when it fails', async (t) => {
   const db = openDatabase(join(tempDir(), 'pinclaw.db'));
+  // What the file holds, read as another process would (queryAudit on `db` writes the held rows first).
+  const observer = openDatabase(db.name);
+  t.teardown(() => observer.close());
+  const inFile = () => queryAudit(observer);
   let during: unknown;
-  const reader = echo({ readOnly: true, execute: async (input) => ((during = queryAudit(db).length), (input as { text: string }).text === 'bad' ? { content: 'no such sensor', isError: true } : { content: 'ok' }) });
+  const reader = echo({ readOnly: true, execute: async (input) => ((during = inFile().length), (input as { text: string }).text === 'bad' ? { content: 'no such sensor', isError: true } : { content: 'ok' }) });
   const reg = createRegistry([reader], { audit: dbAudit(db) });
   await reg.call({ name: 'echo', input: { text: 'x' } }, ctx);
   t.equal(during, 0, 'no row while it runs');
-  t.equal(queryAudit(db).length, 0, 'not yet when the answer is back');
+  t.equal(inFile().length, 0, 'not yet when the answer is back');
   await new Promise((r) => setImmediate(r));
-  t.match(queryAudit(db), [{ tool: 'echo', outcome: 'ok', rule: 'no policy', input: '{"text":"x"}', output_bytes: 2 }]);
+  t.match(inFile(), [{ tool: 'echo', outcome: 'ok', rule: 'no policy', input: '{"text":"x"}', output_bytes: 2 }]);
   await reg.call({ name: 'echo', input: { text: 'bad' } }, ctx);
   await reg.call({ name: 'echo', input: { text: 'y' } }, ctx);
   // Closed before the batch's turn: the close writes it.

@@ -119,7 +119,9 @@ async function main(): Promise<void> {
     console.log(`  remote_tool (both sides)    median ${ms(rtt.fleet.p50)} ms  p95 ${ms(rtt.fleet.p95)} ms  ${Math.round(rtt.fleet.perSecond)} calls/s`);
     // The target holds on a busy machine too (issue 29): run it beside a load to see that case.
     console.log(`  ratio (median) ${rtt.ratio.toFixed(2)}x — target <= 2x, on a busy machine too: ${rtt.ratio <= 2 ? 'meets target' : 'MISSES target'}`);
-    console.log(`  for comparison, without audit rows: median ${ms(rtt.unaudited.p50)} ms, ${rtt.unauditedRatio.toFixed(2)}x (a read's audit rows, one on each side, are written just after the answer, off the round trip)`);
+    console.log(`  for comparison, without audit rows: median ${ms(rtt.unaudited.p50)} ms, ${rtt.unauditedRatio.toFixed(2)}x (a read's audit rows, one on each side, are written after the answer, in batches when calls come back to back)`);
+    const c = rtt.cpuPerCallUs;
+    console.log(`  CPU of this process per call (both ends): bare ${Math.round(c.bare)} µs, remote_tool ${Math.round(c.fleet)} µs, without audit rows ${Math.round(c.unaudited)} µs`);
     if (chat) {
       console.log(`chat through a gateway (${sessions} sessions in flight, ${durationMs / 1000} s x ${rounds} rounds, median of rounds):`);
       console.log(`  MQTT chat/in -> chat/out  ${Math.round(chat.mqtt.perSecond)} messages/s  p50 ${ms(chat.mqtt.p50)} ms  p95 ${ms(chat.mqtt.p95)} ms  (${chat.mqtt.errors} errors)`);
@@ -247,16 +249,22 @@ async function roundTrips(broker: Broker, o: { calls: number; rounds: number; ou
   type Candidate = 'fleet' | 'bare' | 'unaudited';
   const lat: Record<Candidate, number[]> = { fleet: [], bare: [], unaudited: [] };
   const wall: Record<Candidate, number> = { fleet: 0, bare: 0, unaudited: 0 };
+  // CPU of this process (both ends of each candidate; the broker is another process): steadier on a
+  // busy machine than the latencies, which include waiting for a core.
+  const cpu: Record<Candidate, number> = { fleet: 0, bare: 0, unaudited: 0 };
   const measure = async (which: Candidate) => {
     const once = which === 'bare' ? bareOnce : callOnce;
     auditing = which !== 'unaudited';
     const start = performance.now();
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < o.calls; i++) {
       const t0 = performance.now();
       await once();
       lat[which].push(performance.now() - t0);
     }
     wall[which] += performance.now() - start;
+    const used = process.cpuUsage(cpu0);
+    cpu[which] += (used.user + used.system) / 1000;
     auditing = true;
   };
   for (let r = 0; r < o.rounds; r++) {
@@ -276,7 +284,9 @@ async function roundTrips(broker: Broker, o: { calls: number; rounds: number; ou
   const fleet = figures(lat.fleet, wall.fleet);
   const bare = figures(lat.bare, wall.bare);
   const unaudited = figures(lat.unaudited, wall.unaudited);
-  return { requestBytes: sizes.req, responseBytes: sizes.res, calls: o.calls * o.rounds, fleet, bare, unaudited, ratio: fleet.p50 / bare.p50, unauditedRatio: unaudited.p50 / bare.p50 };
+  const n = o.calls * o.rounds;
+  const cpuPerCall = { fleet: (cpu.fleet / n) * 1000, bare: (cpu.bare / n) * 1000, unaudited: (cpu.unaudited / n) * 1000 };
+  return { requestBytes: sizes.req, responseBytes: sizes.res, calls: n, fleet, bare, unaudited, ratio: fleet.p50 / bare.p50, unauditedRatio: unaudited.p50 / bare.p50, cpuPerCallUs: cpuPerCall };
 }
 
 // --- (b) chat -------------------------------------------------------------------------------------

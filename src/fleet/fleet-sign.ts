@@ -52,13 +52,34 @@ export interface FleetResponse {
   sig?: string;
 }
 
-/** JSON with object keys sorted at every depth; undefined members dropped as JSON.stringify does. */
+/**
+ * JSON with object keys sorted at every depth; undefined members dropped as JSON.stringify does. The
+ * text must stay byte for byte what it was (older peers sign and check it): loops and string
+ * concatenation rather than map/filter/join, which allocated arrays for every level on every call
+ * of a round trip's four signatures.
+ */
 export function canonicalJson(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (Array.isArray(value)) {
+    let s = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (i) s += ',';
+      s += v === undefined ? 'null' : canonicalJson(v);
+    }
+    return `${s}]`;
+  }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  const keys = Object.keys(obj).sort();
+  let s = '{';
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    if (s.length > 1) s += ',';
+    s += `${JSON.stringify(k)}:${canonicalJson(v)}`;
+  }
+  return `${s}}`;
 }
 
 export function requestText(r: Omit<FleetRequest, 'sig'>): string {

@@ -29,8 +29,8 @@ import { errorMessage } from '../errors.js';
 import { log as defaultLog } from '../log.js';
 import { insertAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
-import { fleetCallSeen, forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
-import { writeSoon } from '../store/write-soon.js';
+import { fleetCallsSince, forgetFleetCalls, rememberFleetCall } from '../store/fleet-seen.js';
+import { flushWritesSoon, writeSoon } from '../store/write-soon.js';
 import { defineTool } from '../tools/define.js';
 import { refusalBook } from './refusals.js';
 import type { Tool, ToolCall, ToolContext, ToolResult } from '../tools/types.js';
@@ -298,15 +298,23 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     return { key: entry.key, rule: `mqtt.fleet.callers[${i}].key` };
   }
 
-  /** Calls whose record in fleet_seen may not be written yet (a read's: see remember). */
+  /**
+   * Every call id of the window, by caller: those fleet_seen holds from before this server started
+   * (a previous process, or a previous server of this one, whose held records are written first),
+   * and every call received since, whose record may not be written yet (a read's: see remember).
+   * So a read's replay check is a lookup here, not a SQLite query on every call. Pruned with the
+   * table; as large as the calls of the window, which this map held anyway.
+   */
   const recent = new Map<string, number>();
+  flushWritesSoon(db);
+  for (const c of fleetCallsSince(db, now() - FLEET_WINDOW_MS - CLOCK_SKEW_MS)) recent.set(`${c.caller}\n${c.call_id}`, c.at);
 
   /**
-   * Records the call; false for a replay. A call that may change something is recorded before it
-   * runs. A read's record is written with its audit row just after the answer (store/write-soon.ts),
-   * off the round trip: checked against the table and the calls of this process meanwhile. Only a
-   * process killed in that moment forgets it; a replay of that read after the restart runs it again,
-   * which changes nothing.
+   * Records the call; false for a replay. A call that may change something is recorded in SQLite
+   * before it runs (the insert is the check that counts for it). A read's record is written with its
+   * audit row shortly after the answer (store/write-soon.ts), off the round trip; `recent` refuses
+   * its replays meanwhile. Only a process killed in that moment forgets it; a replay of that read
+   * after the restart runs it again, which changes nothing.
    */
   function remember(r: FleetRequest): boolean {
     const id = `${r.from}\n${r.id}`;
@@ -314,7 +322,6 @@ export function startFleetServer(o: FleetServerOptions): () => void {
     if (!o.readOnly?.(r.tool)) {
       if (!rememberFleetCall(db, r.from, r.id, r.at)) return false;
     } else {
-      if (fleetCallSeen(db, r.from, r.id)) return false;
       writeSoon(db, () => void rememberFleetCall(db, r.from, r.id, r.at), (err) => log.warn(`mqtt fleet: cannot record call ${r.id} of node ${r.from} (${errorMessage(err)})`));
     }
     recent.set(id, r.at);

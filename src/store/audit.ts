@@ -59,10 +59,12 @@ export function insertAudit(db: Db, e: NewAudit): number {
 export const flushAuditSoon = flushWritesSoon;
 
 /**
- * Writes the row shortly after, with the others of the same moment in one transaction: for the call
- * of a tool that changed nothing, whose row need not exist before its answer goes out (a remote
- * read answers the other board first). Written at the latest when the connection closes; a process
- * killed in between loses these rows only, and nothing was changed by their calls.
+ * Writes the row shortly after, with the others waiting in one transaction (store/write-soon.ts: at
+ * once for a lone call, in batches held up to HOLD_MS for calls back to back): for the call of a
+ * tool that changed nothing, whose row need not exist before its answer goes out (a remote read
+ * answers the other board first). Written at the latest when the connection closes or this process
+ * reads the audit; a process killed in between loses these rows only, and nothing was changed by
+ * their calls.
  */
 export function insertAuditSoon(db: Db, e: NewAudit, onError: (err: unknown) => void): void {
   writeSoon(db, () => void insertAudit(db, e), onError);
@@ -83,6 +85,9 @@ export interface AuditQuery {
 }
 
 export function queryAudit(db: Db, q: AuditQuery = {}): AuditRow[] {
+  // Rows this process holds back (insertAuditSoon) are read too: the dashboard and the tests see
+  // every call that has ended, without waiting for the batch.
+  flushWritesSoon(db);
   const where: string[] = [];
   const args: (string | number)[] = [];
   if (q.since !== undefined) {

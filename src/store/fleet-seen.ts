@@ -9,9 +9,9 @@ export function rememberFleetCall(db: Db, caller: string, callId: string, at: nu
   return sql(db, 'insert into fleet_seen (caller, call_id, at) values (?, ?, ?) on conflict do nothing').run(caller, callId, at).changes === 1;
 }
 
-/** Whether this caller's id was recorded (a read: what a call that changes nothing checks before its record is written soon). */
-export function fleetCallSeen(db: Db, caller: string, callId: string): boolean {
-  return sql(db, 'select 1 from fleet_seen where caller = ? and call_id = ?').get(caller, callId) !== undefined;
+/** The calls recorded at or after `since`: what a fleet server starting knows of the window before it. */
+export function fleetCallsSince(db: Db, since: number): { caller: string; call_id: string; at: number }[] {
+  return sql(db, 'select caller, call_id, at from fleet_seen where at >= ?').all(since) as { caller: string; call_id: string; at: number }[];
 }
 
 /** Deletes the ids of calls dated before `before` (no call that old can pass the window any more); returns how many. */

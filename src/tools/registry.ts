@@ -86,22 +86,25 @@ function specOf(t: Tool): ToolSpec {
   return { name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> };
 }
 
-/** The arguments as redacted JSON text (cut to size for the audit row) and as a value to show the owner. */
-function redactedInput(input: unknown, redact: (s: string) => string): { text: string; shown: unknown } {
+/** The arguments as redacted JSON text, cut to size for the audit row, and in full. */
+function redactedInput(input: unknown, redact: (s: string) => string): { text: string; full: string } {
   let full: string;
   try {
     full = redact(JSON.stringify(input) ?? 'null');
   } catch {
     full = redact(String(input));
   }
-  let shown: unknown = full;
-  try {
-    shown = JSON.parse(full); // [redacted] inside a JSON string keeps it valid JSON
-  } catch {
-    // shown as text
-  }
   const text = full.length > MAX_AUDIT_INPUT ? `${full.slice(0, MAX_AUDIT_INPUT)}… (${full.length} characters)` : full;
-  return { text, shown };
+  return { text, full };
+}
+
+/** The redacted arguments as a value to show the owner; parsed only when the owner is asked, not on every call. */
+function shownInput(full: string): unknown {
+  try {
+    return JSON.parse(full); // [redacted] inside a JSON string keeps it valid JSON
+  } catch {
+    return full; // shown as text
+  }
 }
 
 /** What the model is told (and passes on) when a physical action's message is too old and nobody can be asked. */
@@ -219,7 +222,7 @@ export function createRegistry(tools: readonly Tool[], deps: RegistryDeps = {}):
       let yes: boolean;
       try {
         yes = await untilAborted(ctx.confirm({
-          tool: tool.name, input: input.shown, summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId,
+          tool: tool.name, input: shownInput(input.full), summary: summaryOf(tool.name, input.text), channel: ctx.channel, chatId: ctx.chatId,
           ...(late ? { reason: `your message asking for this is ${late.ageSeconds} s old (more than tools.physicalMaxAgeSeconds, ${late.maxSeconds} s): is it still wanted now?` } : {}),
           ...(ctx.signal ? { signal: ctx.signal } : {}),
         }), ctx.signal);

@@ -18,6 +18,7 @@ const packages = {
   'qemu-user-static': 'runs the arm64 executable in its tests',
   systemd: 'systemd-notify (the sd_notify fallback) and systemd-analyze verify (pinclaw service)',
   'xz-utils': 'the size report of the benchmark',
+  zstd: "the single executable's compressed assets (scripts/compress-assets.mjs)",
   time: 'peak memory of test processes',
   bubblewrap: "the exec sandbox's second backend",
   'qemu-system-arm': 'the Raspberry Pi VM: a real GPIO driver (test/support/vm)',

@@ -1,7 +1,7 @@
 // Access to the assets of a single executable application. In a dev tree `isSea()` is false and
 // nothing here is used; node:sea exists on every Node this project runs on (>= 20).
 import { createRequire } from 'node:module';
-import { brotliDecompressSync } from 'node:zlib';
+import { zstdDecompressSync } from 'node:zlib';
 
 interface SeaModule {
   isSea(): boolean;
@@ -36,11 +36,11 @@ export function seaAsset(key: string): Uint8Array {
   return new Uint8Array(m.getRawAsset(key));
 }
 
-/** Whether the build stored `key` compressed, as `<key>.br` (scripts/compress-assets.mjs). */
+/** Whether the build stored `key` compressed, as `<key>.zst` (scripts/compress-assets.mjs). */
 function compressed(m: SeaModule, key: string): boolean {
-  if (m.getAssetKeys) return (keys ??= new Set(m.getAssetKeys())).has(`${key}.br`);
+  if (m.getAssetKeys) return (keys ??= new Set(m.getAssetKeys())).has(`${key}.zst`);
   try {
-    m.getRawAsset(`${key}.br`);
+    m.getRawAsset(`${key}.zst`);
     return true;
   } catch {
     return false;
@@ -54,7 +54,7 @@ function compressed(m: SeaModule, key: string): boolean {
 export function seaBinaryAsset(key: string): Uint8Array {
   const m = seaModule();
   if (!m) throw new Error('not a single executable');
-  if (compressed(m, key)) return brotliDecompressSync(new Uint8Array(m.getRawAsset(`${key}.br`)));
+  if (compressed(m, key)) return zstdDecompressSync(new Uint8Array(m.getRawAsset(`${key}.zst`)));
   return new Uint8Array(m.getRawAsset(key));
 }
 
@@ -66,6 +66,6 @@ export function seaBinaryAsset(key: string): Uint8Array {
 export function seaTextAsset(key: string): string {
   const m = seaModule();
   if (!m) throw new Error('not a single executable');
-  if (compressed(m, key)) return brotliDecompressSync(new Uint8Array(m.getRawAsset(`${key}.br`))).toString('utf8');
+  if (compressed(m, key)) return zstdDecompressSync(new Uint8Array(m.getRawAsset(`${key}.zst`))).toString('utf8');
   return m.getAsset(key, 'utf8');
 }

@@ -4,7 +4,8 @@
 //   tokenEncode(encoding, text)                Uint32Array of token ids (synchronous)
 //   tokenCountAsync(encoding, text)            Promise<number>, counted on the libuv thread pool
 //   tokenizerUnload(encoding)                  free the rank table (a later call needs tokenizerLoad again)
-//   tokenizerInfo()                            { unicodeVersion, loaded }
+//   tokenizerInfo()                            { unicodeVersion, loaded, encodeThreads }
+//   tokenizerSplitPoints(text, parts)          for tests: where a large text is cut for the threads
 // `text` is a string or a Uint8Array. Strings reach C++ as UTF-8 with lone surrogates already
 // replaced by U+FFFD (V8 does that, as the TextEncoder in front of tiktoken's WASM does); bytes
 // are checked and, where invalid, repaired the way TextDecoder would.
@@ -130,13 +131,24 @@ bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool co
 // pool's counts go without, so its threads hold no cache between calls.
 thread_local tokenizer::PieceCache t_cache;
 
-// Counts or encodes valid UTF-8, repairing byte input first when needed.
-size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out, tokenizer::PieceCache* cache) {
+// Valid UTF-8 of a text argument: the argument's own bytes, or their repair in `repaired`.
+void Valid(const TextArg& text, std::string* repaired, const uint8_t** data, size_t* size) {
+  *data = text.data;
+  *size = text.size;
   if (text.from_bytes && !tokenizer::IsValidUtf8(text.data, text.size)) {
     tokenizer::RepairUtf8(text.data, text.size, repaired);
-    return tokenizer::EncodeText(*e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out, cache);
+    *data = reinterpret_cast<const uint8_t*>(repaired->data());
+    *size = repaired->size();
   }
-  return tokenizer::EncodeText(*e.ranks, e.pattern, text.data, text.size, out, cache);
+}
+
+// Counts or encodes valid UTF-8, repairing byte input first when needed. A text of 64 KiB or more
+// is cut into segments encoded on up to EncodeThreads() threads (tokenizer_parallel.cc).
+size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out, tokenizer::PieceCache* cache) {
+  const uint8_t* data;
+  size_t size;
+  Valid(text, repaired, &data, &size);
+  return tokenizer::EncodeTextParallel(*e.ranks, e.pattern, data, size, out, cache, tokenizer::EncodeThreads());
 }
 
 void Trim(std::string* s) {
@@ -264,10 +276,33 @@ Napi::Value TokenCountAsync(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// For tests: the byte offsets (in the text's UTF-8) where a large text would be cut into `parts`
+// segments; each must be a piece boundary of the reference pre-tokenizer.
+Napi::Value TokenizerSplitPoints(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static const char kUsage[] = "tokenizerSplitPoints(text: string | Uint8Array, parts: number)";
+  std::string storage, repaired;
+  TextArg text;
+  if (!ReadText(env, info[0], &storage, false, &text, kUsage)) return env.Undefined();
+  if (!info[1].IsNumber()) return js::ThrowArgType(env, kUsage, "parts", "a number", info[1]);
+  const double parts = info[1].As<Napi::Number>().DoubleValue();
+  if (!(parts >= 1 && parts <= 4096) || parts != static_cast<double>(static_cast<uint32_t>(parts))) {
+    return js::Throw(env, Kind::kRange, std::string(kUsage) + ": parts must be an integer from 1 to 4096, got " + js::Shown(info[1]));
+  }
+  const uint8_t* data;
+  size_t size;
+  Valid(text, &repaired, &data, &size);
+  const std::vector<size_t> points = tokenizer::SplitPoints(data, size, static_cast<size_t>(parts));
+  Napi::Array out = Napi::Array::New(env, points.size());
+  for (uint32_t i = 0; i < points.size(); ++i) out.Set(i, static_cast<double>(points[i]));
+  return out;
+}
+
 Napi::Value TokenizerInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object out = Napi::Object::New(env);
   out.Set("unicodeVersion", PINCLAW_UNICODE_VERSION);
+  out.Set("encodeThreads", tokenizer::EncodeThreads());
   Napi::Array loaded = Napi::Array::New(env);
   uint32_t i = 0;
   for (const Encoding& e : g_encodings) {
@@ -283,6 +318,7 @@ void InitTokenizer(Napi::Env env, Napi::Object exports) {
   exports.Set("tokenizerLoad", Napi::Function::New(env, TokenizerLoad, "tokenizerLoad"));
   exports.Set("tokenizerUnload", Napi::Function::New(env, TokenizerUnload, "tokenizerUnload"));
   exports.Set("tokenizerInfo", Napi::Function::New(env, TokenizerInfo, "tokenizerInfo"));
+  exports.Set("tokenizerSplitPoints", Napi::Function::New(env, TokenizerSplitPoints, "tokenizerSplitPoints"));
   exports.Set("tokenCount", Napi::Function::New(env, TokenCount, "tokenCount"));
   exports.Set("tokenEncode", Napi::Function::New(env, TokenEncode, "tokenEncode"));
   exports.Set("tokenCountAsync", Napi::Function::New(env, TokenCountAsync, "tokenCountAsync"));

@@ -126,6 +126,16 @@ size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::v
 // Whole text: split, then encode each piece. `s` must be valid UTF-8.
 size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache = nullptr);
 
+// The same on up to `threads` threads (tokenizer_parallel.cc), for large texts: cut at SplitPoints,
+// each segment encoded on its own thread with its own piece cache, ids concatenated in order.
+// Texts too small for two 32 KiB segments, or without split points, go to EncodeText.
+size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads);
+// Up to parts - 1 increasing byte offsets in (0, size), near the even shares of the text, each a
+// piece boundary under both encodings whatever precedes it (see tokenizer_parallel.cc for why).
+std::vector<size_t> SplitPoints(const uint8_t* s, size_t size, size_t parts);
+// The threads a large text is encoded on: the cores, at most 4.
+unsigned EncodeThreads();
+
 // UTF-8 as a WHATWG TextDecoder reads it: each maximal invalid subsequence becomes U+FFFD.
 bool IsValidUtf8(const uint8_t* s, size_t size);
 void RepairUtf8(const uint8_t* s, size_t size, std::string* out);

@@ -12,6 +12,7 @@ import { loadEncodingData, parseEncodingData } from '../src/native/tokenizer-dat
 import { ENCODINGS, type EncodingName, UnknownEncodingError } from '../src/native/tokenizer-encodings.js';
 import { CLAUDE_TOKEN_FACTOR, estimateClaudeTokens } from '../src/native/token-estimate.js';
 import { parseRanks, ReferenceTokenizer, wellFormed } from '../src/native/tokenizer-reference.js';
+import { Splitter } from '../src/native/tokenizer-split.js';
 import { releaseCaches } from '../src/release.js';
 import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
 import { buildCorpus, prng } from './support/tokenizer-corpus.js';
@@ -171,6 +172,66 @@ t.test('randomized odd Unicode with repeating pieces: addon = tiktoken = referen
     }
   }
   t.equal(compared, 60 * ENCODINGS.length, 'every round equal to tiktoken under both encodings');
+});
+
+// Texts of 64 KiB and more are cut into segments encoded on threads (native/tokenizer_parallel.cc),
+// at points that must be piece boundaries whatever precedes them. Checked three ways: every cut
+// is a boundary of the reference pre-tokenizer; the segments encoded one by one give tiktoken's ids
+// for the whole; and the threaded path itself equals tiktoken on texts around its threshold, with
+// the cut at the first and the last place it may be, and with no place to cut.
+t.test('large texts are cut at piece boundaries and encoded on threads: addon = tiktoken', async (t) => {
+  const splitPoints = (text: TokenizerInput, parts: number) => loose.tokenizerSplitPoints!(text, parts) as number[];
+  const exclude = new Set(classDifferences().map((d) => d.codePoint));
+  const text = wellFormed(buildCorpus({ seed: 20240601, minBytes: 1_250_000, exclude }).text);
+  const bytes = Buffer.from(text, 'utf8');
+  const points = splitPoints(text, 256);
+  t.ok(points.length >= 200, `${points.length} of 255 cuts found in the corpus`);
+  t.ok(points.every((p, i) => p > 0 && p < bytes.length && (i === 0 || p > points[i - 1]!)), 'cuts are increasing offsets inside the text');
+  t.same(splitPoints(bytes, 256), points, 'bytes are cut where their string is');
+  for (const name of ENCODINGS) {
+    const boundaries = new Set<number>();
+    let at = 0;
+    for (const piece of new Splitter(name).pieces(text)) boundaries.add((at += Buffer.byteLength(piece)));
+    const off = points.filter((p) => !boundaries.has(p));
+    t.same(off, [], `${name}: all ${points.length} cuts are piece boundaries of the reference pre-tokenizer`);
+    const ids: number[] = [];
+    [0, ...points].forEach((p, i) => ids.push(...addon.tokenEncode(name, bytes.subarray(p, points[i] ?? bytes.length))));
+    sameIds(t, name, ids, expected(name, text), `${name}: the ${points.length + 1} segments encoded one by one vs tiktoken on the whole`);
+  }
+
+  const threads = addon.tokenizerInfo().encodeThreads ?? 1;
+  t.ok(threads >= 1 && threads <= 4, `a large text is encoded on ${threads} thread(s)`);
+  if (threads >= 2) t.ok(splitPoints(text, threads).length > 0, 'the corpus is cut for the threads, so the corpus test above ran the threaded path');
+
+  // No cut inside: CJK words (not ASCII letters), spaces and dots, exactly n bytes of UTF-8.
+  const filler = (n: number) => '\u4e00\u4e01 '.repeat(Math.floor(n / 7)) + '.'.repeat(n % 7);
+  const half = 32 * 1024;
+  const cases: [string, string, number[]][] = [
+    ['cut exactly at the half, before a space', filler(half - 1) + 'a ' + filler(half - 1), [half]],
+    ['cut at the last byte', filler(2 * half - 2) + 'a!', [2 * half - 1]],
+    ['cut after a newline, before a digit', filler(half) + '\n7' + filler(half - 2), [half + 1]],
+    ['a cut only before the half: none', filler(half - 2) + 'a ' + filler(half), []],
+    ['no place to cut', filler(100_003), []],
+    ['one byte short of two segments', filler(half - 1) + 'a ' + filler(half - 2), [half]],
+  ];
+  for (const [what, input, want] of cases) {
+    t.same(splitPoints(input, 2), want, `${what}: cut at ${JSON.stringify(want)}`);
+    for (const name of ENCODINGS) {
+      sameIds(t, name, addon.tokenEncode(name, input), expected(name, input), `${name}: ${what} (${Buffer.byteLength(input)} bytes)`);
+      t.equal(addon.tokenCount(name, input), expected(name, input).length, `${name}: ${what}: count`);
+    }
+  }
+  // Slices of the corpus bytes around the threshold, at random starts (cut mid-character too:
+  // the addon repairs as TextDecoder does, and tiktoken gets the decoded text).
+  const random = prng(2911);
+  for (const size of [65535, 65536, 65537, 98304, 131073, 262147]) {
+    const start = Math.floor(random() * (bytes.length - size));
+    const slice = bytes.subarray(start, start + size);
+    for (const name of ENCODINGS) {
+      sameIds(t, name, addon.tokenEncode(name, slice), expected(name, slice), `${name}: ${size} bytes of the corpus from ${start}`);
+      t.equal(addon.tokenCount(name, slice), expected(name, slice).length, `${name}: ${size} bytes from ${start}: count`);
+    }
+  }
 });
 
 t.test('inputs above 64 KB are counted on the thread pool', async (t) => {

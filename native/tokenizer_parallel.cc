@@ -1,0 +1,126 @@
+// A large text encoded on several threads: the text is cut at points that are piece boundaries
+// whatever came before them, each segment is split and merged on its own thread, and the ids are
+// concatenated in segment order. The result is the single-threaded one by construction, because
+// a regex match starting at a piece boundary depends only on the text from there on (the patterns
+// have lookahead but no lookbehind), so a segment starting at a boundary yields the same pieces.
+// It is faster only where cores are free: on a loaded machine the segments just take turns.
+#include <algorithm>
+#include <exception>
+#include <new>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "tokenizer.h"
+#include "tokenizer_cache.h"
+
+namespace pinclaw {
+namespace tokenizer {
+namespace {
+
+inline bool IsAsciiLetter(uint8_t b) { return static_cast<uint8_t>((b | 0x20) - 'a') < 26; }
+inline bool IsAsciiDigit(uint8_t b) { return static_cast<uint8_t>(b - '0') < 10; }
+
+// Whether p (0 < p < size) ends the piece that holds byte p - 1, in both encodings, from local
+// bytes only. Two cases, each worked out against the alternatives listed in tokenizer_split.cc:
+//  - s[p-1] is an ASCII letter and s[p] an ASCII byte that is neither a letter nor '\''. Only the
+//    word alternatives (o200k 1-2, cl100k 1-2) match a letter, never in their optional prefix
+//    (which excludes \p{L}); after the letter they continue only with letters, marks (non-ASCII)
+//    or a contraction, which starts with '\''. So the piece ends at p.
+//  - s[p-1] is '\n' and s[p] an ASCII letter or digit. The alternatives that match '\n' are
+//    4 (in its trailing [\r\n/]* or [\r\n]*), 5 (\s*[\r\n]+) and 6-7 (\s+); none continues into a
+//    letter or a digit (not \s, not '/'). A whitespace run reaching p - 1 is taken whole by 5, which
+//    comes before 6 and so is never cut short by 6's (?!\S). So the piece ends at p.
+// Both bytes are ASCII, so p is never inside a multi-byte character.
+inline bool IsSplitPoint(const uint8_t* s, size_t p) {
+  const uint8_t a = s[p - 1], b = s[p];
+  if (IsAsciiLetter(a)) return b < 0x80 && !IsAsciiLetter(b) && b != '\'';
+  return a == '\n' && (IsAsciiLetter(b) || IsAsciiDigit(b));
+}
+
+// Below this a segment is not worth a thread (its start costs tens of microseconds).
+constexpr size_t kMinSegment = 32 * 1024;
+
+}  // namespace
+
+std::vector<size_t> SplitPoints(const uint8_t* s, size_t size, size_t parts) {
+  std::vector<size_t> points;
+  if (parts < 2 || size < 2) return points;
+  size_t last = 0;
+  for (size_t k = 1; k < parts; ++k) {
+    // The first split point at or after the k-th even share; a text without one there (a long
+    // run of CJK, minified data) leaves its segment joined to the next.
+    const size_t target = std::max(size / parts * k, last + 1);
+    const size_t limit = std::min(size, size / parts * (k + 1));
+    for (size_t p = std::max<size_t>(target, 1); p < limit; ++p) {
+      if (IsSplitPoint(s, p)) {
+        points.push_back(p);
+        last = p;
+        break;
+      }
+    }
+  }
+  return points;
+}
+
+unsigned EncodeThreads() {
+  // A Pi 4/5 has 4 cores; more threads than that would only add start-up cost on bigger machines
+  // for text sizes a message has.
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : std::min(n, 4u);
+}
+
+size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads) {
+  const size_t parts = std::min<size_t>(threads, size / kMinSegment);
+  const std::vector<size_t> points = parts >= 2 ? SplitPoints(s, size, parts) : std::vector<size_t>();
+  if (points.empty()) return EncodeText(ranks, pattern, s, size, out, cache);
+  struct Segment {
+    size_t begin, end, count = 0;
+    std::vector<uint32_t> ids;
+    std::exception_ptr error;
+  };
+  std::vector<Segment> segments(points.size() + 1);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    segments[i].begin = i == 0 ? 0 : points[i - 1];
+    segments[i].end = i < points.size() ? points[i] : size;
+  }
+  // Each worker has its own piece cache for the call (freed with the thread): the caller's is not
+  // thread-safe. bad_alloc on a worker is carried back and rethrown here.
+  auto work = [&](Segment* seg) {
+    try {
+      PieceCache local;
+      seg->count = EncodeText(ranks, pattern, s + seg->begin, seg->end - seg->begin, out ? &seg->ids : nullptr, &local);
+    } catch (...) {
+      seg->error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  workers.reserve(segments.size() - 1);
+  for (size_t i = 1; i < segments.size(); ++i) {
+    try {
+      workers.emplace_back(work, &segments[i]);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: the caller runs the rest below
+    }
+  }
+  const size_t started = workers.size();
+  size_t count = 0;
+  std::exception_ptr error;
+  try {
+    count = EncodeText(ranks, pattern, s, segments[0].end, out, cache);
+    for (size_t i = 1 + started; i < segments.size(); ++i) work(&segments[i]);
+  } catch (...) {
+    error = std::current_exception();  // rethrown once the workers are joined
+  }
+  for (std::thread& w : workers) w.join();
+  if (error) std::rethrow_exception(error);
+  for (size_t i = 1; i < segments.size(); ++i) {
+    if (segments[i].error) std::rethrow_exception(segments[i].error);
+    count += segments[i].count;
+    if (out) out->insert(out->end(), segments[i].ids.begin(), segments[i].ids.end());
+  }
+  return count;
+}
+
+}  // namespace tokenizer
+}  // namespace pinclaw

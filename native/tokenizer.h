@@ -126,9 +126,10 @@ size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::v
 // Whole text: split, then encode each piece. `s` must be valid UTF-8.
 size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache = nullptr);
 
-// The same on up to `threads` threads (tokenizer_parallel.cc), for large texts: cut at SplitPoints,
-// each segment encoded on its own thread with its own piece cache, ids concatenated in order.
-// Texts too small for two 32 KiB segments, or without split points, go to EncodeText.
+// The same on up to `threads` (at most 4) threads, for texts of 64 KiB or more (tokenizer_parallel.cc):
+// cut at SplitPoints into up to 4 segments per thread, each encoded whole by whichever thread is
+// free (each with its own piece cache), ids concatenated in text order. Smaller texts, and texts
+// without split points, go to EncodeText on the calling thread.
 size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads);
 // Up to parts - 1 increasing byte offsets in (0, size), near the even shares of the text, each a
 // piece boundary under both encodings whatever precedes it (see tokenizer_parallel.cc for why).

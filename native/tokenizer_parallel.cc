@@ -5,6 +5,7 @@
 // have lookahead but no lookbehind), so a segment starting at a boundary yields the same pieces.
 // It is faster only where cores are free: on a loaded machine the segments just take turns.
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <new>
 #include <system_error>
@@ -38,8 +39,13 @@ inline bool IsSplitPoint(const uint8_t* s, size_t p) {
   return a == '\n' && (IsAsciiLetter(b) || IsAsciiDigit(b));
 }
 
-// Below this a segment is not worth a thread (its start costs tens of microseconds).
-constexpr size_t kMinSegment = 32 * 1024;
+// Texts below this stay on the calling thread: a thread's start costs tens of microseconds.
+constexpr size_t kParallelMin = 64 * 1024;
+// Segments per thread, and their least size: segments cost unevenly (a long piece's heap merge, a
+// run of merges in a script whose words are not tokens), so several per thread, handed out as the
+// threads get free, keep one thread from finishing long after the others.
+constexpr size_t kSegmentsPerThread = 4;
+constexpr size_t kMinSegment = 16 * 1024;
 
 }  // namespace
 
@@ -71,53 +77,61 @@ unsigned EncodeThreads() {
 }
 
 size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads) {
-  const size_t parts = std::min<size_t>(threads, size / kMinSegment);
-  const std::vector<size_t> points = parts >= 2 ? SplitPoints(s, size, parts) : std::vector<size_t>();
+  if (threads < 2 || size < kParallelMin) return EncodeText(ranks, pattern, s, size, out, cache);
+  const size_t parts = std::min<size_t>(threads * kSegmentsPerThread, size / kMinSegment);
+  const std::vector<size_t> points = SplitPoints(s, size, parts);
   if (points.empty()) return EncodeText(ranks, pattern, s, size, out, cache);
   struct Segment {
     size_t begin, end, count = 0;
     std::vector<uint32_t> ids;
-    std::exception_ptr error;
   };
   std::vector<Segment> segments(points.size() + 1);
   for (size_t i = 0; i < segments.size(); ++i) {
     segments[i].begin = i == 0 ? 0 : points[i - 1];
     segments[i].end = i < points.size() ? points[i] : size;
   }
-  // Each worker has its own piece cache for the call (freed with the thread): the caller's is not
-  // thread-safe. bad_alloc on a worker is carried back and rethrown here.
-  auto work = [&](Segment* seg) {
+  // Every thread, the caller's included, takes the next segment not yet taken until none is left.
+  // A worker has its own piece cache for the call (freed with the thread): the caller's is not
+  // thread-safe. An exception (bad_alloc) stops the others and is rethrown here.
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr errors[4];
+  auto work = [&](unsigned who, PieceCache* pieces) {
     try {
-      PieceCache local;
-      seg->count = EncodeText(ranks, pattern, s + seg->begin, seg->end - seg->begin, out ? &seg->ids : nullptr, &local);
+      for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < segments.size();) {
+        Segment& seg = segments[i];
+        seg.count = EncodeText(ranks, pattern, s + seg.begin, seg.end - seg.begin, out ? &seg.ids : nullptr, pieces);
+      }
     } catch (...) {
-      seg->error = std::current_exception();
+      errors[who] = std::current_exception();
+      failed = true;
     }
   };
+  threads = std::min<unsigned>({threads, 4u, static_cast<unsigned>(segments.size())});
   std::vector<std::thread> workers;
-  workers.reserve(segments.size() - 1);
-  for (size_t i = 1; i < segments.size(); ++i) {
+  workers.reserve(threads - 1);
+  for (unsigned who = 1; who < threads; ++who) {
     try {
-      workers.emplace_back(work, &segments[i]);
+      workers.emplace_back([&work, who] {
+        PieceCache local;
+        work(who, &local);
+      });
     } catch (const std::system_error&) {
-      break;  // no thread to be had: the caller runs the rest below
+      break;  // no more threads to be had: those started and the caller share the segments
     }
   }
-  const size_t started = workers.size();
-  size_t count = 0;
-  std::exception_ptr error;
-  try {
-    count = EncodeText(ranks, pattern, s, segments[0].end, out, cache);
-    for (size_t i = 1 + started; i < segments.size(); ++i) work(&segments[i]);
-  } catch (...) {
-    error = std::current_exception();  // rethrown once the workers are joined
-  }
+  work(0, cache);
   for (std::thread& w : workers) w.join();
-  if (error) std::rethrow_exception(error);
-  for (size_t i = 1; i < segments.size(); ++i) {
-    if (segments[i].error) std::rethrow_exception(segments[i].error);
-    count += segments[i].count;
-    if (out) out->insert(out->end(), segments[i].ids.begin(), segments[i].ids.end());
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  size_t count = 0, total = 0;
+  for (const Segment& seg : segments) total += seg.ids.size();
+  if (out) out->reserve(out->size() + total);
+  for (Segment& seg : segments) {
+    count += seg.count;
+    if (out) out->insert(out->end(), seg.ids.begin(), seg.ids.end());
+    std::vector<uint32_t>().swap(seg.ids);  // the copy's peak is one segment over the result
   }
   return count;
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <exception>
 #include <new>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -19,8 +20,9 @@ namespace pinclaw {
 namespace tokenizer {
 namespace {
 
-inline bool IsAsciiLetter(uint8_t b) { return static_cast<uint8_t>((b | 0x20) - 'a') < 26; }
-inline bool IsAsciiDigit(uint8_t b) { return static_cast<uint8_t>(b - '0') < 10; }
+// On bytes of UTF-8 or on UTF-16 units alike: an ASCII character is the same single unit in both.
+inline bool IsAsciiLetter(uint32_t c) { return c < 0x80 && static_cast<uint8_t>((c | 0x20) - 'a') < 26; }
+inline bool IsAsciiDigit(uint32_t c) { return c - '0' < 10; }
 
 // Whether p (0 < p < size) ends the piece that holds byte p - 1, in both encodings, from local
 // bytes only. Two cases, each worked out against the alternatives listed in tokenizer_split.cc:
@@ -32,15 +34,15 @@ inline bool IsAsciiDigit(uint8_t b) { return static_cast<uint8_t>(b - '0') < 10;
 //    4 (in its trailing [\r\n/]* or [\r\n]*), 5 (\s*[\r\n]+) and 6-7 (\s+); none continues into a
 //    letter or a digit (not \s, not '/'). A whitespace run reaching p - 1 is taken whole by 5, which
 //    comes before 6 and so is never cut short by 6's (?!\S). So the piece ends at p.
-// Both bytes are ASCII, so p is never inside a multi-byte character.
-inline bool IsSplitPoint(const uint8_t* s, size_t p) {
-  const uint8_t a = s[p - 1], b = s[p];
+// Both are ASCII, so p is never inside a multi-byte character or a surrogate pair, and the rule
+// reads the same on UTF-16 units.
+template <typename Unit>
+inline bool IsSplitPoint(const Unit* s, size_t p) {
+  const uint32_t a = s[p - 1], b = s[p];
   if (IsAsciiLetter(a)) return b < 0x80 && !IsAsciiLetter(b) && b != '\'';
   return a == '\n' && (IsAsciiLetter(b) || IsAsciiDigit(b));
 }
 
-// Texts below this stay on the calling thread: a thread's start costs tens of microseconds.
-constexpr size_t kParallelMin = 64 * 1024;
 // Segments per thread, and their least size: segments cost unevenly (a long piece's heap merge, a
 // run of merges in a script whose words are not tokens), so several per thread, handed out as the
 // threads get free, keep one thread from finishing long after the others.
@@ -49,7 +51,10 @@ constexpr size_t kMinSegment = 16 * 1024;
 
 }  // namespace
 
-std::vector<size_t> SplitPoints(const uint8_t* s, size_t size, size_t parts) {
+namespace {
+
+template <typename Unit>
+std::vector<size_t> SplitPointsOf(const Unit* s, size_t size, size_t parts) {
   std::vector<size_t> points;
   if (parts < 2 || size < 2) return points;
   size_t last = 0;
@@ -69,18 +74,13 @@ std::vector<size_t> SplitPoints(const uint8_t* s, size_t size, size_t parts) {
   return points;
 }
 
-unsigned EncodeThreads() {
-  // A Pi 4/5 has 4 cores; more threads than that would only add start-up cost on bigger machines
-  // for text sizes a message has.
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : std::min(n, 4u);
-}
-
-size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads) {
-  if (threads < 2 || size < kParallelMin) return EncodeText(ranks, pattern, s, size, out, cache);
-  const size_t parts = std::min<size_t>(threads * kSegmentsPerThread, size / kMinSegment);
-  const std::vector<size_t> points = SplitPoints(s, size, parts);
-  if (points.empty()) return EncodeText(ranks, pattern, s, size, out, cache);
+// Runs encode(segment, cache, ids) for each segment [points[i-1], points[i]) on up to `threads`
+// threads, the caller's included: each takes the next segment not yet taken until none is left,
+// so a slow segment does not hold the others back. A worker has its own piece cache for the call
+// (freed with the thread): the caller's is not thread-safe. An exception (bad_alloc) stops the
+// others and is rethrown here once all have joined. Appends the ids to `out` in segment order.
+template <typename Encode>
+size_t RunSegments(const std::vector<size_t>& points, size_t size, unsigned threads, std::vector<uint32_t>* out, PieceCache* cache, const Encode& encode) {
   struct Segment {
     size_t begin, end, count = 0;
     std::vector<uint32_t> ids;
@@ -90,9 +90,6 @@ size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s,
     segments[i].begin = i == 0 ? 0 : points[i - 1];
     segments[i].end = i < points.size() ? points[i] : size;
   }
-  // Every thread, the caller's included, takes the next segment not yet taken until none is left.
-  // A worker has its own piece cache for the call (freed with the thread): the caller's is not
-  // thread-safe. An exception (bad_alloc) stops the others and is rethrown here.
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr errors[4];
@@ -100,7 +97,7 @@ size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s,
     try {
       for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < segments.size();) {
         Segment& seg = segments[i];
-        seg.count = EncodeText(ranks, pattern, s + seg.begin, seg.end - seg.begin, out ? &seg.ids : nullptr, pieces);
+        seg.count = encode(seg.begin, seg.end, pieces, out ? &seg.ids : nullptr);
       }
     } catch (...) {
       errors[who] = std::current_exception();
@@ -134,6 +131,45 @@ size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s,
     std::vector<uint32_t>().swap(seg.ids);  // the copy's peak is one segment over the result
   }
   return count;
+}
+
+size_t Parts(unsigned threads, size_t size) { return std::min<size_t>(threads * kSegmentsPerThread, size / kMinSegment); }
+
+}  // namespace
+
+std::vector<size_t> SplitPoints(const uint8_t* s, size_t size, size_t parts) { return SplitPointsOf(s, size, parts); }
+std::vector<size_t> SplitPoints(const char16_t* s, size_t size, size_t parts) { return SplitPointsOf(s, size, parts); }
+
+unsigned EncodeThreads() {
+  // A Pi 4/5 has 4 cores; more threads than that would only add start-up cost on bigger machines
+  // for text sizes a message has.
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : std::min(n, 4u);
+}
+
+size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads) {
+  const std::vector<size_t> points = threads >= 2 && size >= kParallelMin ? SplitPoints(s, size, Parts(threads, size)) : std::vector<size_t>();
+  if (points.empty()) return EncodeText(ranks, pattern, s, size, out, cache);
+  return RunSegments(points, size, threads, out, cache, [&](size_t begin, size_t end, PieceCache* pieces, std::vector<uint32_t>* ids) {
+    return EncodeText(ranks, pattern, s + begin, end - begin, ids, pieces);
+  });
+}
+
+size_t EncodeUtf16Parallel(const Ranks& ranks, Pattern pattern, const char16_t* s, size_t size, std::string* utf8, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads) {
+  const std::vector<size_t> points = threads >= 2 && size >= kParallelMin ? SplitPoints(s, size, Parts(threads, size)) : std::vector<size_t>();
+  if (points.empty()) {
+    Utf16ToUtf8(s, size, utf8);
+    return EncodeText(ranks, pattern, reinterpret_cast<const uint8_t*>(utf8->data()), utf8->size(), out, cache);
+  }
+  // Each segment's UTF-8 is made on the thread that encodes it: the conversion, V8's serial part
+  // otherwise, runs in parallel too.
+  return RunSegments(points, size, threads, out, cache, [&](size_t begin, size_t end, PieceCache* pieces, std::vector<uint32_t>* ids) {
+    thread_local std::string bytes;
+    Utf16ToUtf8(s + begin, end - begin, &bytes);
+    const size_t n = EncodeText(ranks, pattern, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), ids, pieces);
+    if (bytes.capacity() > (1u << 20)) std::string().swap(bytes);
+    return n;
+  });
 }
 
 }  // namespace tokenizer

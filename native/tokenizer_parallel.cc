@@ -164,11 +164,10 @@ size_t EncodeUtf16Parallel(const Ranks& ranks, Pattern pattern, const char16_t* 
   // Each segment's UTF-8 is made on the thread that encodes it: the conversion, V8's serial part
   // otherwise, runs in parallel too.
   return RunSegments(points, size, threads, out, cache, [&](size_t begin, size_t end, PieceCache* pieces, std::vector<uint32_t>* ids) {
-    thread_local std::string bytes;
+    // Per segment, not per thread: the calling thread keeps nothing of a large call.
+    std::string bytes;
     Utf16ToUtf8(s + begin, end - begin, &bytes);
-    const size_t n = EncodeText(ranks, pattern, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), ids, pieces);
-    if (bytes.capacity() > (1u << 20)) std::string().swap(bytes);
-    return n;
+    return EncodeText(ranks, pattern, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), ids, pieces);
   });
 }
 

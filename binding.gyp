@@ -16,6 +16,7 @@
         "native/ranking_vectors.cc",
         "native/tokenizer.cc",
         "native/tokenizer_bpe.cc",
+        "native/tokenizer_parallel.cc",
         "native/tokenizer_ranks.cc",
         "native/tokenizer_split.cc",
         "native/tokenizer_utf8.cc",

@@ -4,7 +4,8 @@
 //   tokenEncode(encoding, text)                Uint32Array of token ids (synchronous)
 //   tokenCountAsync(encoding, text)            Promise<number>, counted on the libuv thread pool
 //   tokenizerUnload(encoding)                  free the rank table (a later call needs tokenizerLoad again)
-//   tokenizerInfo()                            { unicodeVersion, loaded }
+//   tokenizerInfo()                            { unicodeVersion, loaded, encodeThreads }
+//   tokenizerSplitPoints(text, parts)          for tests: where a large text is cut for the threads
 // `text` is a string or a Uint8Array. Strings reach C++ as UTF-8 with lone surrogates already
 // replaced by U+FFFD (V8 does that, as the TextEncoder in front of tiktoken's WASM does); bytes
 // are checked and, where invalid, repaired the way TextDecoder would.
@@ -130,17 +131,46 @@ bool ReadText(Napi::Env env, const Napi::Value& v, std::string* storage, bool co
 // pool's counts go without, so its threads hold no cache between calls.
 thread_local tokenizer::PieceCache t_cache;
 
-// Counts or encodes valid UTF-8, repairing byte input first when needed.
-size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out, tokenizer::PieceCache* cache) {
+// Valid UTF-8 of a text argument: the argument's own bytes, or their repair in `repaired`.
+void Valid(const TextArg& text, std::string* repaired, const uint8_t** data, size_t* size) {
+  *data = text.data;
+  *size = text.size;
   if (text.from_bytes && !tokenizer::IsValidUtf8(text.data, text.size)) {
     tokenizer::RepairUtf8(text.data, text.size, repaired);
-    return tokenizer::EncodeText(*e.ranks, e.pattern, reinterpret_cast<const uint8_t*>(repaired->data()), repaired->size(), out, cache);
+    *data = reinterpret_cast<const uint8_t*>(repaired->data());
+    *size = repaired->size();
   }
-  return tokenizer::EncodeText(*e.ranks, e.pattern, text.data, text.size, out, cache);
+}
+
+// Counts or encodes valid UTF-8, repairing byte input first when needed. A text of 64 KiB or more
+// is cut into segments encoded on up to EncodeThreads() threads (tokenizer_parallel.cc).
+size_t Run(const Loaded& e, const TextArg& text, std::string* repaired, std::vector<uint32_t>* out, tokenizer::PieceCache* cache) {
+  const uint8_t* data;
+  size_t size;
+  Valid(text, repaired, &data, &size);
+  return tokenizer::EncodeTextParallel(*e.ranks, e.pattern, data, size, out, cache, tokenizer::EncodeThreads());
 }
 
 void Trim(std::string* s) {
   if (s->capacity() > kScratchKeep) std::string().swap(*s);
+}
+
+// A string of kParallelMin UTF-16 units or more, when there are threads to share it: its units,
+// read as they are (V8 copies them) into `units`, for EncodeUtf16Parallel, which converts each
+// segment to UTF-8 on its own thread. False when the string is smaller (or not a string).
+bool LargeString(Napi::Env env, const Napi::Value& v, std::u16string* units) {
+  if (!v.IsString() || tokenizer::EncodeThreads() < 2) return false;
+  size_t n = 0;
+  if (napi_get_value_string_utf16(env, v, nullptr, 0, &n) != napi_ok || n < tokenizer::kParallelMin) return false;
+  units->resize(n + 1);
+  size_t written = 0;
+  if (napi_get_value_string_utf16(env, v, &(*units)[0], units->size(), &written) != napi_ok) return false;
+  units->resize(written);
+  return true;
+}
+
+size_t RunLarge(const Loaded& e, const std::u16string& units, std::string* utf8, std::vector<uint32_t>* out) {
+  return tokenizer::EncodeUtf16Parallel(*e.ranks, e.pattern, units.data(), units.size(), utf8, out, &t_cache, tokenizer::EncodeThreads());
 }
 
 Napi::Value TokenizerLoad(const Napi::CallbackInfo& info) {
@@ -185,11 +215,13 @@ Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   Loaded e;
   if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   thread_local std::string storage, repaired;
+  std::u16string units;
   TextArg text;
-  if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
+  const bool large = LargeString(env, info[1], &units);
+  if (!large && !ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
   size_t n;
   try {
-    n = Run(e, text, &repaired, nullptr, &t_cache);
+    n = large ? RunLarge(e, units, &storage, nullptr) : Run(e, text, &repaired, nullptr, &t_cache);
   } catch (const std::bad_alloc&) {
     return js::ThrowSystem(env, "tokenCount: out of memory", ENOMEM);
   }
@@ -205,11 +237,17 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   thread_local std::string storage, repaired;
   thread_local std::vector<uint32_t> ids;
+  std::u16string units;
   TextArg text;
-  if (!ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
+  const bool large = LargeString(env, info[1], &units);
+  if (!large && !ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
   ids.clear();
   try {
-    Run(e, text, &repaired, &ids, &t_cache);
+    if (large) {
+      RunLarge(e, units, &storage, &ids);
+    } else {
+      Run(e, text, &repaired, &ids, &t_cache);
+    }
   } catch (const std::bad_alloc&) {
     return js::ThrowSystem(env, "tokenEncode: out of memory", ENOMEM);
   }
@@ -264,10 +302,40 @@ Napi::Value TokenCountAsync(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// For tests: the offsets where a large text would be cut into `parts` segments, in UTF-16 units
+// of a string or bytes of a Uint8Array (its UTF-8 as repaired); each must be a piece boundary of
+// the reference pre-tokenizer.
+Napi::Value TokenizerSplitPoints(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static const char kUsage[] = "tokenizerSplitPoints(text: string | Uint8Array, parts: number)";
+  std::string storage, repaired;
+  TextArg text;
+  if (!info[0].IsString() && !ReadText(env, info[0], &storage, false, &text, kUsage)) return env.Undefined();
+  if (!info[1].IsNumber()) return js::ThrowArgType(env, kUsage, "parts", "a number", info[1]);
+  const double parts = info[1].As<Napi::Number>().DoubleValue();
+  if (!(parts >= 1 && parts <= 4096) || parts != static_cast<double>(static_cast<uint32_t>(parts))) {
+    return js::Throw(env, Kind::kRange, std::string(kUsage) + ": parts must be an integer from 1 to 4096, got " + js::Shown(info[1]));
+  }
+  std::vector<size_t> points;
+  if (info[0].IsString()) {
+    const std::u16string units = info[0].As<Napi::String>().Utf16Value();
+    points = tokenizer::SplitPoints(units.data(), units.size(), static_cast<size_t>(parts));
+  } else {
+    const uint8_t* data;
+    size_t size;
+    Valid(text, &repaired, &data, &size);
+    points = tokenizer::SplitPoints(data, size, static_cast<size_t>(parts));
+  }
+  Napi::Array out = Napi::Array::New(env, points.size());
+  for (uint32_t i = 0; i < points.size(); ++i) out.Set(i, static_cast<double>(points[i]));
+  return out;
+}
+
 Napi::Value TokenizerInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object out = Napi::Object::New(env);
   out.Set("unicodeVersion", PINCLAW_UNICODE_VERSION);
+  out.Set("encodeThreads", tokenizer::EncodeThreads());
   Napi::Array loaded = Napi::Array::New(env);
   uint32_t i = 0;
   for (const Encoding& e : g_encodings) {
@@ -283,6 +351,7 @@ void InitTokenizer(Napi::Env env, Napi::Object exports) {
   exports.Set("tokenizerLoad", Napi::Function::New(env, TokenizerLoad, "tokenizerLoad"));
   exports.Set("tokenizerUnload", Napi::Function::New(env, TokenizerUnload, "tokenizerUnload"));
   exports.Set("tokenizerInfo", Napi::Function::New(env, TokenizerInfo, "tokenizerInfo"));
+  exports.Set("tokenizerSplitPoints", Napi::Function::New(env, TokenizerSplitPoints, "tokenizerSplitPoints"));
   exports.Set("tokenCount", Napi::Function::New(env, TokenCount, "tokenCount"));
   exports.Set("tokenEncode", Napi::Function::New(env, TokenEncode, "tokenEncode"));
   exports.Set("tokenCountAsync", Napi::Function::New(env, TokenCountAsync, "tokenCountAsync"));

@@ -126,9 +126,28 @@ size_t EncodePiece(const Ranks& ranks, const uint8_t* piece, size_t size, std::v
 // Whole text: split, then encode each piece. `s` must be valid UTF-8.
 size_t EncodeText(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache = nullptr);
 
+// The same on up to `threads` (at most 4) threads, for texts of 64 KiB or more (tokenizer_parallel.cc):
+// cut at SplitPoints into up to 4 segments per thread, each encoded whole by whichever thread is
+// free (each with its own piece cache), ids concatenated in text order. Smaller texts, and texts
+// without split points, go to EncodeText on the calling thread.
+constexpr size_t kParallelMin = 64 * 1024;  // smaller texts stay on the calling thread (a thread's start costs tens of µs)
+size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads);
+// A string's UTF-16 units (lone surrogates allowed): the same, each segment converted to UTF-8
+// on the thread that encodes it. `utf8` is the calling thread's buffer for a text not cut.
+size_t EncodeUtf16Parallel(const Ranks& ranks, Pattern pattern, const char16_t* s, size_t size, std::string* utf8, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads);
+// Up to parts - 1 increasing offsets in (0, size), near the even shares of the text, each a piece
+// boundary under both encodings whatever precedes it (see tokenizer_parallel.cc for why); in bytes
+// of UTF-8 or in UTF-16 units.
+std::vector<size_t> SplitPoints(const uint8_t* s, size_t size, size_t parts);
+std::vector<size_t> SplitPoints(const char16_t* s, size_t size, size_t parts);
+// The threads a large text is encoded on: the cores, at most 4.
+unsigned EncodeThreads();
+
 // UTF-8 as a WHATWG TextDecoder reads it: each maximal invalid subsequence becomes U+FFFD.
 bool IsValidUtf8(const uint8_t* s, size_t size);
 void RepairUtf8(const uint8_t* s, size_t size, std::string* out);
+// UTF-16 to UTF-8 as V8's WriteUtf8 does it: lone surrogates become U+FFFD.
+void Utf16ToUtf8(const char16_t* s, size_t n, std::string* out);
 
 }  // namespace tokenizer
 }  // namespace pinclaw

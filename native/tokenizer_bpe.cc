@@ -3,6 +3,7 @@
 // token. Short pieces (nearly all) use tiktoken's own quadratic scan on stack arrays; long ones
 // (whitespace runs, minified data) a binary heap, which gives the same merges in O(n log n).
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <vector>
 
@@ -96,85 +97,80 @@ size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
   return parts;
 }
 
-// One possible merge: parts [start, mid) and [mid, end). `key` is rank << 32 | start, so one
-// integer compare gives the heap order: lowest rank first, then leftmost, tiktoken's scan order.
-struct Candidate {
-  uint64_t key;
-  uint32_t mid;
-  uint32_t end;
-  uint32_t rank() const { return static_cast<uint32_t>(key >> 32); }
-  uint32_t start() const { return static_cast<uint32_t>(key); }
-};
-inline Candidate MakeCandidate(uint32_t rank, uint32_t start, uint32_t mid, uint32_t end) {
-  return Candidate{(static_cast<uint64_t>(rank) << 32) | start, mid, end};
-}
-
-struct Later {
-  bool operator()(const Candidate& a, const Candidate& b) const { return a.key > b.key; }
-};
+// One possible merge, as one integer: rank << 32 | start, the pair of parts that begins at boundary
+// `start`. The heap pops the lowest first, i.e. the lowest rank, then the leftmost: tiktoken's scan
+// order. Eight bytes and one compare per heap step; where the pair ends is not needed, because a
+// popped key is checked against the rank of the pair that begins at `start` now (rank[], kept up
+// to date): equal ranks are the same token, so the same bytes, so the same merge.
+inline uint64_t Key(uint32_t rank, uint32_t start) { return (static_cast<uint64_t>(rank) << 32) | start; }
 
 constexpr uint32_t kGone = 0xffffffffu;
 
 struct LargeScratch {
-  std::vector<uint32_t> next, prev, token;
-  std::vector<Candidate> heap;
+  std::vector<uint32_t> next, prev, token, rank;
+  std::vector<uint64_t> heap;
   void Release() {
     std::vector<uint32_t>().swap(next);
     std::vector<uint32_t>().swap(prev);
     std::vector<uint32_t>().swap(token);
-    std::vector<Candidate>().swap(heap);
+    std::vector<uint32_t>().swap(rank);
+    std::vector<uint64_t>().swap(heap);
   }
 };
 
-// The heap holds every candidate ever computed; a popped one is stale when one of its parts has
-// merged since (its boundaries no longer match), and the current pair was pushed when it formed.
+// The heap holds every candidate ever computed; a popped one is stale when the pair that begins at
+// its start has changed since (its rank no longer matches), and the current pair was pushed when
+// it formed. A merge at `start` always changes that rank: the new pair there is longer than the
+// token just made, so it is other bytes, another token or none.
 size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<uint32_t>* out) {
   thread_local LargeScratch scratch;
   auto& next = scratch.next;  // next[b]: the boundary after b, kGone when b is merged away
   auto& prev = scratch.prev;
   auto& token = scratch.token;
+  auto& rank = scratch.rank;  // rank[b]: of the pair of parts that begins at b (kNoRank: none)
   auto& heap = scratch.heap;
   next.resize(n + 1);
   prev.resize(n + 1);
   token.resize(n);
+  rank.resize(n + 1);
   heap.clear();
   for (size_t i = 0; i < n; ++i) {
     next[i] = static_cast<uint32_t>(i + 1);
     prev[i + 1] = static_cast<uint32_t>(i);
     token[i] = ranks.Byte(s[i]);
-    if (i + 1 < n) {
-      const uint32_t r = ranks.Pair(s[i], s[i + 1]);
-      if (r != kNoRank) heap.push_back(MakeCandidate(r, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), static_cast<uint32_t>(i + 2)));
-    }
+    rank[i] = i + 1 < n ? ranks.Pair(s[i], s[i + 1]) : kNoRank;
+    if (rank[i] != kNoRank) heap.push_back(Key(rank[i], static_cast<uint32_t>(i)));
   }
+  rank[n] = kNoRank;
   next[n] = kGone;
   prev[0] = kGone;
-  std::make_heap(heap.begin(), heap.end(), Later());
+  const std::greater<uint64_t> later;
+  std::make_heap(heap.begin(), heap.end(), later);
   while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), Later());
-    const Candidate c = heap.back();
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const uint64_t key = heap.back();
     heap.pop_back();
-    const uint32_t start = c.start();
-    if (next[start] != c.mid || next[c.mid] != c.end) continue;
-    token[start] = c.rank();
-    next[start] = c.end;
-    next[c.mid] = kGone;
-    if (c.end < n) prev[c.end] = start;
+    const uint32_t start = static_cast<uint32_t>(key);
+    const uint32_t r = static_cast<uint32_t>(key >> 32);
+    if (next[start] == kGone || rank[start] != r) continue;
+    const uint32_t mid = next[start];
+    const uint32_t end = next[mid];
+    token[start] = r;
+    next[start] = end;
+    next[mid] = kGone;
+    if (end < n) prev[end] = start;
     if (start > 0) {
       const uint32_t left = prev[start];
-      const uint32_t r = ranks.Find(s + left, c.end - left);
-      if (r != kNoRank) {
-        heap.push_back(MakeCandidate(r, left, start, c.end));
-        std::push_heap(heap.begin(), heap.end(), Later());
+      rank[left] = ranks.Find(s + left, end - left);
+      if (rank[left] != kNoRank) {
+        heap.push_back(Key(rank[left], left));
+        std::push_heap(heap.begin(), heap.end(), later);
       }
     }
-    if (c.end < n) {
-      const uint32_t right = next[c.end];
-      const uint32_t r = ranks.Find(s + start, right - start);
-      if (r != kNoRank) {
-        heap.push_back(MakeCandidate(r, start, c.end, right));
-        std::push_heap(heap.begin(), heap.end(), Later());
-      }
+    rank[start] = end < n ? ranks.Find(s + start, next[end] - start) : kNoRank;
+    if (rank[start] != kNoRank) {
+      heap.push_back(Key(rank[start], start));
+      std::push_heap(heap.begin(), heap.end(), later);
     }
   }
   size_t count = 0;

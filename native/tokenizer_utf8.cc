@@ -84,5 +84,40 @@ void RepairUtf8(const uint8_t* s, size_t size, std::string* out) {
   }
 }
 
+// What V8's String::WriteUtf8 (napi_get_value_string_utf8) gives, so that both ways a string can
+// reach the merge agree: pairs become 4-byte sequences, lone surrogates U+FFFD.
+void Utf16ToUtf8(const char16_t* s, size_t n, std::string* out) {
+  out->resize(n * 3);
+  uint8_t* o = reinterpret_cast<uint8_t*>(&(*out)[0]);
+  uint8_t* const begin = o;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t c = s[i];
+    if (c < 0x80) {
+      *o++ = static_cast<uint8_t>(c);
+      continue;
+    }
+    if (c < 0x800) {
+      *o++ = static_cast<uint8_t>(0xc0 | (c >> 6));
+      *o++ = static_cast<uint8_t>(0x80 | (c & 0x3f));
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      if (c <= 0xdbff && i + 1 < n && s[i + 1] >= 0xdc00 && s[i + 1] <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (s[++i] - 0xdc00);
+        *o++ = static_cast<uint8_t>(0xf0 | (c >> 18));
+        *o++ = static_cast<uint8_t>(0x80 | ((c >> 12) & 0x3f));
+        *o++ = static_cast<uint8_t>(0x80 | ((c >> 6) & 0x3f));
+        *o++ = static_cast<uint8_t>(0x80 | (c & 0x3f));
+        continue;
+      }
+      c = 0xfffd;
+    }
+    *o++ = static_cast<uint8_t>(0xe0 | (c >> 12));
+    *o++ = static_cast<uint8_t>(0x80 | ((c >> 6) & 0x3f));
+    *o++ = static_cast<uint8_t>(0x80 | (c & 0x3f));
+  }
+  out->resize(static_cast<size_t>(o - begin));
+}
+
 }  // namespace tokenizer
 }  // namespace pinclaw

@@ -56,6 +56,12 @@ const cases: Record<string, [string, () => unknown, Expect][]> = {
     ['encoding a number', () => addon.tokenCount!(1, 'x'), type(/^tokenCount\(encoding: string, text: string \| Uint8Array\): encoding must be a string, got 1$/)],
     ['unknown encoding', () => addon.tokenCount!('nope', 'x'), value(/^tokenCount\(.*\): unknown encoding 'nope'/)],
   ],
+  tokenizerSplitPoints: [
+    ['text a number', () => addon.tokenizerSplitPoints!(1, 2), type(/^tokenizerSplitPoints\(text: string \| Uint8Array, parts: number\): text must be a string or a Uint8Array, got 1$/)],
+    ['parts a string', () => addon.tokenizerSplitPoints!('x', '2'), type(/^tokenizerSplitPoints\(.*\): parts must be a number, got a string$/)],
+    ['parts zero', () => addon.tokenizerSplitPoints!('x', 0), range(/^tokenizerSplitPoints\(.*\): parts must be an integer from 1 to 4096, got 0$/)],
+    ['parts not whole', () => addon.tokenizerSplitPoints!('x', 1.5), range(/^tokenizerSplitPoints\(.*\): parts must be an integer from 1 to 4096, got 1.5$/)],
+  ],
   tokenEncode: [['encoding missing', () => addon.tokenEncode!(), type(/^tokenEncode\(.*\): encoding must be a string, got undefined$/)]],
   tokenCountAsync: [['unknown encoding', () => addon.tokenCountAsync!('gpt2', 'x'), value(/^tokenCountAsync\(.*\): unknown encoding 'gpt2'/)]],
   spawnSandboxed: [

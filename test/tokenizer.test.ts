@@ -12,6 +12,7 @@ import { loadEncodingData, parseEncodingData } from '../src/native/tokenizer-dat
 import { ENCODINGS, type EncodingName, UnknownEncodingError } from '../src/native/tokenizer-encodings.js';
 import { CLAUDE_TOKEN_FACTOR, estimateClaudeTokens } from '../src/native/token-estimate.js';
 import { parseRanks, ReferenceTokenizer, wellFormed } from '../src/native/tokenizer-reference.js';
+import { Splitter } from '../src/native/tokenizer-split.js';
 import { releaseCaches } from '../src/release.js';
 import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
 import { buildCorpus, prng } from './support/tokenizer-corpus.js';
@@ -171,6 +172,88 @@ t.test('randomized odd Unicode with repeating pieces: addon = tiktoken = referen
     }
   }
   t.equal(compared, 60 * ENCODINGS.length, 'every round equal to tiktoken under both encodings');
+});
+
+// Texts of 64 Ki units and more are cut into segments encoded on threads (native/tokenizer_parallel.cc),
+// at points that must be piece boundaries whatever precedes them; a string's segments are converted
+// to UTF-8 on their threads. Checked three ways: every cut is a boundary of the reference
+// pre-tokenizer (in UTF-16 units of a string, bytes of a Uint8Array); the segments encoded one by
+// one give tiktoken's ids for the whole; and the threaded path itself equals tiktoken on texts
+// around its threshold, with the cut at the first and the last place it may be, and with none.
+t.test('large texts are cut at piece boundaries and encoded on threads: addon = tiktoken', async (t) => {
+  const splitPoints = (text: TokenizerInput, parts: number) => addon.tokenizerSplitPoints!(text, parts);
+  const exclude = new Set(classDifferences().map((d) => d.codePoint));
+  const raw = buildCorpus({ seed: 20240601, minBytes: 1_250_000, exclude }).text;
+  const text = wellFormed(raw);
+  const bytes = Buffer.from(text, 'utf8');
+  const increasing = (ps: number[], size: number) => ps.every((p, i) => p > 0 && p < size && (i === 0 || p > ps[i - 1]!));
+  const points = splitPoints(raw, 256);
+  const bytePoints = splitPoints(bytes, 256);
+  t.ok(points.length >= 200 && bytePoints.length >= 200, `${points.length} and ${bytePoints.length} of 255 cuts found in the corpus as a string and as bytes`);
+  t.ok(increasing(points, text.length) && increasing(bytePoints, bytes.length), 'cuts are increasing offsets inside the text');
+  t.same(splitPoints(text, 256), points, 'lone surrogates do not move the cuts (they are never next to one)');
+  for (const name of ENCODINGS) {
+    const units = new Set<number>();
+    const octets = new Set<number>();
+    let at = 0;
+    let atByte = 0;
+    for (const piece of new Splitter(name).pieces(text)) {
+      units.add((at += piece.length));
+      octets.add((atByte += Buffer.byteLength(piece)));
+    }
+    t.same(points.filter((p) => !units.has(p)), [], `${name}: all ${points.length} cuts of the string are piece boundaries of the reference pre-tokenizer`);
+    t.same(bytePoints.filter((p) => !octets.has(p)), [], `${name}: all ${bytePoints.length} cuts of the bytes are piece boundaries too`);
+    const want = expected(name, text);
+    const ids: number[] = [];
+    [0, ...points].forEach((p, i) => ids.push(...addon.tokenEncode(name, raw.slice(p, points[i] ?? raw.length))));
+    sameIds(t, name, ids, want, `${name}: the ${points.length + 1} string segments encoded one by one vs tiktoken on the whole`);
+    ids.length = 0;
+    [0, ...bytePoints].forEach((p, i) => ids.push(...addon.tokenEncode(name, bytes.subarray(p, bytePoints[i] ?? bytes.length))));
+    sameIds(t, name, ids, want, `${name}: the ${bytePoints.length + 1} byte segments encoded one by one vs tiktoken on the whole`);
+  }
+
+  const threads = addon.tokenizerInfo().encodeThreads ?? 1;
+  t.ok(threads >= 1 && threads <= 4, `a large text is encoded on ${threads} thread(s)`);
+  if (threads >= 2) t.ok(splitPoints(raw, threads).length > 0, 'the corpus is cut for the threads, so the corpus test above ran the threaded path');
+
+  // No cut inside: digits, spaces and punctuation (no letter, no newline), exactly n units (ASCII:
+  // as many bytes), so the cases below are the same as a string and as bytes.
+  const filler = (n: number) => '12, '.repeat(Math.floor(n / 4)) + '.'.repeat(n % 4);
+  const half = 32 * 1024;
+  const cases: [string, string, number[]][] = [
+    ['cut exactly at the half, before a space', filler(half - 1) + 'a ' + filler(half - 1), [half]],
+    ['cut at the last unit', filler(2 * half - 2) + 'a!', [2 * half - 1]],
+    ['cut after a newline, before a digit', filler(half) + '\n7' + filler(half - 2), [half + 1]],
+    ['no cut before an apostrophe (a contraction may follow)', filler(half) + "\nIt's" + filler(half), [half + 5]],
+    ['a cut only before the half: none', filler(half - 2) + 'a ' + filler(half), []],
+    ['no place to cut', filler(100_003), []],
+    ['one unit short of the threshold', filler(half - 1) + 'a ' + filler(half - 2), [half]],
+  ];
+  for (const [what, input, want] of cases) {
+    // Two parts, as on a two-core machine.
+    t.same(splitPoints(input, 2), want, `${what}: cut at ${JSON.stringify(want)}`);
+    for (const name of ENCODINGS) {
+      const ids = expected(name, input);
+      sameIds(t, name, addon.tokenEncode(name, input), ids, `${name}: ${what} (${input.length} units), string`);
+      sameIds(t, name, addon.tokenEncode(name, Buffer.from(input)), ids, `${name}: ${what}, bytes`);
+      t.equal(addon.tokenCount(name, input), ids.length, `${name}: ${what}: count`);
+    }
+  }
+  // Slices of the corpus around the threshold at random starts: strings (lone surrogates
+  // included, converted on the threads), and bytes (cut mid-character too: the addon repairs as
+  // TextDecoder does, and tiktoken gets the decoded text).
+  const random = prng(2911);
+  for (const size of [65535, 65536, 65537, 98304, 131073, 262147]) {
+    const start = Math.floor(random() * (bytes.length - size));
+    const slice = bytes.subarray(start, start + size);
+    const str = raw.slice(start % (raw.length - size), (start % (raw.length - size)) + size);
+    for (const name of ENCODINGS) {
+      sameIds(t, name, addon.tokenEncode(name, slice), expected(name, slice), `${name}: ${size} bytes of the corpus from ${start}`);
+      t.equal(addon.tokenCount(name, slice), expected(name, slice).length, `${name}: ${size} bytes from ${start}: count`);
+      sameIds(t, name, addon.tokenEncode(name, str), expected(name, str), `${name}: ${size} units of the corpus string`);
+      t.equal(addon.tokenCount(name, str), expected(name, str).length, `${name}: ${size} units of the corpus string: count`);
+    }
+  }
 });
 
 t.test('inputs above 64 KB are counted on the thread pool', async (t) => {

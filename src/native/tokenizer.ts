@@ -31,7 +31,10 @@ export interface TokenizerAddon {
   tokenizerLoad(encoding: string, ranks: string): void;
   /** Absent from addons built before it; returns whether the encoding was loaded. */
   tokenizerUnload?(encoding: string): boolean;
-  tokenizerInfo(): { unicodeVersion: string; loaded: string[] };
+  /** encodeThreads: the threads a text of 64 KiB or more is encoded on (absent from older addons). */
+  tokenizerInfo(): { unicodeVersion: string; loaded: string[]; encodeThreads?: number };
+  /** For tests: UTF-8 offsets where a large text is cut into `parts` segments for those threads. */
+  tokenizerSplitPoints?(text: TokenizerInput, parts: number): number[];
   tokenCount(encoding: string, text: TokenizerInput): number;
   tokenEncode(encoding: string, text: TokenizerInput): Uint32Array;
   tokenCountAsync(encoding: string, text: TokenizerInput): Promise<number>;

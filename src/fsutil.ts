@@ -6,7 +6,11 @@ import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PinclawError } from './errors.js';
 
-export function writeFileAtomic(file: string, data: string | Uint8Array, defaultMode = 0o600): void {
+/**
+ * `fsync: false` only for a file whose loss or staleness after a power cut is harmless and noticed
+ * (a cache's stamp): the rename still makes it whole or absent, but it may not survive the cut.
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array, defaultMode = 0o600, opts: { fsync?: boolean } = {}): void {
   let mode = defaultMode;
   try {
     // lstat: a symlink at the target is replaced by the rename, never written through, so its
@@ -25,7 +29,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, default
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
+    if (opts.fsync !== false) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
     renameSync(tmp, file);

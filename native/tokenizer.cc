@@ -159,9 +159,9 @@ void Trim(std::string* s) {
 // read as they are (V8 copies them) into `units`, for EncodeUtf16Parallel, which converts each
 // segment to UTF-8 on its own thread. False when the string is smaller (or not a string).
 bool LargeString(Napi::Env env, const Napi::Value& v, std::u16string* units) {
-  if (!v.IsString() || tokenizer::EncodeThreads() < 2) return false;
+  if (!v.IsString()) return false;
   size_t n = 0;
-  if (napi_get_value_string_utf16(env, v, nullptr, 0, &n) != napi_ok || n < tokenizer::kParallelMin) return false;
+  if (napi_get_value_string_utf16(env, v, nullptr, 0, &n) != napi_ok || n < tokenizer::kParallelMin || tokenizer::EncodeThreads() < 2) return false;
   units->resize(n + 1);
   size_t written = 0;
   if (napi_get_value_string_utf16(env, v, &(*units)[0], units->size(), &written) != napi_ok) return false;

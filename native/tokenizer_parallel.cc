@@ -143,8 +143,13 @@ std::vector<size_t> SplitPoints(const char16_t* s, size_t size, size_t parts) { 
 unsigned EncodeThreads() {
   // A Pi 4/5 has 4 cores; more threads than that would only add start-up cost on bigger machines
   // for text sizes a message has.
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : std::min(n, 4u);
+  // Asked once: glibc answers hardware_concurrency by reading /sys/devices/system/cpu/online, about
+  // 5 us, and every count asks (LargeString), however short its text (bench:turn's counts).
+  static const unsigned threads = [] {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : std::min(n, 4u);
+  }();
+  return threads;
 }
 
 size_t EncodeTextParallel(const Ranks& ranks, Pattern pattern, const uint8_t* s, size_t size, std::vector<uint32_t>* out, PieceCache* cache, unsigned threads) {

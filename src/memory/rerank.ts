@@ -1,0 +1,102 @@
+// A reranking step for the local embedder's hybrid search: word-level late interaction over the
+// fused top candidates. A sentence vector (a weighted mean of word vectors) blurs a question whose
+// answer shares no word with it; matching each query word to its closest word in the chunk
+// (BERTScore's greedy matching, Zhang et al. 2020; the relaxed word mover's distance of Kusner et
+// al. 2015) keeps "leak" close to "drips" even when the rest of the chunk is about other things.
+// The word vectors are the embedder's own (each word embedded alone: its vocabulary vector, typo
+// correction and n-grams included), so nothing is shipped for this step.
+import { foldText, splitTerms } from '../native/ranking-text.js';
+
+/**
+ * Function words carry no topic: matched against a chunk's function words they would raise every
+ * candidate alike. The SIF weights already damp them in the sentence vector; here they are left out.
+ */
+const STOPWORDS = new Set(`a about above after again against all am an and any are as at be because been before being below between both but by
+can could did do does doing don down during each few for from further had has have having he her here hers herself him himself his how i if in into
+is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some
+such than that the their theirs them themselves then there these they this those through to too under until up very was we were what when where
+which while who whom why will with would you your yours yourself yourselves s t d ll m re ve may must shall also get gets got one`.split(/\s+/));
+
+/** The content words of a text, once each, in order. */
+export function contentWords(text: string): string[] {
+  const seen = new Set<string>();
+  for (const t of splitTerms(foldText(text).replace(/['\u2019]/g, ' '))) if (!STOPWORDS.has(t)) seen.add(t);
+  return [...seen];
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!;
+  return s;
+}
+
+/**
+ * How well a chunk's words cover the query's: the mean, over the query's content words, of the best
+ * cosine to any of the chunk's content words (0 when either side has none; negative cosines count
+ * as 0, an unrelated word).
+ */
+export function coverage(query: readonly Float32Array[], chunk: readonly Float32Array[]): number {
+  if (query.length === 0 || chunk.length === 0) return 0;
+  let sum = 0;
+  for (const q of query) {
+    let best = 0;
+    for (const c of chunk) {
+      const s = dot(q, c);
+      if (s > best) best = s;
+    }
+    sum += best;
+  }
+  return sum / query.length;
+}
+
+/** Word vectors, cached across searches (a chunk's words recur in every search that reaches it). */
+export class WordVectors {
+  private readonly cache = new Map<string, Float32Array>();
+
+  constructor(
+    private readonly embed: (words: string[]) => Promise<Float32Array[]>,
+    /** Entries kept; at 100 float32 dimensions, 20,000 words are ~10 MB with the keys. */
+    private readonly max = 20_000,
+  ) {}
+
+  async of(words: readonly string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    const missing: string[] = [];
+    for (const w of words) {
+      const v = this.cache.get(w);
+      if (v) out.set(w, v);
+      else if (!out.has(w)) missing.push(w);
+    }
+    const fresh = missing.length ? await this.embed([...new Set(missing)]) : [];
+    [...new Set(missing)].forEach((w, i) => {
+      out.set(w, fresh[i]!);
+      // Dropped whole when full: simpler than an LRU, and refilled by the next few searches.
+      if (this.cache.size >= this.max) this.cache.clear();
+      this.cache.set(w, fresh[i]!);
+    });
+    return out;
+  }
+}
+
+export interface Candidate {
+  text: string;
+  /** The fused score the index gave (cosine and BM25 mixed, 0..1). */
+  score: number;
+}
+
+/**
+ * New scores for the candidates: (1 − weight) · fused + weight · coverage (normalised). The order of candidates
+ * is kept; the caller sorts.
+ */
+export async function rerank(query: string, candidates: readonly Candidate[], words: WordVectors, weight: number): Promise<number[]> {
+  const qWords = contentWords(query);
+  const cWords = candidates.map((c) => contentWords(c.text));
+  const vectors = await words.of([...qWords, ...cWords.flat()]);
+  const qv = qWords.map((w) => vectors.get(w)!);
+  const cov = cWords.map((ws) => coverage(qv, ws.map((w) => vectors.get(w)!)));
+  // Min-max normalised over the candidates, as the index normalises each side before fusing: the
+  // raw coverage spans a narrow band (every chunk has some loosely related word).
+  const lo = Math.min(...cov);
+  const hi = Math.max(...cov);
+  return candidates.map((c, i) => (1 - weight) * c.score + weight * (hi > lo ? (cov[i]! - lo) / (hi - lo) : 0));
+}

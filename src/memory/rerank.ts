@@ -55,8 +55,8 @@ export class WordVectors {
 
   constructor(
     private readonly embed: (words: string[]) => Promise<Float32Array[]>,
-    /** Entries kept; at 100 float32 dimensions, 20,000 words are ~10 MB with the keys. */
-    private readonly max = 20_000,
+    /** Entries kept; at 100 float32 dimensions, 4,096 words are ~2 MB with the keys (a household memory of a few hundred chunks has fewer distinct words). */
+    private readonly max = 4096,
   ) {}
 
   async of(words: readonly string[]): Promise<Map<string, Float32Array>> {

@@ -45,3 +45,63 @@ t.test('word vectors are cached and the cache stays bounded', async (t) => {
   const again = await wv.of(['dog']);
   t.equal(again.get('dog')!.length, 100);
 });
+
+// Through openMemory on a real SQLite file: which embedders are reranked, and a failure mid-rerank.
+t.test('memory.search reranks with a word-level embedder only, and keeps the fused order if words fail', async (t) => {
+  const { openDatabase } = await import('../src/store/db.js');
+  const { openMemory } = await import('../src/memory/memory.js');
+  const { defaults } = await import('../src/config/schema.js');
+  const { setLogSink } = await import('../src/log.js');
+  const { tempDir } = await import('./support/proc.js');
+  const { join } = await import('node:path');
+  const { mkdirSync } = await import('node:fs');
+  const lines: string[] = [];
+  setLogSink((line) => void lines.push(line));
+  t.teardown(() => setLogSink((line) => process.stderr.write(line + '\n')));
+  const open = (embedder: import('../src/memory/types.js').Embedder) => {
+    const dir = tempDir();
+    const db = openDatabase(join(dir, 'pinclaw.db'));
+    mkdirSync(join(dir, 'workspace', 'memory'), { recursive: true });
+    t.teardown(() => db.close());
+    return openMemory({ db, workspace: join(dir, 'workspace'), cacheDir: join(dir, 'cache'), config: defaults().memory, count: (s: string) => s.length, embedder });
+  };
+  // The real embedder's vectors for sentences; single words (the rerank's batches) counted, and
+  // refused when `failWords` is set. A stand-in behind the Embedder interface only to count and fail.
+  const counted = (wordLevel: boolean, failWords: boolean) => {
+    const seen = { words: 0 };
+    const e = {
+      id: emb.id,
+      dimensions: emb.dimensions,
+      wordLevel,
+      async embed(texts: readonly string[]) {
+        if (texts.length > 1 && texts.every((x) => !/\s/.test(x))) {
+          seen.words += texts.length;
+          if (failWords) throw new Error('word batch refused');
+        }
+        return emb.embed(texts);
+      },
+    };
+    return { e, seen };
+  };
+  const texts = ['The car is due for its yearly inspection in March', 'The beagle is fed twice a day, at seven and at six', 'Buy milk and bread on the way home'];
+
+  const remote = counted(false, false);
+  const m1 = open(remote.e);
+  for (const x of texts) await m1.store(x);
+  const plain = await m1.search('when does the puppy eat?', { mode: 'hybrid' });
+  t.equal(remote.seen.words, 0, 'an embedder without wordLevel is not asked for words');
+
+  const local = counted(true, false);
+  const m2 = open(local.e);
+  for (const x of texts) await m2.store(x);
+  const reranked = await m2.search('when does the puppy eat?', { mode: 'hybrid' });
+  t.ok(local.seen.words > 0, 'a word-level embedder embeds the words');
+  t.notSame(reranked.map((h) => h.score), plain.map((h) => h.score), 'the scores changed');
+
+  const failing = counted(true, true);
+  const m3 = open(failing.e);
+  for (const x of texts) await m3.store(x);
+  const kept = await m3.search('when does the puppy eat?', { mode: 'hybrid' });
+  t.same(kept.map((h) => [h.text, h.score]), plain.map((h) => [h.text, h.score]), 'the fused order and scores are kept');
+  t.match(lines.join('\n'), /not reranked: word batch refused/);
+});

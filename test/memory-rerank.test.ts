@@ -26,6 +26,14 @@ t.test('a paraphrase rises above a distractor the fused score put first', async 
   ];
   const scores = await rerank('when does the puppy eat?', candidates, words(), 0.5);
   t.ok(scores[1]! > scores[0]!, `reranked ${scores.join(' / ')}`);
+  // The same as coverage() chunk by chunk, min-max normalised and mixed.
+  const wv = words();
+  const q = contentWords('when does the puppy eat?');
+  const vec = await wv.of([...q, ...candidates.flatMap((c) => contentWords(c.text))]);
+  const cov = candidates.map((c) => coverage(q.map((w) => vec.get(w)!), contentWords(c.text).map((w) => vec.get(w)!)));
+  const lo = Math.min(...cov);
+  const hi = Math.max(...cov);
+  candidates.forEach((c, i) => t.ok(Math.abs(scores[i]! - (0.5 * c.score + (0.5 * (cov[i]! - lo)) / (hi - lo))) < 1e-12, `candidate ${i} as the formula says`));
   const kept = await rerank('when does the puppy eat?', candidates, words(), 0);
   t.same(kept, [0.6, 0.5], 'weight 0 keeps the fused scores');
 });

@@ -93,7 +93,29 @@ export async function rerank(query: string, candidates: readonly Candidate[], wo
   const cWords = candidates.map((c) => contentWords(c.text));
   const vectors = await words.of([...qWords, ...cWords.flat()]);
   const qv = qWords.map((w) => vectors.get(w)!);
-  const cov = cWords.map((ws) => coverage(qv, ws.map((w) => vectors.get(w)!)));
+  // Each distinct chunk word's cosine to each query word, once: the candidates share most of their
+  // words, so this is several times less work than comparing chunk by chunk (the same result as
+  // coverage()).
+  const sims = new Map<string, Float64Array>();
+  for (const ws of cWords) {
+    for (const w of ws) {
+      if (sims.has(w)) continue;
+      const v = vectors.get(w)!;
+      sims.set(w, Float64Array.from(qv, (q) => dot(q, v)));
+    }
+  }
+  const best = new Float64Array(qv.length);
+  const cov = cWords.map((ws) => {
+    if (qv.length === 0 || ws.length === 0) return 0;
+    best.fill(0);
+    for (const w of ws) {
+      const row = sims.get(w)!;
+      for (let j = 0; j < row.length; j++) if (row[j]! > best[j]!) best[j] = row[j]!;
+    }
+    let sum = 0;
+    for (const b of best) sum += b;
+    return sum / qv.length;
+  });
   // Min-max normalised over the candidates, as the index normalises each side before fusing: the
   // raw coverage spans a narrow band (every chunk has some loosely related word).
   const lo = Math.min(...cov);

@@ -52,6 +52,13 @@ t.test('word vectors are cached and the cache stays bounded', async (t) => {
   t.equal(calls, 4);
   const again = await wv.of(['dog']);
   t.equal(again.get('dog')!.length, 100);
+  const before = calls;
+  await wv.of(['dog']);
+  t.equal(calls, before, 'cached');
+  const { releaseCaches } = await import('../src/release.js');
+  t.ok(releaseCaches().includes('memory-word-vectors'));
+  await wv.of(['dog']);
+  t.equal(calls, before + 1, 'a release drops the cache');
 });
 
 // Through openMemory on a real SQLite file: which embedders are reranked, and a failure mid-rerank.

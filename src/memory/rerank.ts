@@ -2,10 +2,22 @@
 // fused top candidates. A sentence vector (a weighted mean of word vectors) blurs a question whose
 // answer shares no word with it; matching each query word to its closest word in the chunk
 // (BERTScore's greedy matching, Zhang et al. 2020; the relaxed word mover's distance of Kusner et
-// al. 2015) keeps "leak" close to "drips" even when the rest of the chunk is about other things.
+// al. 2015) scores each query word by its best partner alone, however much else the chunk is about.
 // The word vectors are the embedder's own (each word embedded alone: its vocabulary vector, typo
 // correction and n-grams included), so nothing is shipped for this step.
 import { foldText, splitTerms } from '../native/ranking-text.js';
+import { onRelease } from '../release.js';
+
+// A quiet gateway drops the word caches with the embedder's data (src/release.ts); the next search
+// fills them again.
+const live = new Set<WeakRef<WordVectors>>();
+onRelease('memory-word-vectors', () => {
+  for (const ref of live) {
+    const wv = ref.deref();
+    if (wv) wv.clear();
+    else live.delete(ref);
+  }
+});
 
 /**
  * Function words carry no topic: matched against a chunk's function words they would raise every
@@ -57,7 +69,13 @@ export class WordVectors {
     private readonly embed: (words: string[]) => Promise<Float32Array[]>,
     /** Entries kept; at 100 float32 dimensions, 4,096 words are ~2 MB with the keys (a household memory of a few hundred chunks has fewer distinct words). */
     private readonly max = 4096,
-  ) {}
+  ) {
+    live.add(new WeakRef(this));
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
 
   async of(words: readonly string[]): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();

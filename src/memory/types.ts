@@ -38,6 +38,11 @@ export type SearchMode = 'hybrid' | 'keyword' | 'vector';
 export interface Embedder {
   readonly id: string;
   readonly dimensions: number;
+  /**
+   * Embedding single words is cheap (no network, no model): the hybrid search then reranks its top
+   * candidates word by word (rerank.ts). Unset for a remote embedder.
+   */
+  readonly wordLevel?: boolean;
   /** One vector per text, in order; unit length. Throws EmbedderError when it cannot. */
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }

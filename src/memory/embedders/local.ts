@@ -121,6 +121,7 @@ export function localEmbedder(opts: LocalEmbedderOptions = {}): LocalEmbedder {
   return {
     id,
     dimensions: EMBEDDER_DIMS,
+    wordLevel: true,
     get implementation() {
       return implementation;
     },

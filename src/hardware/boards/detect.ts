@@ -111,12 +111,15 @@ function summarize(model: string | null, matches: ModelMatch[]): string {
  * validating one or two profiles instead of all (for the gateway; the CLI lists them all anyway).
  */
 export function detectWith(registry: Pick<BoardRegistry, 'candidates'>, roots: HostRoots = HOST_ROOTS): Detection {
-  const usb = usbSerialPorts(roots).flatMap((p) => (p.usb ? [p.usb] : []));
-  return detectBoards(registry.candidates(readDeviceTreeModel(roots), usb), roots);
+  // The model and the serial ports are read once here and handed on: /sys/class/tty is a scan of
+  // every tty, and a gateway's start detects three times (config check, hardware, prompt).
+  const model = readDeviceTreeModel(roots);
+  const ports = usbSerialPorts(roots);
+  return detectBoards(registry.candidates(model, ports.flatMap((p) => (p.usb ? [p.usb] : []))), roots, { model, ports });
 }
 
-export function detectBoards(profiles: readonly LoadedProfile[], roots: HostRoots = HOST_ROOTS): Detection {
-  const model = readDeviceTreeModel(roots);
+export function detectBoards(profiles: readonly LoadedProfile[], roots: HostRoots = HOST_ROOTS, read?: { model: string | null; ports: UsbSerialPort[] }): Detection {
+  const model = read ? read.model : readDeviceTreeModel(roots);
   const sbcProfiles = profiles.filter((p) => p.profile.kind === 'sbc');
   const matches = model ? matchDeviceTreeModel(model, sbcProfiles) : [];
   const chips = gpioChips(roots);
@@ -133,7 +136,7 @@ export function detectBoards(profiles: readonly LoadedProfile[], roots: HostRoot
     summary: summarize(model, matches),
     chips,
     expectedChips,
-    serial: usbSerialPorts(roots).map((port) => matchUsbSerial(port, profiles)),
+    serial: (read?.ports ?? usbSerialPorts(roots)).map((port) => matchUsbSerial(port, profiles)),
     memTotalMiB: memTotalMiB(roots),
   };
 }

@@ -47,7 +47,15 @@ const up = async (f: Fixture) =>
   f.hs.waitFor(() => channelOf(f.home)?.state === 'up' && f.hs.syncs.some((s) => s !== '')).catch((err: Error) => {
     throw new Error(`${err.message}; the gateway said:\n${f.gw.stderr()}`);
   });
-const settled = (home: string) => rows(home, `select id from outbound where state != 'sent'`).length === 0;
+/**
+ * Every recorded reply is sent (and there are `count` of them): one query, so one snapshot. Two (no
+ * unsent row, then the count) could see no row at all, then the row the turn recorded in between,
+ * still pending; on a busy machine that let a test go on before anything was sent.
+ */
+const settled = (home: string, count?: number) => {
+  const out = rows<{ state: string }>(home, 'select state from outbound');
+  return out.every((o) => o.state === 'sent') && (count === undefined || out.length === count);
+};
 
 t.test('the owner writes in a DM, the agent answers there: typing, session per room, the event id on the outbound row; history before the first start is not answered', async (t) => {
   const f = await fixture(t, { stand: (hs) => void hs.message(DM, OWNER, 'written before pinclaw came') });
@@ -62,7 +70,7 @@ t.test('the owner writes in a DM, the agent answers there: typing, session per r
   t.notOk(hs.sent[0]!.content['m.relates_to'], 'a DM answer is no reply-to');
   t.ok(hs.calls.some((c) => c.method === 'PUT' && c.path === `/_matrix/client/v3/rooms/${encodeURIComponent(DM)}/typing/${encodeURIComponent(BOT)}` && c.body.typing === true), 'typing was shown');
   t.match(rows(home, 'select session_key, sender, text from inbound'), [{ session_key: `matrix:${DM}`, sender: OWNER, text: 'hello there' }], 'the message from before the first start was not taken');
-  await hs.waitFor(() => settled(home) && rows(home, 'select id from outbound').length === 1);
+  await hs.waitFor(() => settled(home, 1));
   const out = rows<{ id: number; created_at: number; delivered_parts: string }>(home, 'select id, created_at, delivered_parts from outbound')[0]!;
   t.equal(out.delivered_parts, JSON.stringify([hs.sent[0]!.eventId]));
   t.equal(hs.sent[0]!.txnId, `pinclaw.${out.id}.${out.created_at}.0`, 'the transaction id names the outbound row and the part');
@@ -143,10 +151,16 @@ t.test('a long reply is cut at 10000 characters between paragraphs; 429s are wai
   const para = (c: string) => c.repeat(4500);
   const long = [para('a'), para('b'), para('c'), para('d')].join('\n\n');
   const f = await fixture(t, { llm: () => textReply(long) });
-  const { hs, home } = f;
+  const { hs, home, llm } = f;
   hs.limit(2, 300);
   hs.message(DM, OWNER, 'write a lot');
-  await hs.waitFor(() => settled(home) && rows(home, 'select id from outbound').length === 1, 30_000);
+  // What happened, said when it goes wrong: the rows as the gateway left them, what the stand-in
+  // received and the gateway's log.
+  const story = () => `outbound ${JSON.stringify(rows(home, 'select id, kind, state, chat_id, length(text) as chars, delivered_parts, attempts, last_error from outbound'))}, inbound ${JSON.stringify(rows(home, 'select id, state, text from inbound'))}, sent ${JSON.stringify(hs.sent.map((s) => ({ txnId: s.txnId, chars: s.body.length })))}, calls ${JSON.stringify(hs.calls.filter((c) => !c.path.endsWith('/sync')).map((c) => `${c.method} ${c.path} ${c.status}`))}, model requests ${llm.requests.length}; the gateway said:\n${f.gw.stderr()}`;
+  await hs.waitFor(() => settled(home, 1), 30_000).catch((err: Error) => {
+    throw new Error(`${err.message}; ${story()}`);
+  });
+  if (hs.sent.length !== 2) t.comment(story());
   t.same(hs.sent.map((s) => s.body), [`${para('a')}\n\n${para('b')}`, `${para('c')}\n\n${para('d')}`]);
   t.ok(hs.sent.every((s) => s.body.length <= 10_000));
   t.same(hs.sent.map((s) => s.txnId.split('.').at(-1)), ['0', '1'], 'one transaction per part');

@@ -58,6 +58,10 @@ export function createMatrixChannel(o: MatrixChannelOptions): MatrixChannel {
     // The splitter Telegram's plain replies use (paragraph, line, word, character), at Matrix's limit.
     const { plainParts } = await import('../telegram/format.js');
     const parts = plainParts(row.text, MATRIX_MAX_CHARS);
+    // A reply with text has at least one part. Were there none, the loop below would post nothing
+    // and the row would be marked sent: a reply lost in silence. Thrown, it stays pending and the
+    // error is logged and kept on the row (doctor, /metrics) instead.
+    if (parts.length === 0 && row.text.trim() !== '') throw new Error(`reply ${row.id} (${row.text.length} characters) was cut into no part to send; it stays pending`);
     let reply: Record<string, unknown> = {};
     if (row.inbound_id !== null) {
       // In a room of more than two the answer replies to the message it answers; in a DM that is noise.

@@ -107,7 +107,11 @@ t.test('a corrupt session row is moved aside, kept, and the user is told', async
   const provider = scriptedProvider([], async () => reply('fresh start'));
   const { conductor, say, db } = setup(provider);
   saveSession(db, { key: 's', messages: [], meta: {} });
-  db.prepare(`update sessions set messages = '{"not": "a list"' where key = 's'`).run();
+  // Damage comes from outside the process (another program, the disk): written through a second
+  // connection, as the gateway's own writes all go through src/store/sessions.ts.
+  const other = openDatabase(db.name);
+  other.prepare(`update sessions set messages = '{"not": "a list"' where key = 's'`).run();
+  other.close();
   conductor.start();
   const out = await conductor.delivered(say('s', 'hello').id);
   t.match(out.text, /could not be read .* set aside and this session starts fresh/);

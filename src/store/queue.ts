@@ -3,6 +3,15 @@
 import type { Db } from './db.js';
 import { sql } from './statements.js';
 
+/**
+ * Arrival order for the per-turn queries, sorted here rather than by an ORDER BY: SQLite 3.54 marks
+ * a statement whose ORDER BY meets an equality on a bound parameter to be planned again whenever
+ * that parameter is bound, and better-sqlite3 binds on every call, so such a query was compiled
+ * anew each turn (25-40 µs alone, over 100 µs inside a turn, against 5 µs without the ORDER BY).
+ * These queries return a handful of rows.
+ */
+const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
+
 export type InboundState = 'pending' | 'processing' | 'done' | 'failed';
 
 export interface InboundRow {
@@ -64,11 +73,10 @@ export function enqueue(db: Db, msg: NewInbound, debounceMs: number, now = Date.
       sql(db, `update inbound set available_at = ?, updated_at = ? where session_key = ? and sender = ? and channel = ? and state = 'pending'`)
         .run(availableAt, now, msg.sessionKey, msg.sender, msg.channel);
     }
-    const info = sql(db, 
+    return sql(db, 
       `insert into inbound (session_key, channel, chat_id, sender, text, meta, available_at, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(msg.sessionKey, msg.channel, msg.chatId, msg.sender, msg.text, msg.meta ? JSON.stringify(msg.meta) : null, availableAt, now, now);
-    return sql(db, 'select * from inbound where id = ?').get(info.lastInsertRowid) as InboundRow;
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`,
+    ).get(msg.sessionKey, msg.channel, msg.chatId, msg.sender, msg.text, msg.meta ? JSON.stringify(msg.meta) : null, availableAt, now, now) as InboundRow;
   })();
 }
 
@@ -99,9 +107,9 @@ export function nextAvailableAt(db: Db, channels: readonly string[]): number | n
  */
 export function claimBurst(db: Db, sessionKey: string, owner: string, now = Date.now()): InboundRow[] {
   return db.transaction(() => {
-    const pending = sql(db, 
-      `select * from inbound where session_key = ? and state = 'pending' and available_at <= ? order by id`,
-    ).all(sessionKey, now) as InboundRow[];
+    const pending = (sql(db, 
+      `select * from inbound where session_key = ? and state = 'pending' and available_at <= ?`,
+    ).all(sessionKey, now) as InboundRow[]).sort(byId);
     const first = pending[0];
     if (!first) return [];
     const burst: InboundRow[] = [];
@@ -175,7 +183,7 @@ export function recordOutbound(
 
 /** Replies not yet delivered through this channel, oldest first. */
 export function pendingOutbound(db: Db, channel: string): OutboundRow[] {
-  return sql(db, `select * from outbound where state = 'pending' and channel = ? order by id`).all(channel) as OutboundRow[];
+  return (sql(db, `select * from outbound where state = 'pending' and channel = ?`).all(channel) as OutboundRow[]).sort(byId);
 }
 
 /** A failed delivery: tried again after `retryInMs`. */

@@ -4,7 +4,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import t from 'tap';
 import { anthropicProvider } from '../src/agent/providers/anthropic.js';
-import { EMPTY_CONTENT } from '../src/agent/providers/anthropic-wire.js';
+import { EMPTY_CONTENT, toAnthropicMessages } from '../src/agent/providers/anthropic-wire.js';
 import { openaiProvider } from '../src/agent/providers/openai.js';
 import type { Message, ProviderEvent, ProviderRequest } from '../src/agent/types.js';
 import * as A from './support/anthropic-server.js';
@@ -225,4 +225,20 @@ t.test('openai stand-in: JSON completions and the models list', async (t) => {
   const body = (await res.json()) as { choices: { finish_reason: string; message: { tool_calls: unknown[] } }[] };
   t.equal(body.choices[0]!.finish_reason, 'tool_calls');
   t.same(body.choices[0]!.message.tool_calls, [{ id: 'call_j', type: 'function', function: { name: 'read_sensor', arguments: '{"id":"a"}' } }]);
+});
+
+t.test('anthropic: a message converts to the same blocks on every call, and an empty reply gets its placeholder once it is no longer last', async (t) => {
+  const asked: Message = { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: '' }] };
+  const empty: Message = { role: 'assistant', content: [] };
+  const first = toAnthropicMessages([asked, empty]);
+  t.same(first, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'assistant', content: [] }], 'a final empty reply is sent as it is');
+  const next: Message = { role: 'user', content: [{ type: 'tool_result', toolUseId: 'x', content: 'ok', isError: true }] };
+  const second = toAnthropicMessages([asked, empty, next]);
+  t.same(second, [
+    { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+    { role: 'assistant', content: [{ type: 'text', text: EMPTY_CONTENT }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'ok', is_error: true }] },
+  ]);
+  t.same(toAnthropicMessages([asked, empty]), first, 'the earlier request is unchanged by the later one');
+  t.same(toAnthropicMessages([asked, empty, next]), second);
 });

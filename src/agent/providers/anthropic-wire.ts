@@ -29,11 +29,24 @@ function block(b: ContentBlock): WireBlock | undefined {
   }
 }
 
+/**
+ * Each message's wire blocks, made once: a turn sends the whole conversation with each call, and
+ * messages are values (the loop appends, never edits; src/store/sessions.ts shares them too), so a
+ * message already sent converts to the same blocks. Weak: a message no conversation holds is gone.
+ */
+const wire = new WeakMap<Message, readonly WireBlock[]>();
+
+function wireBlocks(m: Message): readonly WireBlock[] {
+  let content = wire.get(m);
+  if (!content) wire.set(m, (content = m.content.map(block).filter((b): b is WireBlock => b !== undefined)));
+  return content;
+}
+
 export function toAnthropicMessages(messages: readonly Message[]): Anthropic.MessageParam[] {
   return messages.map((m, i) => {
-    const content = m.content.map(block).filter((b): b is WireBlock => b !== undefined);
+    let content = wireBlocks(m) as WireBlock[];
     // An empty assistant reply (it happens) saved in the session would make every later request a 400.
-    if (content.length === 0 && i < messages.length - 1) content.push({ type: 'text', text: EMPTY_CONTENT });
+    if (content.length === 0 && i < messages.length - 1) content = [{ type: 'text', text: EMPTY_CONTENT }];
     return m.role === 'user' ? { role: 'user', content } : { role: 'assistant', content };
   });
 }

@@ -4,11 +4,11 @@ import type { Db } from './db.js';
 import { sql } from './statements.js';
 
 /**
- * Arrival order for the per-turn queries, sorted here rather than by an ORDER BY: SQLite 3.54 marks
- * a statement whose ORDER BY meets an equality on a bound parameter to be planned again whenever
- * that parameter is bound, and better-sqlite3 binds on every call, so such a query was compiled
- * anew each turn (25-40 µs alone, over 100 µs inside a turn, against 5 µs without the ORDER BY).
- * These queries return a handful of rows.
+ * Arrival order for the per-turn queries, sorted here rather than by an ORDER BY: with SQLite 3.54 a
+ * statement with an equality on a bound parameter and an ORDER BY was planned again each time the
+ * parameter was bound (sqlite3VdbeReprepareOnBind), and better-sqlite3 binds on every call, so such
+ * a query was compiled anew each turn (25-40 µs alone, over 100 µs inside a turn, against 5 µs
+ * without the ORDER BY; docs/performance.md). These queries return a handful of rows.
  */
 const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
 

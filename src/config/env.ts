@@ -92,7 +92,7 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): 
     return hit;
   };
   for (const { path, field } of leaves()) {
-    if (!wanted(path.slice(0, path.indexOf('.') >>> 0))) continue;
+    if (!wanted(path.split('.', 1)[0]!)) continue;
     const name = envVarFor(path);
     const text = env[name];
     if (text === undefined || text === '') continue;

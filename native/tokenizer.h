@@ -17,8 +17,9 @@ constexpr uint32_t kNoRank = 0xffffffffu;
 class Ranks {
  public:
   // Parses lines of "<label> <first rank> <base64 token> <base64 token> ...". Returns "" on
-  // success, otherwise what is wrong with the data. Ranks stay below 2^31 (tiktoken's are below
-  // 200,000): the merge keeps them in signed 32-bit lanes.
+  // success, otherwise what is wrong with the data. Ranks are at most kMaxRank (tiktoken's are
+  // below 200,000): the merge keeps a rank and a 7-bit index in one signed 32-bit lane.
+  static constexpr uint32_t kMaxRank = (1u << 23) - 1;
   std::string Load(const char* text, size_t size);
   __attribute__((always_inline)) uint32_t Find(const uint8_t* bytes, size_t size) const { return Find(bytes, size, Hash(Head(bytes, size), bytes, size)); }
   // With the hash already computed (HashOf), which the piece cache reuses as its index.

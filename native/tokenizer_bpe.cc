@@ -18,8 +18,8 @@ constexpr size_t kSmallPiece = 128;
 
 // Four ranks at a time through GCC/Clang vector extensions (SSE2 on x64, NEON on arm64): the
 // quadratic scan's two inner loops, finding the lowest pair and closing the gap after a merge,
-// were over half of its instructions. Pair ranks are kept as int32 with kNoPair for "not a
-// token", so the lane compare is the signed one SSE2 has.
+// were over half of its instructions. Pair entries (below) are int32, so the lane compare is the
+// signed one SSE2 has.
 constexpr size_t kLanes = 4;
 constexpr int32_t kNoPair = INT32_MAX;
 typedef int32_t Lanes __attribute__((vector_size(kLanes * sizeof(int32_t))));
@@ -36,30 +36,38 @@ inline void Store(T* p, Lanes v) {
 }
 inline Lanes Min(Lanes a, Lanes b) { return a < b ? a : b; }
 
-// A rank as a pair entry: kNoRank (0xffffffff) becomes kNoPair; real ranks are below 2^31.
-inline int32_t PairOf(uint32_t rank) { return static_cast<int32_t>(rank & 0x7fffffffu); }
+// A pair entry is the rank of the two parts merged, shifted up, with the pair's index in the low
+// kIndexBits: the lowest entry is the lowest rank and, on a tie, the leftmost pair (tiktoken's
+// order), and the minimum itself says where it is. The search for it that this replaced ended in
+// a mispredicted branch at nearly every merge (a third of the merge loop's mispredictions under
+// callgrind's branch simulation; the merges of short pieces went from 27-30 to 24-27 ms a pass).
+// "Not a token" is kNoPair, or a little less: closing a gap moves entries down one index (minus
+// one), at most kSmallPiece times. Ranks are at most Ranks::kMaxRank, so a token's entry stays below kNoToken.
+constexpr unsigned kIndexBits = 7;
+constexpr int32_t kNoToken = 1 << 30;  // entries at or above it are not a token
+static_assert(kSmallPiece <= (1u << kIndexBits), "an index fits in the entry's low bits");
+static_assert(((static_cast<uint64_t>(Ranks::kMaxRank) << kIndexBits) | ((1u << kIndexBits) - 1)) < static_cast<uint64_t>(kNoToken), "a rank's entry stays below kNoToken");
+static_assert(static_cast<int64_t>(kNoPair) - static_cast<int64_t>(kSmallPiece) >= kNoToken, "kNoPair stays above kNoToken");
+inline int32_t PairOf(uint32_t rank, size_t i) { return rank == kNoRank ? kNoPair : static_cast<int32_t>((rank << kIndexBits) | i); }
 
-// The lowest of pair[0, count) (count >= 1) and its first index. pair[] must hold kNoPair up to
-// the next multiple of kLanes.
+// The lowest entry of pair[0, count) (count >= 1), and in *at its index (meaningful when the entry
+// is below kNoToken). pair[] must hold kNoPair up to the next multiple of kLanes.
 inline int32_t Lowest(const int32_t* pair, size_t count, size_t* at) {
   Lanes low = Load(pair);
   for (size_t i = kLanes; i < count; i += kLanes) low = Min(low, Load(pair + i));
   low = Min(low, __builtin_shufflevector(low, low, 2, 3, 0, 1));
   low = Min(low, __builtin_shufflevector(low, low, 1, 0, 3, 2));
   const int32_t best = low[0];
-  if (best != kNoPair) {
-    size_t i = 0;
-    while (pair[i] != best) ++i;
-    *at = i;
-  }
+  *at = static_cast<size_t>(best) & ((1u << kIndexBits) - 1);
   return best;
 }
 
-// a[i] = a[i + 1] for i in [from, end), a lane at a time, front to back: each lane is read before
-// it is overwritten. Writes up to kLanes - 1 entries past end (with what follows them).
+// a[i] = a[i + 1] (minus `less`) for i in [from, end), a lane at a time, front to back: each lane
+// is read before it is overwritten. Writes up to kLanes - 1 entries past end (with what follows
+// them).
 template <typename T>
-inline void CloseGap(T* a, size_t from, size_t end) {
-  for (size_t i = from; i < end; i += kLanes) Store(a + i, Load(a + i + 1));
+inline void CloseGap(T* a, size_t from, size_t end, int32_t less = 0) {
+  for (size_t i = from; i < end; i += kLanes) Store(a + i, Load(a + i + 1) - less);
 }
 
 // `ids`, when given, gets a copy of the tokens (for the piece cache).
@@ -74,7 +82,7 @@ size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
   for (size_t i = 0; i + 1 < n; ++i) {
     start[i] = static_cast<uint32_t>(i);
     token[i] = ranks.Byte(s[i]);
-    pair[i] = PairOf(ranks.Pair(s[i], s[i + 1]));
+    pair[i] = PairOf(ranks.Pair(s[i], s[i + 1]), i);
   }
   start[n - 1] = static_cast<uint32_t>(n - 1);
   token[n - 1] = ranks.Byte(s[n - 1]);
@@ -82,15 +90,15 @@ size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
   for (size_t i = n - 1; i < n + 2 * kLanes - 1; ++i) pair[i] = kNoPair;
   for (size_t i = n; i < n + 2 * kLanes - 1; ++i) start[i + 1] = token[i] = 0;  // only ever copied
   size_t at = 0;
-  for (int32_t best; (best = Lowest(pair, parts - 1, &at)) != kNoPair;) {
-    token[at] = static_cast<uint32_t>(best);
+  for (int32_t best; (best = Lowest(pair, parts - 1, &at)) < kNoToken;) {
+    token[at] = static_cast<uint32_t>(best) >> kIndexBits;
     // Drop the boundary at + 1: parts at + 2 ... move down by one (pair's kNoPair tail with them).
     CloseGap(start, at + 1, parts);
     CloseGap(token, at + 1, parts);
-    CloseGap(pair, at + 1, parts);
+    CloseGap(pair, at + 1, parts, 1);  // and their indexes with them
     --parts;
-    pair[at] = at + 1 < parts ? PairOf(ranks.Find(s + start[at], start[at + 2] - start[at])) : kNoPair;
-    if (at > 0) pair[at - 1] = PairOf(ranks.Find(s + start[at - 1], start[at + 1] - start[at - 1]));
+    pair[at] = at + 1 < parts ? PairOf(ranks.Find(s + start[at], start[at + 2] - start[at]), at) : kNoPair;
+    if (at > 0) pair[at - 1] = PairOf(ranks.Find(s + start[at - 1], start[at + 1] - start[at - 1]), at - 1);
   }
   if (out) out->insert(out->end(), token, token + parts);
   if (ids) std::copy(token, token + parts, ids);
@@ -98,80 +106,75 @@ size_t MergeSmall(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<ui
 }
 
 // One possible merge, as one integer: rank << 32 | start, the pair of parts that begins at boundary
-// `start`. The heap pops the lowest first, i.e. the lowest rank, then the leftmost: tiktoken's scan
-// order. Eight bytes and one compare per heap step; where the pair ends is not needed, because a
-// popped key is checked against the rank of the pair that begins at `start` now (rank[], kept up
-// to date): equal ranks are the same token, so the same bytes, so the same merge.
+// `start`. The lowest key is the lowest rank, then the leftmost: tiktoken's scan order.
 inline uint64_t Key(uint32_t rank, uint32_t start) { return (static_cast<uint64_t>(rank) << 32) | start; }
 
 constexpr uint32_t kGone = 0xffffffffu;
+constexpr uint64_t kNoKey = ~0ull;
 
 struct LargeScratch {
-  std::vector<uint32_t> next, prev, token, rank;
-  std::vector<uint64_t> heap;
+  std::vector<uint32_t> next, prev, token;
+  std::vector<uint64_t> tree;
   void Release() {
     std::vector<uint32_t>().swap(next);
     std::vector<uint32_t>().swap(prev);
     std::vector<uint32_t>().swap(token);
-    std::vector<uint32_t>().swap(rank);
-    std::vector<uint64_t>().swap(heap);
+    std::vector<uint64_t>().swap(tree);
   }
 };
 
-// The heap holds every candidate ever computed; a popped one is stale when the pair that begins at
-// its start has changed since (its rank no longer matches), and the current pair was pushed when
-// it formed. A merge at `start` always changes that rank: the new pair there is longer than the
-// token just made, so it is other bytes, another token or none.
+// The pairs' keys sit in the leaves of a complete binary tree of minima (leaf b: the pair that
+// begins at boundary b, kNoKey when there is none), so the root is the next merge. A merge changes
+// three leaves (the pair it joins, and the new pairs left and right of it), each a walk to the root
+// of a fixed number of steps with a min at each: no data-dependent branch, where a binary heap's
+// sifting mispredicted about once per level (these pieces, a few dozen in the benchmark's corpus,
+// took a quarter of its merge time).
 size_t MergeLarge(const Ranks& ranks, const uint8_t* s, size_t n, std::vector<uint32_t>* out) {
   thread_local LargeScratch scratch;
   auto& next = scratch.next;  // next[b]: the boundary after b, kGone when b is merged away
   auto& prev = scratch.prev;
   auto& token = scratch.token;
-  auto& rank = scratch.rank;  // rank[b]: of the pair of parts that begins at b (kNoRank: none)
-  auto& heap = scratch.heap;
+  auto& tree = scratch.tree;
+  size_t leaves = 1;
+  while (leaves < n) leaves <<= 1;
   next.resize(n + 1);
   prev.resize(n + 1);
   token.resize(n);
-  rank.resize(n + 1);
-  heap.clear();
+  tree.assign(2 * leaves, kNoKey);
+  uint64_t* const leaf = tree.data() + leaves;
   for (size_t i = 0; i < n; ++i) {
     next[i] = static_cast<uint32_t>(i + 1);
     prev[i + 1] = static_cast<uint32_t>(i);
     token[i] = ranks.Byte(s[i]);
-    rank[i] = i + 1 < n ? ranks.Pair(s[i], s[i + 1]) : kNoRank;
-    if (rank[i] != kNoRank) heap.push_back(Key(rank[i], static_cast<uint32_t>(i)));
+    const uint32_t rank = i + 1 < n ? ranks.Pair(s[i], s[i + 1]) : kNoRank;
+    if (rank != kNoRank) leaf[i] = Key(rank, static_cast<uint32_t>(i));
   }
-  rank[n] = kNoRank;
   next[n] = kGone;
   prev[0] = kGone;
-  const std::greater<uint64_t> later;
-  std::make_heap(heap.begin(), heap.end(), later);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const uint64_t key = heap.back();
-    heap.pop_back();
+  for (size_t i = leaves - 1; i >= 1; --i) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+  const auto set = [&](size_t b, uint64_t key) {
+    size_t i = leaves + b;
+    tree[i] = key;
+    for (i >>= 1; i; i >>= 1) tree[i] = std::min(tree[2 * i], tree[2 * i + 1]);
+  };
+  while (tree[1] != kNoKey) {
+    const uint64_t key = tree[1];
     const uint32_t start = static_cast<uint32_t>(key);
     const uint32_t r = static_cast<uint32_t>(key >> 32);
-    if (next[start] == kGone || rank[start] != r) continue;
     const uint32_t mid = next[start];
     const uint32_t end = next[mid];
     token[start] = r;
     next[start] = end;
     next[mid] = kGone;
     if (end < n) prev[end] = start;
+    set(mid, kNoKey);  // the pair that began at mid is gone with it
     if (start > 0) {
       const uint32_t left = prev[start];
-      rank[left] = ranks.Find(s + left, end - left);
-      if (rank[left] != kNoRank) {
-        heap.push_back(Key(rank[left], left));
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
+      const uint32_t rank = ranks.Find(s + left, end - left);
+      set(left, rank != kNoRank ? Key(rank, left) : kNoKey);
     }
-    rank[start] = end < n ? ranks.Find(s + start, next[end] - start) : kNoRank;
-    if (rank[start] != kNoRank) {
-      heap.push_back(Key(rank[start], start));
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
+    const uint32_t rank = end < n ? ranks.Find(s + start, next[end] - start) : kNoRank;
+    set(start, rank != kNoRank ? Key(rank, start) : kNoKey);
   }
   size_t count = 0;
   for (uint32_t b = 0; b < n; b = next[b]) {

@@ -113,11 +113,11 @@ std::string Ranks::Load(const char* text, size_t size) {
         for (size_t k = f; k < end; ++k) {
           if (text[k] < '0' || text[k] > '9') return where + ": first rank is not a number";
           rank = rank * 10 + static_cast<uint64_t>(text[k] - '0');
-          if (rank > 0x7ffffffeull) return where + ": rank out of range (at most 2147483646)";
+          if (rank > kMaxRank) return where + ": rank out of range (at most " + std::to_string(kMaxRank) + ")";
         }
       } else if (field >= 2) {
         if (!DecodeBase64(text + f, end - f, &token)) return where + ": token " + std::to_string(field - 1) + " is not base64";
-        if (rank > 0x7ffffffeull) return where + ": rank out of range (at most 2147483646)";
+        if (rank > kMaxRank) return where + ": rank out of range (at most " + std::to_string(kMaxRank) + ")";
         const auto* b = reinterpret_cast<const uint8_t*>(token.data());
         std::string err = Insert(b, token.size(), static_cast<uint32_t>(rank));
         if (!err.empty()) return where + ": " + err;

@@ -68,6 +68,16 @@ t.test('bad rank data is refused with the reason, and a good load still works af
   t.throws(() => addon.tokenCount('cl100k_base', 'x'), /encoding cl100k_base is not loaded; call tokenizerLoad first/);
   t.throws(() => parseRanks('! 0 QQ=='), /no token for the single byte 0x00/, 'the reference checks the same');
   t.throws(() => parseRanks('! 0 @@@@'), /line 1: token 1 is not base64/);
+  // The merge keeps a rank and a 7-bit position in one 32-bit lane: the largest rank it can hold is
+  // 2^23 - 1, and a larger one is refused rather than merged wrongly.
+  t.throws(() => addon.tokenizerLoad('cl100k_base', '! 8388608 QQ=='), /line 1: rank out of range \(at most 8388607\)/);
+  const bytes = Array.from({ length: 256 }, (_, b) => Buffer.from([b]).toString('base64')).join(' ');
+  const top = 8388607;
+  addon.tokenizerLoad('cl100k_base', `! ${top - 257} ${bytes} ${Buffer.from('ab').toString('base64')} ${Buffer.from('aba').toString('base64')}`);
+  t.same([...addon.tokenEncode('cl100k_base', 'ababa')], [top - 1, top], 'the largest ranks merge: ab + aba');
+  const long = ` ${'ab'.repeat(70)}`;  // one piece of 141 bytes: the long pieces' merge
+  t.same([...addon.tokenEncode('cl100k_base', long)], [top - 257 + 0x20, ...Array<number>(70).fill(top - 1)], 'and in a long piece');
+  addon.tokenizerUnload!('cl100k_base');
   const data = loadEncodingData('cl100k_base');
   const file = JSON.stringify({ pat_str: '\\s+', special_tokens: {}, bpe_ranks: data.ranks });
   t.throws(() => parseEncodingData('cl100k_base', file, 'test.json'), /test\.json: its pre-tokenizer pattern is not the one pinclaw implements for cl100k_base/);

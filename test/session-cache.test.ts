@@ -143,3 +143,20 @@ t.test('every write to the sessions table of a connection goes through src/store
   t.same(writers.sort(), ['migrate/openclaw/apply.ts', 'store/sessions.ts']);
   t.match(readFileSync(join(root, 'migrate/openclaw/apply.ts'), 'utf8'), /insert into sessions [^`]*on conflict \(key\) do nothing/);
 });
+
+t.test('a row another program wrote with spaces and a newline is continued into valid JSON', async (t) => {
+  const { a, b } = pair(t);
+  const first = [text('user', 'one'), text('assistant', 'two')];
+  b.prepare(`insert into sessions (key, messages, meta, created_at, updated_at) values ('k', ?, '{}', 0, 0)`).run(`${JSON.stringify(first, null, 2)}\n`);
+  const s = loadSession(a, 'k');
+  t.same(s.messages, first);
+  s.messages = [...s.messages, text('user', 'three')];
+  saveSession(a, s);
+  t.same(JSON.parse(stored(b, 'k')!.messages), s.messages);
+  // And one pretty-printed without the newline: continued as it is.
+  b.prepare(`update sessions set messages = ? where key = 'k'`).run(JSON.stringify(first, null, 1));
+  const again = loadSession(a, 'k');
+  again.messages = [...again.messages, text('user', 'four')];
+  saveSession(a, again);
+  t.same(JSON.parse(stored(b, 'k')!.messages), [...first, text('user', 'four')]);
+});

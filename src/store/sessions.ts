@@ -125,7 +125,9 @@ export function loadSession(db: Db, key: string, now = Date.now()): Session {
     const bad = messages.findIndex((m) => !isMessage(m));
     if (bad >= 0) throw new Error(`message ${bad} is malformed`);
     const meta = parseMeta(row.meta);
-    remember(db, key, { messages: messages as Message[], json: row.messages, meta: row.meta });
+    // The next save appends to this text: kept as read when it ends with the array's bracket (as
+    // every row pinclaw writes does), written out again when another program left space after it.
+    remember(db, key, { messages: messages as Message[], json: row.messages.endsWith(']') ? row.messages : JSON.stringify(messages), meta: row.meta });
     return { key, messages: (messages as Message[]).slice(), meta };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);

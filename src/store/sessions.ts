@@ -177,8 +177,9 @@ export function saveSession(db: Db, s: Session, now = Date.now()): void {
   ).run(s.key, stored.json, stored.meta, now, now);
   // Cached once written. A transaction around the save that then rolls back leaves the cache ahead
   // of the table: the conductor writes such a reply again until it is stored (storeLater), and the
-  // next turn continues the conversation the owner saw.
-  cacheOf(db);
+  // next turn continues the conversation the owner saw. The data_version is asked at loads only: a
+  // commit by another connection since the last load empties the cache at the next one, this entry too.
+  if (!caches.has(db)) cacheOf(db);
   remember(db, s.key, stored);
 }
 

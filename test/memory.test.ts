@@ -12,6 +12,7 @@ import { openMemory, type Memory } from '../src/memory/memory.js';
 import { memoryHolder } from '../src/memory/holder.js';
 import { loadSnapshot } from '../src/memory/memory-index.js';
 import { generation } from '../src/memory/store.js';
+import { promptMemories } from '../src/memory/prompt-memories.js';
 import { exportMemory, importMemory } from '../src/memory/transfer.js';
 import { openaiEmbedder } from '../src/memory/embedders/openai.js';
 import type { Embedder } from '../src/memory/types.js';
@@ -284,4 +285,25 @@ t.test('a watching process says when its background work is done, so a quiet gat
   for (let i = 0; i < 300 && done === 1; i++) await new Promise((r) => setTimeout(r, 10));
   t.equal(done, 2, 'a re-index after a file changed says so too');
   t.equal((await m.search('boiler serviced'))[0]?.text.includes('boiler'), true, 'the changed file was indexed');
+});
+
+t.test('prompt memories: cited lines within the token budget; a line already counted is not counted again, another counter counts afresh', async (t) => {
+  const h = home(t);
+  const m = open(h, null);
+  await m.store('The greenhouse pump is on GPIO17 and runs at 7 in the morning.', { kind: 'fact' });
+  await m.store('The greenhouse fan is on GPIO27 and runs when it is warm.', { kind: 'fact' });
+  const seen: string[] = [];
+  const counting = (s: string) => (seen.push(s), count(s));
+  const first = await promptMemories(m, 'greenhouse pump', 1000, counting);
+  t.equal(first.length, 2);
+  t.match(first[0]!, /^\[memory #\d+\] The greenhouse pump is on GPIO17/);
+  t.same(seen, first, 'each line counted once');
+  t.same(await promptMemories(m, 'greenhouse pump', 1000, counting), first);
+  t.equal(seen.length, 2, 'the same lines again: not counted again');
+  t.same(await promptMemories(m, 'greenhouse pump', count(first[0]!), counting), [first[0]], 'the budget keeps the lines that fit');
+  const other: string[] = [];
+  t.same(await promptMemories(m, 'greenhouse pump', 1000, (s) => (other.push(s), 2 * count(s))), first);
+  t.same(other, first, 'another counter (another model) counts for itself');
+  t.same(await promptMemories(m, 'greenhouse pump', count(first[0]!), (s) => 2 * count(s)), [], 'with its own counts');
+  t.same(await promptMemories(m, '/status', 1000, counting), [], 'a command asks for no memories');
 });

@@ -10,8 +10,8 @@ import { chunkMarkdown } from './chunker.js';
 import { memoryFiles, NotUtf8Error, readMemoryFile } from './files.js';
 import { buildIndex, docTime, loadSnapshot, rankingDoc, saveSnapshot, type IndexState, type Progress } from './memory-index.js';
 import {
-  archiveChunk, chunkRows, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, recentChunks, setVector, toChunk, vectorOf,
-  type ChunkRow, type MemoryCounts,
+  archiveChunk, chunkRows, chunkTexts, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, recentChunks, setVector, toChunk, vectorOf,
+  type ChunkRow, type ChunkText, type MemoryCounts,
 } from './store.js';
 import { rerank, WordVectors } from './rerank.js';
 import { citationOf, type Embedder, type MemoryChunk, type MemoryHit, type MemoryKind, type SearchMode } from './types.js';
@@ -96,7 +96,7 @@ export function openMemory(o: MemoryOptions): Memory {
   const wordVectors = () => (words ??= new WordVectors((w) => o.embedder!.embed(w)));
 
   /** Reranked scores of the candidates, or their fused scores when the words cannot be embedded now. */
-  async function rerankOrKeep(q: string, found: readonly { r: ChunkRow; score: number }[]): Promise<number[]> {
+  async function rerankOrKeep(q: string, found: readonly { r: ChunkText; score: number }[]): Promise<number[]> {
     try {
       return await rerank(q, found.map((f) => ({ text: f.r.text, score: f.score })), wordVectors(), RERANK_WEIGHT);
     } catch (err) {
@@ -155,13 +155,13 @@ export function openMemory(o: MemoryOptions): Memory {
     }
   }
 
-  function hit(r: ChunkRow, score: number): MemoryHit {
+  function hit(r: ChunkText, score: number): MemoryHit {
     const c = toChunk(r);
     return { id: c.id, text: c.text, kind: c.kind, score, source: c.source, citation: citationOf(c.id, c.source) };
   }
 
   /** Daily notes count less as they age: half after decayHalfLifeDays. MEMORY.md and entries do not decay. */
-  function decay(r: ChunkRow): number {
+  function decay(r: ChunkText): number {
     if (r.kind !== 'daily') return 1;
     const ageDays = Math.max(0, (now() - docTime(r)) / 86_400_000);
     return 0.5 ** (ageDays / config.decayHalfLifeDays);
@@ -259,7 +259,7 @@ export function openMemory(o: MemoryOptions): Memory {
       const reranked = mode === 'hybrid' && o.embedder?.wordLevel === true;
       const k = Math.min(10_000, reranked ? Math.max(RERANK_CANDIDATES, limit * 4) : limit * 4);
       const hits = idx.search({ text: mode === 'vector' ? undefined : q, vector: mode === 'keyword' ? null : vector, k, ...(so.kind ? { filter: { kind: so.kind } } : {}) });
-      const rows = new Map(chunkRows(db, hits.map((h) => Number(h.id))).map((r) => [r.id, r]));
+      const rows = new Map(chunkTexts(db, hits.map((h) => Number(h.id))).map((r) => [r.id, r]));
       const found = hits.flatMap((h) => {
         const r = rows.get(Number(h.id));
         return r ? [{ r, score: h.score }] : [];

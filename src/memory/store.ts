@@ -31,7 +31,10 @@ export interface NewChunk {
 
 export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-export function toChunk(r: ChunkRow): MemoryChunk {
+/** A chunk row without its vector: what a search shows. */
+export type ChunkText = Omit<ChunkRow, 'embedding' | 'embedder' | 'dims'>;
+
+export function toChunk(r: ChunkText): MemoryChunk {
   const source: MemorySource = r.file !== null
     ? { type: 'file', file: r.file, lineStart: r.line_start ?? 1, lineEnd: r.line_end ?? r.line_start ?? 1 }
     : { type: 'entry', session: r.session };
@@ -75,6 +78,15 @@ export function getChunkRow(db: Db, id: number): ChunkRow | undefined {
 export function chunkRows(db: Db, ids: readonly number[]): ChunkRow[] {
   if (ids.length === 0) return [];
   return sql(db, `select * from memory_chunks where id in (${ids.map(() => '?').join(',')})`).all(...ids) as ChunkRow[];
+}
+
+/**
+ * The rows a search found, without their vectors: a search shows texts, and each vector would be a
+ * Buffer copied out of SQLite for nothing (up to 40 candidates a search, one search a turn).
+ */
+export function chunkTexts(db: Db, ids: readonly number[]): ChunkText[] {
+  if (ids.length === 0) return [];
+  return sql(db, `select id, text, kind, file, line_start, line_end, session, hash, created_at, updated_at from memory_chunks where id in (${ids.map(() => '?').join(',')})`).all(...ids) as ChunkText[];
 }
 
 /** Every row, in id order, a page at a time (the index is built from them without holding all texts twice). */

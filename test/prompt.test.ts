@@ -1,10 +1,11 @@
 // The system prompt: starter workspace, capped files, skills from front matter, date and runtime.
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clockTime } from '../src/local-time.js';
 import { buildSystemPrompt, FILE_CAP_CHARS, readSkills } from '../src/agent/prompt.js';
 import { ensureWorkspace, PROMPT_FILES } from '../src/agent/workspace.js';
+import { DISABLED_MARKER } from '../src/skills/state.js';
 import { openDatabase } from '../src/store/db.js';
 import { loadSession, saveSession } from '../src/store/sessions.js';
 import { tempDir } from './support/proc.js';
@@ -82,4 +83,34 @@ t.test('a kept prompt file that changes, even to text of the same size, or goes,
   t.match(build(), 'mood: bold', 'a same-size rewrite of a kept file');
   rmSync(join(ws, 'SOUL.md'));
   t.notMatch(build(), 'mood:', 'a removed file leaves the prompt');
+});
+
+t.test('a skill added, removed, disabled or renamed after the listing is kept is seen at the next turn', async (t) => {
+  const ws = join(tempDir(), 'workspace');
+  ensureWorkspace(ws);
+  const skill = (name: string, description: string) => {
+    mkdirSync(join(ws, 'skills', name), { recursive: true });
+    writeFileSync(join(ws, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\nbody`);
+  };
+  const names = () => readSkills(ws).map((s) => s.name);
+  skill('weather', 'reads the BME280');
+  t.same(names(), ['weather']);
+  // Older than the racy window (2 s): now the listing is kept, and a change must still show.
+  await new Promise((r) => setTimeout(r, 2100));
+  t.same(names(), ['weather']);
+  t.same(names(), ['weather'], 'served again while unchanged');
+  skill('lights', 'switches the relay');
+  t.same(names(), ['lights', 'weather'], 'a skill added to a kept listing');
+  await new Promise((r) => setTimeout(r, 2100));
+  t.same(names(), ['lights', 'weather']);
+  writeFileSync(join(ws, 'skills', 'lights', DISABLED_MARKER), '');
+  t.same(names(), ['weather'], 'a skill disabled after the listing was kept');
+  rmSync(join(ws, 'skills', 'lights', DISABLED_MARKER));
+  t.same(names(), ['lights', 'weather'], 'and enabled again');
+  renameSync(join(ws, 'skills', 'weather'), join(ws, 'skills', 'climate'));
+  t.same(readSkills(ws).map((s) => s.path.split('/').at(-2)), ['climate', 'lights'], 'a renamed skill directory');
+  rmSync(join(ws, 'skills', 'lights'), { recursive: true });
+  t.same(readSkills(ws).map((s) => s.path.split('/').at(-2)), ['climate'], 'a removed skill leaves the prompt');
+  rmSync(join(ws, 'skills'), { recursive: true });
+  t.same(names(), [], 'no skills directory');
 });

@@ -72,23 +72,45 @@ function readCapped(file: string, cap: number): string | null {
 }
 
 /**
+ * The skill directories' names, kept while the skills directory is unchanged: a name comes or goes
+ * only with an entry of that directory, which changes its times (the same racy rule as readText).
+ * A stat where a listing is four system calls and an object per entry.
+ */
+let listed: { dir: string; signature: string; names: string[] } | undefined;
+onRelease('skill names', () => (listed = undefined));
+
+function skillNames(dir: string): string[] | null {
+  let st: BigIntStats | undefined;
+  try {
+    st = statSync(dir, { throwIfNoEntry: false, bigint: true });
+  } catch {
+    st = undefined;
+  }
+  if (!st?.isDirectory()) return null;
+  const signature = `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
+  if (listed?.dir === dir && listed.signature === signature) return listed.names;
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort();
+  } catch {
+    return null;
+  }
+  listed = BigInt(Date.now()) * 1_000_000n - st.ctimeNs > RACY_NS ? { dir, signature, names } : undefined;
+  return names;
+}
+
+/**
  * name and description from the YAML-style front matter of skills/<name>/SKILL.md, for the enabled
  * skills only (`pinclaw skills disable` leaves a marker). Names that start with a dot are skipped:
  * an install being written (src/skills/install.ts) or one being replaced.
  */
 export function readSkills(workspace: string): Skill[] {
   const dir = join(workspace, 'skills');
-  let names: string[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && isSkillEnabled(join(dir, d.name)))
-      .map((d) => d.name)
-      .sort();
-  } catch {
-    return [];
-  }
+  const names = skillNames(dir);
+  if (!names) return [];
   const skills: Skill[] = [];
   for (const name of names) {
+    if (!isSkillEnabled(join(dir, name))) continue;
     const path = join(dir, name, 'SKILL.md');
     const text = readText(path);
     if (text === null) continue;

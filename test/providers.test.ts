@@ -241,4 +241,5 @@ t.test('anthropic: a message converts to the same blocks on every call, and an e
   ]);
   t.same(toAnthropicMessages([asked, empty]), first, 'the earlier request is unchanged by the later one');
   t.same(toAnthropicMessages([asked, empty, next]), second);
+  t.equal(toAnthropicMessages([asked])[0], first[0], 'a message already converted is sent as the same object');
 });

@@ -30,24 +30,28 @@ function block(b: ContentBlock): WireBlock | undefined {
 }
 
 /**
- * Each message's wire blocks, made once: a turn sends the whole conversation with each call, and
+ * Each message's wire form, made once: a turn sends the whole conversation with each call, and
  * messages are values (the loop appends, never edits; src/store/sessions.ts shares them too), so a
- * message already sent converts to the same blocks. Weak: a message no conversation holds is gone.
+ * message already sent converts to the same object. The SDK only serializes it. Weak: a message no
+ * conversation holds is gone.
  */
-const wire = new WeakMap<Message, readonly WireBlock[]>();
+const wire = new WeakMap<Message, Anthropic.MessageParam>();
 
-function wireBlocks(m: Message): readonly WireBlock[] {
-  let content = wire.get(m);
-  if (!content) wire.set(m, (content = m.content.map(block).filter((b): b is WireBlock => b !== undefined)));
-  return content;
+function wireMessage(m: Message): Anthropic.MessageParam {
+  let param = wire.get(m);
+  if (!param) {
+    const content = m.content.map(block).filter((b): b is WireBlock => b !== undefined);
+    wire.set(m, (param = m.role === 'user' ? { role: 'user', content } : { role: 'assistant', content }));
+  }
+  return param;
 }
 
 export function toAnthropicMessages(messages: readonly Message[]): Anthropic.MessageParam[] {
+  const last = messages.length - 1;
   return messages.map((m, i) => {
-    let content = wireBlocks(m) as WireBlock[];
+    const param = wireMessage(m);
     // An empty assistant reply (it happens) saved in the session would make every later request a 400.
-    if (content.length === 0 && i < messages.length - 1) content = [{ type: 'text', text: EMPTY_CONTENT }];
-    return m.role === 'user' ? { role: 'user', content } : { role: 'assistant', content };
+    return i < last && param.content.length === 0 ? { role: param.role, content: [{ type: 'text', text: EMPTY_CONTENT }] } : param;
   });
 }
 

@@ -83,9 +83,15 @@ export interface Conductor {
   wake(): void;
 }
 
-/** Fault injection for the crash-recovery tests: PINCLAW_CRASH_AT names a point to die at. */
+/**
+ * Fault injection for the crash-recovery tests: PINCLAW_CRASH_AT names a point to die at. Read once
+ * (the tests set it in a child's environment): each read of process.env is a call into C++, and a
+ * turn passes two points.
+ */
+let crashAt: string | undefined | null = null;
 function crashPoint(name: string): void {
-  if (process.env.PINCLAW_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
+  if (crashAt === null) crashAt = process.env.PINCLAW_CRASH_AT;
+  if (crashAt === name) process.kill(process.pid, 'SIGKILL');
 }
 
 /** The abort reason of a turn the owner stopped, told apart from a shutdown's. */
@@ -129,7 +135,8 @@ export function createConductor(opts: ConductorOptions): Conductor {
 
   function onSent(o: OutboundRow): void {
     bus.emit({ type: 'reply', sessionKey: o.session_key, outboundId: o.id, inboundId: o.inbound_id, channel: o.channel, text: o.text, kind: o.kind });
-    if (o.inbound_id === null) return;
+    // Only a caller of delivered() waits (the CLI, the HTTP API): a chat's reply asks nothing more.
+    if (o.inbound_id === null || waiters.size === 0) return;
     for (const id of burstMembers(db, o.inbound_id)) {
       for (const w of waiters.get(id) ?? []) w.resolve(o);
       waiters.delete(id);

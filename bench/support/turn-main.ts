@@ -98,16 +98,34 @@ async function time(fn: (i: number) => Promise<void>, n: number): Promise<number
 // The size of pinclaw's system prompt in this home (its workspace files written by the first start).
 systemSize = buildSystemPrompt({ workspace: paths.workspace, now: new Date(), timezone: config.agent.timezone, runtime: { version: 'x.y.z', node: process.version, arch: process.arch, model: config.agent.model, channel: 'bench' } }).length;
 
-/** Each turn of pinclaw timed right after the same turn made directly: a busy machine slows both alike. */
-async function timePairs(from: number, n: number): Promise<{ direct: number[]; pinclaw: number[] }> {
-  const out = { direct: [] as number[], pinclaw: [] as number[] };
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+// Work a turn leaves to the event loop (the pump after a finished turn) is counted in that turn's CPU.
+const drained = () => new Promise((r) => setImmediate(r));
+
+/**
+ * Each turn of pinclaw timed right after the same turn made directly: a busy machine slows both
+ * alike. Also the CPU time of each (this process's, user + system): other processes on the machine
+ * lengthen a turn's wall time but barely its CPU time, so on a shared machine the CPU difference
+ * shows a change of pinclaw's own work that the wall-time figures bury in noise.
+ */
+async function timePairs(from: number, n: number): Promise<{ direct: number[]; pinclaw: number[]; directCpu: number[]; pinclawCpu: number[] }> {
+  const out = { direct: [] as number[], pinclaw: [] as number[], directCpu: [] as number[], pinclawCpu: [] as number[] };
   for (let i = from; i < from + n; i++) {
+    let c0 = cpuNow();
     let t0 = performance.now();
     await directTurn(i);
     out.direct.push(performance.now() - t0);
+    await drained();
+    out.directCpu.push(cpuNow() - c0);
+    c0 = cpuNow();
     t0 = performance.now();
     await pinclawTurn(i);
     out.pinclaw.push(performance.now() - t0);
+    await drained();
+    out.pinclawCpu.push(cpuNow() - c0);
   }
   return out;
 }
@@ -159,6 +177,9 @@ console.log(`orchestrator overhead p99: ${(p99 - d99).toFixed(2)} ms per turn (t
 // negative; printed for reading, the verdicts stay on the figures above.
 const paired = turns.map((x, i) => x - direct[i]!);
 console.log(`paired difference per turn (pinclaw minus the direct turn before it): p50 ${pct(paired, 50).toFixed(2)} ms, p90 ${pct(paired, 90).toFixed(2)} ms, p99 ${pct(paired, 99).toFixed(2)} ms`);
+const cpuPaired = measured.pinclawCpu.map((x, i) => x - measured.directCpu[i]!);
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(`CPU time per turn (this process): direct p50 ${pct(measured.directCpu, 50).toFixed(2)} ms, pinclaw p50 ${pct(measured.pinclawCpu, 50).toFixed(2)} ms; pinclaw minus direct: mean ${mean(cpuPaired).toFixed(3)} ms, p50 ${pct(cpuPaired, 50).toFixed(3)} ms`);
 console.log(`turns per second (one lane, direct turns in between): ${(turns.length / (elapsed / 1000)).toFixed(0)}`);
 const growth = after.rss - idle.rss;
 console.log(`RSS idle ${idle.rss.toFixed(1)} MiB, after ${turns.length} turns ${after.rss.toFixed(1)} MiB: growth ${growth.toFixed(1)} MiB (target <= 5 MiB: ${growth <= 5 ? 'meets' : 'MISSES'})`);

@@ -1,4 +1,5 @@
-// npm run bench:tokenizer [-- --rounds N --budget SECONDS --mb SIZE --encoding NAME --text FILE]: tokens per second of the addon
+// npm run bench:tokenizer [-- --rounds N --budget SECONDS --mb SIZE --encoding NAME --text FILE --mode whole|chunked
+//   --only "tiktoken (WASM),baseline encode" --baseline OTHER/pinclaw.node]: tokens per second of the addon
 // (the dev build in build/Release, dlopen'ed directly), tiktoken (WASM), js-tiktoken and the
 // TypeScript reference on the same generated corpus, with ratios. Bundles bench/support/
 // tokenizer-main.ts with esbuild (dependencies stay external) and runs it.

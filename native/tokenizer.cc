@@ -155,18 +155,44 @@ void Trim(std::string* s) {
   if (s->capacity() > kScratchKeep) std::string().swap(*s);
 }
 
-// A string of kParallelMin UTF-16 units or more, when there are threads to share it: its units,
-// read as they are (V8 copies them) into `units`, for EncodeUtf16Parallel, which converts each
-// segment to UTF-8 on its own thread. False when the string is smaller (or not a string).
-bool LargeString(Napi::Env env, const Napi::Value& v, std::u16string* units) {
-  if (!v.IsString()) return false;
+// A large string's units are not kept: the calling thread keeps no more after a threaded call
+// than before it (docs/tokenizer.md), at most a message-sized string's 128 KiB.
+void TrimUnits(std::u16string* units) {
+  if (units->capacity() >= tokenizer::kParallelMin) std::u16string().swap(*units);
+}
+
+// A string's UTF-16 units, read as they are (V8 copies them) into `units`. For a short string the
+// copy plus Utf16ToUtf8 costs two thirds of the instructions of napi_get_value_string_utf8 (8% of
+// a 1000-unit encode call's before), and the length is asked once, not twice. False when not a
+// string.
+bool StringUnits(Napi::Env env, const Napi::Value& v, std::u16string* units) {
   size_t n = 0;
-  if (napi_get_value_string_utf16(env, v, nullptr, 0, &n) != napi_ok || n < tokenizer::kParallelMin || tokenizer::EncodeThreads() < 2) return false;
+  if (napi_get_value_string_utf16(env, v, nullptr, 0, &n) != napi_ok) return false;
   units->resize(n + 1);
   size_t written = 0;
   if (napi_get_value_string_utf16(env, v, &(*units)[0], units->size(), &written) != napi_ok) return false;
   units->resize(written);
   return true;
+}
+
+// A string argument: its units in `units`; *large when it is long enough for EncodeUtf16Parallel
+// (kParallelMin units, with threads to share it), which converts each segment to UTF-8 on its own
+// thread; otherwise its UTF-8 (lone surrogates as U+FFFD, as V8 would) in `storage` and `text`.
+bool ReadString(Napi::Env env, const Napi::Value& v, std::u16string* units, std::string* storage, TextArg* text, bool* large, const char* usage) {
+  if (!StringUnits(env, v, units)) return js::Fail(env, Kind::kArgValue, std::string(usage) + ": cannot read text");
+  *large = units->size() >= tokenizer::kParallelMin && tokenizer::EncodeThreads() >= 2;
+  if (*large) return true;
+  tokenizer::Utf16ToUtf8(units->data(), units->size(), storage);
+  text->data = reinterpret_cast<const uint8_t*>(storage->data());
+  text->size = storage->size();
+  return true;
+}
+
+// The text argument of the synchronous calls, string or bytes (see ReadString and ReadText).
+bool ReadSyncText(Napi::Env env, const Napi::Value& v, std::u16string* units, std::string* storage, TextArg* text, bool* large, const char* usage) {
+  *large = false;
+  if (v.IsString()) return ReadString(env, v, units, storage, text, large, usage);
+  return ReadText(env, v, storage, false, text, usage);
 }
 
 size_t RunLarge(const Loaded& e, const std::u16string& units, std::string* utf8, std::vector<uint32_t>* out) {
@@ -215,10 +241,10 @@ Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   Loaded e;
   if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   thread_local std::string storage, repaired;
-  std::u16string units;
+  thread_local std::u16string units;
   TextArg text;
-  const bool large = LargeString(env, info[1], &units);
-  if (!large && !ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
+  bool large;
+  if (!ReadSyncText(env, info[1], &units, &storage, &text, &large, kUsage)) return env.Undefined();
   size_t n;
   try {
     n = large ? RunLarge(e, units, &storage, nullptr) : Run(e, text, &repaired, nullptr, &t_cache);
@@ -227,6 +253,7 @@ Napi::Value TokenCount(const Napi::CallbackInfo& info) {
   }
   Trim(&storage);
   Trim(&repaired);
+  TrimUnits(&units);
   return Napi::Number::New(env, static_cast<double>(n));
 }
 
@@ -237,10 +264,10 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   if (!LoadedArg(env, info[0], &e, kUsage)) return env.Undefined();
   thread_local std::string storage, repaired;
   thread_local std::vector<uint32_t> ids;
-  std::u16string units;
+  thread_local std::u16string units;
   TextArg text;
-  const bool large = LargeString(env, info[1], &units);
-  if (!large && !ReadText(env, info[1], &storage, false, &text, kUsage)) return env.Undefined();
+  bool large;
+  if (!ReadSyncText(env, info[1], &units, &storage, &text, &large, kUsage)) return env.Undefined();
   ids.clear();
   try {
     if (large) {
@@ -255,6 +282,7 @@ Napi::Value TokenEncode(const Napi::CallbackInfo& info) {
   if (!ids.empty()) std::memcpy(result.Data(), ids.data(), ids.size() * sizeof(uint32_t));
   Trim(&storage);
   Trim(&repaired);
+  TrimUnits(&units);
   if (ids.capacity() > kScratchKeep / sizeof(uint32_t)) std::vector<uint32_t>().swap(ids);
   return result;
 }

@@ -91,6 +91,19 @@ void Utf16ToUtf8(const char16_t* s, size_t n, std::string* out) {
   uint8_t* o = reinterpret_cast<uint8_t*>(&(*out)[0]);
   uint8_t* const begin = o;
   for (size_t i = 0; i < n; ++i) {
+    // Four ASCII units at a time (one 64-bit test): prose and code are mostly ASCII.
+    while (i + 4 <= n) {
+      uint64_t four;
+      std::memcpy(&four, s + i, sizeof four);
+      if (four & 0xff80ff80ff80ff80ull) break;
+      o[0] = static_cast<uint8_t>(s[i]);
+      o[1] = static_cast<uint8_t>(s[i + 1]);
+      o[2] = static_cast<uint8_t>(s[i + 2]);
+      o[3] = static_cast<uint8_t>(s[i + 3]);
+      o += 4;
+      i += 4;
+    }
+    if (i == n) break;
     uint32_t c = s[i];
     if (c < 0x80) {
       *o++ = static_cast<uint8_t>(c);

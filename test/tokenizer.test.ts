@@ -307,6 +307,37 @@ t.test('lone surrogates are U+FFFD, as in tiktoken', async (t) => {
   }
 });
 
+// A string below 64 Ki units reaches C++ as UTF-16 and is converted there (native/tokenizer_utf8.cc),
+// four ASCII units at a time where it can: every mix of ASCII and non-ASCII (2-, 3- and 4-byte
+// UTF-8, lone surrogates) at every offset around the four-unit blocks gives the ids of its UTF-8
+// bytes and tiktoken's ids.
+t.test('short strings are converted to UTF-8 as TextEncoder does, at every offset', async (t) => {
+  const others = ['é', 'ж', '中', '😀', '\ud800', '\udfff', '\ud83d', '\u3000', '\n', '٣'];
+  const texts: string[] = ['', 'a', ' ', '7', '\ud800', 'abcd', 'abcdefgh', 'hello world  \t\n', '1234567890'];
+  for (const other of others) {
+    for (let before = 0; before <= 9; before++) {
+      for (const after of [0, 1, 3, 4, 5, 8]) texts.push('the quick '.slice(0, before) + other + 'brown fox '.slice(0, after));
+    }
+  }
+  const random = prng(17);
+  for (let i = 0; i < 200; i++) {
+    texts.push(Array.from({ length: Math.floor(random() * 40) }, () => (random() < 0.7 ? String.fromCharCode(0x20 + Math.floor(random() * 95)) : others[Math.floor(random() * others.length)]!)).join(''));
+  }
+  for (const name of ENCODINGS) {
+    let bad = 0;
+    for (const text of texts) {
+      const want = expected(name, text);
+      const got = addon.tokenEncode(name, text);
+      const bytes = new TextEncoder().encode(text);
+      if (want.length !== got.length || want.some((id, k) => id !== got[k]) || addon.tokenCount(name, text) !== want.length || addon.tokenCount(name, bytes) !== want.length) {
+        bad++;
+        sameIds(t, name, got, want, `${name} ${JSON.stringify(text)}`);
+      }
+    }
+    t.equal(bad, 0, `${name}: ${texts.length} short strings give tiktoken's ids, as strings and as their TextEncoder bytes`);
+  }
+});
+
 t.test('invalid UTF-8 bytes are read as TextDecoder reads them', async (t) => {
   const cases: number[][] = [
     [0xff],

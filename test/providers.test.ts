@@ -243,3 +243,21 @@ t.test('anthropic: a message converts to the same blocks on every call, and an e
   t.same(toAnthropicMessages([asked, empty, next]), second);
   t.equal(toAnthropicMessages([asked])[0], first[0], 'a message already converted is sent as the same object');
 });
+
+t.test('anthropic: a conversation that grows in place, is cut short, or alternates with another converts as a fresh one would', async (t) => {
+  const text = (role: Message['role'], x: string): Message => ({ role, content: [{ type: 'text', text: x }] });
+  const fresh = (ms: readonly Message[]) => ms.map((m) => ({ role: m.role, content: m.content.length ? [{ type: 'text', text: (m.content[0] as { text: string }).text }] : [] }));
+  const conv: Message[] = [text('user', 'one'), text('assistant', 'two')];
+  t.same(toAnthropicMessages(conv), fresh(conv));
+  conv.push(text('user', 'three'), { role: 'assistant', content: [] });
+  t.same(toAnthropicMessages(conv), fresh(conv), 'the same array, grown in place');
+  conv.push(text('user', 'four'));
+  t.same(toAnthropicMessages(conv)[3], { role: 'assistant', content: [{ type: 'text', text: EMPTY_CONTENT }] }, 'the empty reply, last before, gets its placeholder');
+  const other = [text('user', 'elsewhere')];
+  t.same(toAnthropicMessages(other), fresh(other), 'another conversation');
+  t.same(toAnthropicMessages(conv.slice(0, 2)), fresh(conv.slice(0, 2)), 'back to the first, cut short');
+  conv[1] = text('assistant', 'TWO');
+  t.same(toAnthropicMessages(conv).map((m) => m.content), [
+    [{ type: 'text', text: 'one' }], [{ type: 'text', text: 'TWO' }], [{ type: 'text', text: 'three' }], [{ type: 'text', text: EMPTY_CONTENT }], [{ type: 'text', text: 'four' }],
+  ], 'a message replaced in the middle');
+});

@@ -3,6 +3,7 @@
 // tool definition before it; both stay byte-identical across the turns of a day.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock, Message, ProviderRequest } from '../types.js';
+import { onRelease } from '../../release.js';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 /** The API refuses empty text blocks and empty non-final messages; this stands in for no content. */
@@ -46,13 +47,35 @@ function wireMessage(m: Message): Anthropic.MessageParam {
   return param;
 }
 
+/**
+ * The last conversation converted (a copy of its array) and its wire form. The next call, the same
+ * turn's next step or the same session's next turn, repeats it and adds to its end; that prefix is
+ * found by comparing references in two arrays, where the weak map reads every message's entry (a
+ * cache miss each inside a turn: about half the time of a 200-message conversion). Dropped when the
+ * gateway goes idle.
+ */
+let lastIn: readonly Message[] = [];
+let lastOut: readonly Anthropic.MessageParam[] = [];
+onRelease('anthropic wire', () => {
+  lastIn = [];
+  lastOut = [];
+});
+
 export function toAnthropicMessages(messages: readonly Message[]): Anthropic.MessageParam[] {
   const last = messages.length - 1;
-  return messages.map((m, i) => {
-    const param = wireMessage(m);
+  // Neither call's last message is reused: an empty reply is sent as it is only while it is last.
+  const reusable = Math.min(last, lastIn.length - 1);
+  let k = 0;
+  while (k < reusable && messages[k] === lastIn[k]) k++;
+  const out = lastOut.slice(0, k);
+  for (let i = k; i <= last; i++) {
+    const param = wireMessage(messages[i]!);
     // An empty assistant reply (it happens) saved in the session would make every later request a 400.
-    return i < last && param.content.length === 0 ? { role: param.role, content: [{ type: 'text', text: EMPTY_CONTENT }] } : param;
-  });
+    out.push(i < last && param.content.length === 0 ? { role: param.role, content: [{ type: 'text', text: EMPTY_CONTENT }] } : param);
+  }
+  lastIn = messages.slice();
+  lastOut = out.slice();
+  return out;
 }
 
 export function toAnthropicTools(tools: ProviderRequest['tools']): Anthropic.Tool[] {

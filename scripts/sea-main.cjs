@@ -37,8 +37,10 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   if (command === 'gateway') {
     for (const name of ['node:http', 'node:child_process', 'node:dns', 'node:cluster', 'node:os', 'node:module']) require(name);
   }
+  // Every command: its stdio streams (main.ts) and the argument parser (src/cli/args.ts).
   void process.stdout;
   void process.stderr;
+  void require('node:util').parseArgs;
   const sea = require('node:sea');
   const { Script } = require('node:vm');
   const v8 = require('node:v8');

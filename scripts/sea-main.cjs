@@ -30,7 +30,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // 3.8 ms against 18.8 with --optimize-for-size, the ten a gateway loads 7.9 against 42.2. So the
   // built-ins the command is known to load are loaded first, under the defaults, and the flags set
   // before the bundle runs: none of the bundle's code runs without them (the regular-expression
-  // fallback, src/regex-engine.ts), and the bundle's own code cache is made under them.
+  // fallback, src/regex-engine.ts), and the bundle's own code cache is made under them. (V8 fixes a
+  // pattern's backtrack limit when it compiles it to machine code, at its second run: only a pattern
+  // the loading below ran twice could keep code without the fallback, as in a bare Node.)
   // What a gateway loads before it listens (and its stdio streams, which main.ts makes for every
   // command): a built-in loaded later than here is compiled under the flags, as before.
   const command = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '--home' && args[i - 1] !== '--config');

@@ -37,6 +37,16 @@ const REGEX_FLAGS = ['--enable-experimental-regexp-engine-on-excessive-backtrack
  * and the idle VmRSS 1.2 MiB lower, for 3.77 instead of 3.60 ms of CPU per turn (one run each).
  */
 const V8_FLAGS = ['--optimize-for-size', '--no-sparkplug', ...REGEX_FLAGS];
+/**
+ * The flags are set by the loader (scripts/sea-main.cjs) once the built-ins a start needs are
+ * loaded, not in execArgv: any flag in execArgv makes V8 refuse Node's code cache of every built-in
+ * module (its check covers the flags), and a gateway's start then compiled node:http, node:net,
+ * node:stream and the rest from their sources. Set at run time, --optimize-for-size no longer sizes
+ * the young generation when the heap is made (its implied --max-semi-space-size=1 is read only
+ * then); --semi-space-growth-factor=1 keeps it at its first size instead (1 MiB semi-spaces, what
+ * the implication gave), and is read whenever the young generation would grow.
+ */
+const LOADER_V8_FLAGS = [...V8_FLAGS, '--semi-space-growth-factor=1'];
 
 const targets = {
   x64: { elfMachine: 0x3e, gypArch: 'x64', cross: null, serialport: 'linux-x64/@serialport+bindings-cpp.glibc.node' },
@@ -166,7 +176,7 @@ async function writeExecutable({ work, t, arch, targetNode, loader, assets, out 
   const blob = join(work, 'sea-prep.blob');
   const seaConfig = join(work, 'sea-config.json');
   // No useCodeCache: the main script is the small loader; the bundle's cache is an asset.
-  writeFileSync(seaConfig, JSON.stringify({ main: loader, output: blob, disableExperimentalSEAWarning: true, useCodeCache: false, useSnapshot: false, execArgv: V8_FLAGS, assets }, null, 2));
+  writeFileSync(seaConfig, JSON.stringify({ main: loader, output: blob, disableExperimentalSEAWarning: true, useCodeCache: false, useSnapshot: false, execArgv: [], assets }, null, 2));
   step(`generating the SEA blob with Node ${NODE_VERSION} (linux-${arch}${t.cross ? ', under qemu' : ''})`);
   if (t.cross) run(t.cross.qemu, ['-L', t.cross.sysroot, targetNode, ...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
   else run(targetNode, [...V8_FLAGS, '--experimental-sea-config', seaConfig], { cwd: work });
@@ -284,7 +294,8 @@ export async function buildSea(arch) {
   const loader = join(work, 'sea-main.cjs');
   const loaderText = readFileSync(join(root, 'scripts', 'sea-main.cjs'), 'utf8');
   if (!loaderText.includes("'pinclaw VERSION\\n'")) throw new Error("scripts/sea-main.cjs lost its 'pinclaw VERSION\\n' line");
-  writeFileSync(loader, loaderText.replace("'pinclaw VERSION\\n'", JSON.stringify(`pinclaw ${version}\n`)));
+  if (!loaderText.includes('of V8_FLAGS)')) throw new Error('scripts/sea-main.cjs lost its V8_FLAGS loop');
+  writeFileSync(loader, loaderText.replace("'pinclaw VERSION\\n'", JSON.stringify(`pinclaw ${version}\n`)).replace('of V8_FLAGS)', `of ${JSON.stringify(LOADER_V8_FLAGS)})`));
   assets['main/pinclaw.cjs'] = main;
   // Text read once into a string, and the addons, read only when extracted (see
   // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (67 KB, 7 KB compressed):

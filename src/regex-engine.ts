@@ -11,8 +11,8 @@ const FLAGS = ['--enable-experimental-regexp-engine-on-excessive-backtracks', '-
 export function enableRegexFallback(): void {
   if (enabled) return;
   enabled = true;
-  // The executable starts with both (scripts/build-sea.mjs REGEX_FLAGS): node:v8 is then not loaded,
-  // which would take a quarter of its start.
+  // A Node started with both needs no node:v8. The executable's loader (scripts/sea-main.cjs) has
+  // set them before the bundle runs, with node:v8 already loaded: setting them again costs nothing.
   if (FLAGS.every((f) => process.execArgv.includes(f))) return;
   // The second flag only makes the 'l' flag available, which `isLinear` uses to ask V8 itself.
   setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');

@@ -278,6 +278,17 @@ t.test('the single-executable asset holds the same profiles', async (t) => {
   t.throws(() => boardsAssets(bad, work), { message: 'boards/a.json: its id must be the file name without .json, found "b"' });
 });
 
+t.test("an asset's profile that does not validate is skipped with its file name, the others load", async (t) => {
+  const asset = JSON.parse(readFileSync(join(boardsDir, 'rpi-4b.json'), 'utf8')) as Record<string, unknown>;
+  const { gpio: _gpio, ...noGpio } = asset;
+  const files = filesFromAsset(JSON.stringify({ profiles: { 'rpi-4b.json': asset, 'broken.json': { ...noGpio, id: 'broken' } } }));
+  // The text validation reads: the profile as it stands in the asset.
+  t.same(JSON.parse(files[1]!.text), { ...noGpio, id: 'broken' });
+  const r = loadBoardRegistry({ builtins: { files } });
+  t.same(r.profiles.map((p) => p.profile.id), ['rpi-4b']);
+  t.same(r.skipped, [{ file: 'boards/broken.json', errors: ['boards/broken.json: gpio: missing (expected an object)'] }]);
+});
+
 // ---- detection ----------------------------------------------------------------------------
 
 const PI3_CHIPS: FakeChip[] = [

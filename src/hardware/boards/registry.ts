@@ -64,6 +64,7 @@ interface Entry {
 }
 
 function entryOf(file: ProfileFile, source: LoadedProfile['source']): Entry {
+  if (file.parsed !== undefined) return { file, source, raw: file.parsed };
   let raw: unknown;
   try {
     raw = JSON.parse(file.text) as unknown;

@@ -110,9 +110,12 @@ export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Prom
   };
   try {
     nativeInfo();
-    setState(db, 'gateway.started_at', new Date().toISOString());
-    setState(db, 'gateway.version', pinclawVersion());
-    recordGatewayStart(db);
+    // One commit for the three: each commit of a start is a WAL write and its locks.
+    db.transaction(() => {
+      setState(db, 'gateway.started_at', new Date().toISOString());
+      setState(db, 'gateway.version', pinclawVersion());
+      recordGatewayStart(db);
+    })();
     const bus = createBus();
     const confirmations = createConfirmations(bus, config.tools.confirmTimeoutMs);
     // Readings of sensors and lines go to the bounded ring the dashboard's Home view plots.

@@ -39,18 +39,28 @@ const readCache = new Map<string, { signature: string; text: string }>();
 const RACY_NS = 2_000_000_000n;
 onRelease('prompt files', () => readCache.clear());
 
-function readText(file: string): string | null {
-  let st: BigIntStats | undefined;
+/** The path's stat, or undefined when it is absent or not readable (a path through a file: as if absent). */
+function statOf(path: string): BigIntStats | undefined {
   try {
-    st = statSync(file, { throwIfNoEntry: false, bigint: true });
+    return statSync(path, { throwIfNoEntry: false, bigint: true });
   } catch {
-    st = undefined; // not readable, or a path through a file: as if absent
+    return undefined;
   }
+}
+
+/** What tells one version of a file or directory from the next. */
+const signatureOf = (st: BigIntStats) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+
+/** Changed long enough ago that a later change cannot share its times (the racy rule above). */
+const settled = (st: BigIntStats) => BigInt(Date.now()) * 1_000_000n - st.ctimeNs > RACY_NS;
+
+function readText(file: string): string | null {
+  const st = statOf(file);
   if (!st?.isFile()) {
     readCache.delete(file);
     return null;
   }
-  const signature = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  const signature = signatureOf(st);
   const hit = readCache.get(file);
   if (hit?.signature === signature) return hit.text;
   let text: string;
@@ -59,7 +69,7 @@ function readText(file: string): string | null {
   } catch {
     return null;
   }
-  if (BigInt(Date.now()) * 1_000_000n - st.ctimeNs > RACY_NS) readCache.set(file, { signature, text });
+  if (settled(st)) readCache.set(file, { signature, text });
   else readCache.delete(file);
   return text;
 }
@@ -80,14 +90,9 @@ let listed: { dir: string; signature: string; names: string[] } | undefined;
 onRelease('skill names', () => (listed = undefined));
 
 function skillNames(dir: string): string[] | null {
-  let st: BigIntStats | undefined;
-  try {
-    st = statSync(dir, { throwIfNoEntry: false, bigint: true });
-  } catch {
-    st = undefined;
-  }
+  const st = statOf(dir);
   if (!st?.isDirectory()) return null;
-  const signature = `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
+  const signature = signatureOf(st);
   if (listed?.dir === dir && listed.signature === signature) return listed.names;
   let names: string[];
   try {
@@ -95,7 +100,7 @@ function skillNames(dir: string): string[] | null {
   } catch {
     return null;
   }
-  listed = BigInt(Date.now()) * 1_000_000n - st.ctimeNs > RACY_NS ? { dir, signature, names } : undefined;
+  listed = settled(st) ? { dir, signature, names } : undefined;
   return names;
 }
 

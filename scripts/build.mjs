@@ -120,6 +120,9 @@ export const lazyChunks = [
   // The program runner both of those chunks use (src/run-program.ts): a chunk of its own, as a module
   // outside the bundle may be in one chunk only.
   { name: 'program', entries: [srcFile('run-program.ts')] },
+  // fetch() over node:http (src/net/http-fetch.ts): loaded by the first request a gateway makes (the
+  // model's API, a chat channel), reached through src/net/fetch.ts.
+  { name: 'http-fetch', entries: [srcFile('net/http-fetch.ts')] },
   { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },

@@ -18,6 +18,7 @@ import { getState } from '../store/state.js';
 import { sql } from '../store/statements.js';
 import { parseCommandArgs } from './args.js';
 import type { CliContext } from './context.js';
+import { httpFetch } from '../net/fetch.js';
 
 const USAGE = 'pinclaw status [--json]';
 /** How long the gateway gets to answer: it is on this machine, so a slow answer is itself news. */
@@ -64,7 +65,7 @@ function reachableUrl(recorded: string): string {
 
 async function ask(url: string, token?: string): Promise<{ status: number; body: unknown } | { failed: string }> {
   try {
-    const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+    const res = await httpFetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
     const text = await res.text();
     let body: unknown = text;
     try {

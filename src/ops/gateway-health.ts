@@ -8,6 +8,7 @@ import { configureNative } from '../native/loader.js';
 import type { ProcessContext } from '../setup/context.js';
 import { openDatabase } from '../store/db.js';
 import { getState } from '../store/state.js';
+import { httpFetch } from '../net/fetch.js';
 
 export interface GatewayHealth {
   url?: string;
@@ -28,7 +29,7 @@ export async function gatewayHealth(config: PinclawConfig, ctx: ProcessContext):
     const h = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
     out.url = `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
     try {
-      const res = await fetch(`${out.url}/healthz`, { signal: AbortSignal.timeout(3000) });
+      const res = await httpFetch(`${out.url}/healthz`, { signal: AbortSignal.timeout(3000) });
       out.healthz = { ok: res.status === 200, detail: `HTTP ${res.status}` };
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;

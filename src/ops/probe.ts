@@ -8,6 +8,7 @@ import { ANTHROPIC_DEFAULT_BASE_URL, resolveModels, type ResolvedModel } from '.
 import type { PinclawConfig } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import type { Check } from './doctor.js';
+import { httpFetch } from '../net/fetch.js';
 
 const PROBE_TIMEOUT_MS = 20_000;
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -20,7 +21,7 @@ interface Answer {
 
 async function request(url: string, init: RequestInit): Promise<Answer> {
   const started = Date.now();
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+  const res = await httpFetch(url, { ...init, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
   const text = await res.text();
   let body: unknown = text;
   try {

@@ -3,6 +3,7 @@
 // fsynced before anything reads it back.
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { errorMessage } from '../errors.js';
+import { httpFetch } from '../net/fetch.js';
 
 /** The URL of a file in the release location; update.url may end with a slash or not. */
 export function releaseFileUrl(base: string, name: string): string {
@@ -26,7 +27,7 @@ const TIMEOUT_MS = 60_000;
 async function get(url: string, signal?: AbortSignal): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(url, { redirect: 'follow', signal: signal ?? AbortSignal.timeout(TIMEOUT_MS) });
+    res = await httpFetch(url, { redirect: 'follow', signal: signal ?? AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
     const cause = (err as { cause?: unknown }).cause;
     throw new Error(`cannot fetch ${url}: ${errorMessage(cause ?? err)}`);

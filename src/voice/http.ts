@@ -1,6 +1,7 @@
 // The one HTTP call shape of the voice backends: a POST (multipart for a transcription, JSON for
 // speech) whose failure names the server, what went wrong (refused connection, timeout, HTTP status
 // with the start of the server's own message) and so the way out.
+import { httpFetch } from '../net/fetch.js';
 
 export class VoiceServerError extends Error {
   constructor(message: string) {
@@ -26,7 +27,7 @@ async function post(url: string, body: FormData | string, o: PostOptions, conten
   if (contentType) headers['content-type'] = contentType;
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', headers, body, signal });
+    res = await httpFetch(url, { method: 'POST', headers, body, signal });
   } catch (err) {
     if (timeout.aborted) throw httpFailure(o.what, `no answer within ${Math.round(o.timeoutMs / 1000)} s`);
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;

@@ -14,6 +14,7 @@ import { toAnthropicRequest } from './anthropic-wire.js';
 import { ANTHROPIC_DEFAULT_BASE_URL } from './models.js';
 import { startDeadline, type Deadline } from '../../net/deadline.js';
 import { ErrorFactory } from '../../net/errors.js';
+import { httpFetch } from '../../net/fetch.js';
 
 export { ANTHROPIC_DEFAULT_BASE_URL };
 
@@ -90,6 +91,8 @@ export function anthropicProvider(model: string, s: AnthropicSettings): Provider
           logger: sdkLogger,
           logLevel: 'warn',
           openTelemetry: false,
+          // Not Node's fetch: undici's WebAssembly parser would stay in memory for good (src/net/fetch.ts).
+          fetch: httpFetch,
         });
         state.clients.set(key, client);
       }

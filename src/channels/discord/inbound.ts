@@ -12,6 +12,7 @@ import type { Db } from '../../store/db.js';
 import { claimPrompt, isPaired, requestPairing } from '../../store/pairing.js';
 import { approveCommand } from '../pairing-hint.js';
 import { addressedText, type DiscordAttachment, type DiscordMessage } from './message.js';
+import { httpFetch } from '../../net/fetch.js';
 
 export type Commit = () => void;
 
@@ -49,7 +50,7 @@ export function createInbound(o: InboundOptions): (m: DiscordMessage) => Promise
         continue;
       }
       try {
-        const res = await fetch(a.url, { signal: AbortSignal.timeout(60_000) });
+        const res = await httpFetch(a.url, { signal: AbortSignal.timeout(60_000) });
         if (!res.ok) throw new Error(`HTTP ${res.status}`);
         const bytes = Buffer.from(await res.arrayBuffer());
         // The size Discord announced is checked above; what came is checked too.

@@ -3,6 +3,7 @@
 // request on it until X-RateLimit-Reset-After has passed. A 429 is waited out (retry_after, for the
 // route or, with `global`, for every route) and tried again, so a burst of replies slows down
 // instead of failing.
+import { httpFetch } from '../../net/fetch.js';
 
 /** A refusal by Discord (HTTP status and its JSON error code) or no answer (status 0). */
 export class DiscordApiError extends Error {
@@ -65,7 +66,7 @@ export function discordRest(baseUrl: string, token: string, now: () => number = 
         const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
         let res: Response;
         try {
-          res = await fetch(`${base}${path}`, {
+          res = await httpFetch(`${base}${path}`, {
             method,
             headers: { authorization: `Bot ${token}`, 'user-agent': 'DiscordBot (https://github.com/pinclaw, 1) pinclaw', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
             ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

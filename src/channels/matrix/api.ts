@@ -2,6 +2,7 @@
 // for the retry_after_ms the homeserver names (M_LIMIT_EXCEEDED) and tried again, so a burst of
 // replies slows down instead of failing; any other refusal is a MatrixApiError carrying the HTTP
 // status and the errcode (M_UNKNOWN_TOKEN, M_FORBIDDEN...), which the callers turn into words.
+import { httpFetch } from '../../net/fetch.js';
 
 /** A refusal by the homeserver (HTTP status and errcode) or no answer from it (status 0). */
 export class MatrixApiError extends Error {
@@ -49,7 +50,7 @@ export function matrixApi(homeserver: string, token: string): MatrixApi {
         const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
         let res: Response;
         try {
-          res = await fetch(`${base}/_matrix/client/v3${path}`, {
+          res = await httpFetch(`${base}/_matrix/client/v3${path}`, {
             method,
             headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
             ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -3,11 +3,12 @@
 // it). In the Matrix chunk, so a doctor without channels.matrix never loads it.
 import { errorMessage } from '../../errors.js';
 import { isRefusedToken, matrixApi, refusedTokenText } from './api.js';
+import { httpFetch } from '../../net/fetch.js';
 
 export async function matrixHomeserverCheck(homeserver: string, token: string): Promise<{ state: 'ok' | 'fail'; detail: string }> {
   const base = homeserver.replace(/\/+$/, '');
   try {
-    const res = await fetch(`${base}/_matrix/client/versions`, { signal: AbortSignal.timeout(5000) });
+    const res = await httpFetch(`${base}/_matrix/client/versions`, { signal: AbortSignal.timeout(5000) });
     const body = (await res.json().catch(() => undefined)) as { versions?: unknown } | undefined;
     if (!res.ok || !Array.isArray(body?.versions)) return { state: 'fail', detail: `${base}/_matrix/client/versions answered HTTP ${res.status} without versions: is channels.matrix.homeserver the client-server URL?` };
   } catch (err) {

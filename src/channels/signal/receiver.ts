@@ -13,6 +13,7 @@ import { sseEvents } from './events.js';
 import type { Commit } from './inbound.js';
 import { transportReason } from './rpc.js';
 import type { Seen } from './seen.js';
+import { httpFetch } from '../../net/fetch.js';
 
 /** The daemon sends a keep-alive every 15 s; three missed is a dead connection. */
 export const KEEPALIVE_GRACE_MS = 45_000;
@@ -67,7 +68,7 @@ export async function runReceiver(o: ReceiverOptions): Promise<void> {
       const last = getState(o.db, LAST_EVENT_KEY);
       let res: Response;
       try {
-        res = await fetch(url, { headers: { accept: 'text/event-stream', ...(last ? { 'last-event-id': last } : {}) }, signal: conn.signal });
+        res = await httpFetch(url, { headers: { accept: 'text/event-stream', ...(last ? { 'last-event-id': last } : {}) }, signal: conn.signal });
       } catch (err) {
         throw new Error(silent ? `no answer within ${grace / 1000} s` : transportReason(err, base, o.account));
       }

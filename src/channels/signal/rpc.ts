@@ -1,6 +1,7 @@
 // The signal-cli daemon's HTTP endpoints (signal-cli-jsonrpc(5)): JSON-RPC requests on POST
 // /api/v1/rpc and the liveness check on GET /api/v1/check, over Node's built-in fetch. The event
 // stream (GET /api/v1/events) is ./events.ts.
+import { httpFetch } from '../../net/fetch.js';
 
 /** A refusal by the daemon (a JSON-RPC error) or no answer from it (code 0, HTTP status). */
 export class SignalRpcError extends Error {
@@ -39,7 +40,7 @@ export function signalRpc(baseUrl: string, account: string): SignalRpc {
       let res: Response;
       try {
         // The account goes in every call: a daemon in multi-account mode needs it, a single-account one ignores it.
-        res = await fetch(`${base}/api/v1/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { account, ...params } }), signal });
+        res = await httpFetch(`${base}/api/v1/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { account, ...params } }), signal });
       } catch (err) {
         throw new SignalRpcError(method, 0, timeout.aborted ? `no answer within ${Math.round((opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s` : opts.signal?.aborted ? 'cancelled' : transportReason(err, base, account));
       }
@@ -55,7 +56,7 @@ export function signalRpc(baseUrl: string, account: string): SignalRpc {
     async check(timeoutMs = 5000) {
       let res: Response;
       try {
-        res = await fetch(`${base}/api/v1/check`, { signal: AbortSignal.timeout(timeoutMs) });
+        res = await httpFetch(`${base}/api/v1/check`, { signal: AbortSignal.timeout(timeoutMs) });
       } catch (err) {
         throw new SignalRpcError('check', 0, transportReason(err, base, account));
       }

@@ -3,6 +3,7 @@
 // costs idle memory; the types come from @grammyjs/types at build time only.
 import type { File, Message, Update, UserFromGetMe } from '@grammyjs/types';
 import { targetOf } from './topic.js';
+import { httpFetch } from '../../net/fetch.js';
 
 /** A refusal by Telegram ({"ok": false}) or a transport failure (code 0). */
 export class TelegramError extends Error {
@@ -53,7 +54,7 @@ export function telegramApi(baseUrl: string, token: string): TelegramApi {
     const init = params instanceof FormData ? { body: params } : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) };
     let res: Response;
     try {
-      res = await fetch(`${base}/bot${token}/${method}`, { method: 'POST', ...init, signal });
+      res = await httpFetch(`${base}/bot${token}/${method}`, { method: 'POST', ...init, signal });
     } catch (err) {
       const why = timeout.aborted ? `no answer within ${Math.round((opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s` : opts.signal?.aborted ? 'cancelled' : transportReason(err);
       throw new TelegramError(method, 0, why);
@@ -91,7 +92,7 @@ export function telegramApi(baseUrl: string, token: string): TelegramApi {
     async download(filePath, maxBytes) {
       let res: Response;
       try {
-        res = await fetch(`${base}/file/bot${token}/${filePath}`, { signal: AbortSignal.timeout(120_000) });
+        res = await httpFetch(`${base}/file/bot${token}/${filePath}`, { signal: AbortSignal.timeout(120_000) });
       } catch (err) {
         throw new TelegramError('download', 0, transportReason(err));
       }

@@ -6,6 +6,7 @@
 import { log } from '../../log.js';
 import type { JsonObject } from '../types.js';
 import type { Transport } from './jsonrpc.js';
+import { httpFetch } from '../../net/fetch.js';
 
 /** The largest answer read; a bigger one is refused rather than held in memory. */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -41,7 +42,7 @@ export class HttpTransport implements Transport {
     if (this.closed) throw new Error(`MCP server ${this.server}: the connection was closed`);
     let res: Response;
     try {
-      res = await fetch(this.target.url, {
+      res = await httpFetch(this.target.url, {
         method: 'POST',
         headers: this.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
         body: JSON.stringify(message),
@@ -123,7 +124,7 @@ export class HttpTransport implements Transport {
   private async listen(): Promise<void> {
     while (!this.closed) {
       try {
-        const res = await fetch(this.target.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: this.streams.signal });
+        const res = await httpFetch(this.target.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: this.streams.signal });
         if (!res.ok || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
           await res.body?.cancel();
           return;
@@ -144,7 +145,7 @@ export class HttpTransport implements Transport {
     if (!this.sessionId) return;
     // Ends the session on the server; one that does not allow it answers 405, which is fine.
     try {
-      const res = await fetch(this.target.url, { method: 'DELETE', headers: this.headers({}), signal: AbortSignal.timeout(2000) });
+      const res = await httpFetch(this.target.url, { method: 'DELETE', headers: this.headers({}), signal: AbortSignal.timeout(2000) });
       await res.body?.cancel();
     } catch {
       // unreachable: nothing left to end

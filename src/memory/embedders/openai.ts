@@ -13,6 +13,7 @@ import { backoffMs, sleep as realSleep, type Sleep } from '../../net/retry.js';
 import { createRedactor, type Redactor } from '../../config/redact.js';
 import { EmbedderError, type Embedder } from '../types.js';
 import { contentHash, type EmbeddingCache } from './cache.js';
+import { httpFetch } from '../../net/fetch.js';
 
 export interface OpenAIEmbedderOptions {
   /** including /v1: http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp), https://api.openai.com/v1 */
@@ -227,7 +228,7 @@ export function openaiEmbedder(o: OpenAIEmbedderOptions): Embedder {
       let res: Response;
       try {
         // Redirects are not followed: fetch would turn the POST into a GET, and a 301 means the base URL is wrong.
-        res = await fetch(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' });
+        res = await httpFetch(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' });
       } catch (err) {
         return failed(err);
       }

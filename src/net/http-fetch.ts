@@ -1,0 +1,181 @@
+// fetch() over node:http and node:https, for the requests a gateway makes for as long as it runs (the
+// model's API, the chat channels). Node's own fetch is undici's, whose HTTP parser is llhttp compiled
+// to WebAssembly: its first call compiles and instantiates that module and loads undici's 760 KB of
+// source, and none of it is ever released. Measured on Node 24.21 after 20 calls and V8's low-memory
+// collection plus malloc_trim: +2.7 MiB RssAnon (+1.4 MiB of V8 heap) that a node:http request does
+// not cost, since node:http parses with the llhttp built into Node's binary. After 10,000 turns that
+// was half of what a gateway had grown (docs/performance.md, "Memory after many turns").
+//
+// Only the transport is ours. The platform's Request normalizes what the caller passes (a body of any
+// kind with its content-type, the headers, the signal) and the answer is the platform's Response over
+// the socket's stream, so callers and libraries (the Anthropic SDK takes it as its `fetch`) see the
+// standard objects; constructing them does not load undici's client. What differs from undici's fetch:
+// no cookies, cache modes or CORS, which a server-side client does not use, and a request body is read
+// whole before it is sent (so that a redirect can send it again): the bodies here are JSON and files of
+// a few MB.
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+/** Statuses whose response has no body (Fetch standard, "null body status"); Response refuses one. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** The Fetch standard's limit, as undici's. */
+const MAX_REDIRECTS = 20;
+
+/**
+ * undici's limits, so that a caller without a deadline of its own is not stuck for ever: 10 s to
+ * connect, then 300 s at most without a byte from the server (its head, or its body later on).
+ * Tests pass shorter ones.
+ */
+export interface FetchLimits {
+  connectMs: number;
+  idleMs: number;
+}
+const LIMITS: FetchLimits = { connectMs: 10_000, idleMs: 300_000 };
+
+/** An error with a code as Node's own carry, which src/net/errors.ts reads (ETIMEDOUT: the server was not reached). */
+function coded(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** What undici's fetch rejects with when the request could not be made or its answer not read. */
+function fetchFailed(cause: unknown): TypeError {
+  return new TypeError('fetch failed', { cause });
+}
+
+function decoded(res: IncomingMessage): Readable {
+  // Only a single coding is undone, as undici does for anything but a list of them.
+  const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder = coding === 'gzip' || coding === 'x-gzip' ? createGunzip() : coding === 'deflate' ? createInflate() : coding === 'br' ? createBrotliDecompress() : null;
+  if (!decoder) return res;
+  res.on('error', (err) => decoder.destroy(err));
+  return res.pipe(decoder);
+}
+
+function toResponse(res: IncomingMessage, url: string, redirected: boolean, method: string): Response {
+  const status = res.statusCode ?? 0;
+  const headers = new Headers();
+  // rawHeaders keeps repeated fields (set-cookie, link) as separate values.
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+  let body: ReadableStream<Uint8Array> | null = null;
+  if (NULL_BODY.has(status) || method === 'HEAD') res.resume();
+  else body = Readable.toWeb(decoded(res)) as ReadableStream<Uint8Array>;
+  const response = new Response(body, { status, statusText: res.statusMessage ?? '', headers });
+  // A constructed Response has no url; callers read it to learn where a redirect led.
+  Object.defineProperties(response, { url: { value: url }, redirected: { value: redirected } });
+  return response;
+}
+
+interface Attempt {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: Buffer | null;
+}
+
+/** One exchange: resolves with the response head, the body still streaming; rejects as fetch does. */
+function exchange(a: Attempt, signal: AbortSignal, limits: FetchLimits): Promise<{ res: IncomingMessage; req: ClientRequest }> {
+  return new Promise((resolve, reject) => {
+    const send = a.url.protocol === 'https:' ? httpsRequest : a.url.protocol === 'http:' ? httpRequest : null;
+    if (!send) {
+      reject(fetchFailed(new Error(`${a.url.protocol} URLs are not supported (only http: and https:)`)));
+      return;
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of a.headers) headers[name] = value;
+    headers['accept'] ??= '*/*';
+    headers['accept-encoding'] ??= 'gzip, deflate, br';
+    headers['user-agent'] ??= 'node';
+    if (a.body) headers['content-length'] = String(a.body.length);
+    // Fetch standard: a bodiless POST or PUT says Content-Length: 0, other methods say nothing.
+    else if (a.method === 'POST' || a.method === 'PUT') headers['content-length'] = '0';
+    const req = send(a.url, { method: a.method, headers });
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(() => req.destroy(coded(`connect ETIMEDOUT ${a.url.host}: no answer in ${limits.connectMs} ms`, 'ETIMEDOUT')), limits.connectMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
+    let response: IncomingMessage | undefined;
+    req.setTimeout(limits.idleMs, () => {
+      const err = coded(`the server sent nothing for ${limits.idleMs} ms`, 'UND_ERR_BODY_TIMEOUT');
+      // Once the head is in, the body's reader is who must learn why.
+      response?.destroy(err);
+      req.destroy(err);
+    });
+    const onAbort = () => req.destroy(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.once('response', (res) => {
+      response = res;
+      signal.removeEventListener('abort', onAbort);
+      resolve({ res, req });
+    });
+    req.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(signal.aborted ? signal.reason : fetchFailed(err));
+    });
+    req.end(a.body ?? undefined);
+  });
+}
+
+/** Where a redirect sends the request next, and how (Fetch standard, "HTTP-redirect fetch"). */
+function redirectedAttempt(a: Attempt, res: IncomingMessage): Attempt {
+  const location = res.headers.location;
+  if (!location) throw fetchFailed(new Error(`a ${res.statusCode} redirect without a Location header`));
+  let url: URL;
+  try {
+    url = new URL(location, a.url);
+  } catch (err) {
+    throw fetchFailed(err);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fetchFailed(new Error(`a redirect to ${url.protocol} URL`));
+  const status = res.statusCode!;
+  const headers = new Headers(a.headers);
+  // Credentials are not sent to another origin.
+  if (url.origin !== a.url.origin) {
+    headers.delete('authorization');
+    headers.delete('cookie');
+    headers.delete('proxy-authorization');
+  }
+  if (status === 303 ? a.method !== 'HEAD' : (status === 301 || status === 302) && a.method === 'POST') {
+    for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) headers.delete(name);
+    return { url, method: status === 303 ? 'GET' : a.method === 'POST' ? 'GET' : a.method, headers, body: null };
+  }
+  return { url, method: a.method, headers, body: a.body };
+}
+
+export async function fetchOverNodeHttp(input: string | URL | Request, init?: RequestInit, limits: FetchLimits = LIMITS): Promise<Response> {
+  const request = new Request(input, init);
+  const signal = request.signal;
+  signal.throwIfAborted();
+  const body = request.body ? Buffer.from(await request.arrayBuffer()) : null;
+  let attempt: Attempt = { url: new URL(request.url), method: request.method, headers: request.headers, body };
+  for (let redirects = 0; ; redirects++) {
+    signal.throwIfAborted();
+    const { res, req } = await exchange(attempt, signal, limits);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 599) {
+      req.destroy();
+      throw fetchFailed(new Error(`the server answered with status ${status}`));
+    }
+    if (REDIRECTS.has(status) && request.redirect !== 'manual') {
+      res.resume();
+      if (request.redirect === 'error') throw fetchFailed(new Error(`redirected (${status}) with redirect: 'error'`));
+      if (redirects >= MAX_REDIRECTS) throw fetchFailed(new Error(`more than ${MAX_REDIRECTS} redirects`));
+      attempt = redirectedAttempt(attempt, res);
+      continue;
+    }
+    // From here the signal ends the body's stream instead: reading it rejects with the signal's reason.
+    if (!signal.aborted) {
+      const onAbort = () => {
+        res.destroy(signal.reason as Error);
+        req.destroy();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      res.once('close', () => signal.removeEventListener('abort', onAbort));
+    }
+    return toResponse(res, attempt.url.href, redirects > 0, attempt.method);
+  }
+}

@@ -78,14 +78,29 @@ function decompress(frame: Uint8Array): Buffer {
 }
 
 /**
+ * Whether a zstd frame carries its content checksum (Content_Checksum_flag, bit 2 of the frame
+ * header descriptor, RFC 8878 3.1.1.1.1): then libzstd, and so node:zlib's zstdDecompressSync,
+ * compares it with the bytes it produced and throws ("Restored data doesn't match checksum") when
+ * they differ. The build compresses with `--check` (scripts/compress-assets.mjs).
+ */
+export function zstdChecksummed(frame: Uint8Array): boolean {
+  return frame.length >= 5 && frame[0] === 0x28 && frame[1] === 0xb5 && frame[2] === 0x2f && frame[3] === 0xfd && ((frame[4]! >> 2) & 1) === 1;
+}
+
+/**
  * An embedded binary asset the build may have compressed (the addons: read only when one is
  * extracted or checked, so a copy then costs nothing at idle). Without compression, no copy.
+ * `checksummed`: the bytes came out of a zstd frame whose content checksum the decompression
+ * verified, so they are the bytes the build compressed unless damage beat a 32-bit checksum.
  */
-export function seaBinaryAsset(key: string): Uint8Array {
+export function seaBinaryAsset(key: string): { bytes: Uint8Array; checksummed: boolean } {
   const m = seaModule();
   if (!m) throw new Error('not a single executable');
-  if (compressed(m, key)) return decompress(new Uint8Array(m.getRawAsset(`${key}.zst`)));
-  return new Uint8Array(m.getRawAsset(key));
+  if (compressed(m, key)) {
+    const frame = new Uint8Array(m.getRawAsset(`${key}.zst`));
+    return { bytes: decompress(frame), checksummed: zstdChecksummed(frame) };
+  }
+  return { bytes: new Uint8Array(m.getRawAsset(key)), checksummed: false };
 }
 
 /**

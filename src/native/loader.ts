@@ -7,7 +7,7 @@ import { constants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { projectRoot } from './root.js';
-import { extractAddon, type SeaManifestEntry } from './extract.js';
+import { extractAddon, prefetchAddon, type SeaManifestEntry } from './extract.js';
 import { isSea, seaTextAsset } from './sea.js';
 
 export const ADDONS = ['pinclaw', 'better_sqlite3', 'serialport', 'i2c'] as const;
@@ -92,6 +92,23 @@ export function extractAsset(name: AddonName): string {
     // The status `doctor` and `status` show names the file as it is now called.
     for (const hit of loaded.values()) if (hit.status.path === tmp) hit.status.path = file;
   });
+}
+
+/**
+ * A gateway's first start: the addons it will extract before it listens are decompressed on the
+ * thread pool while its modules are evaluated (src/native/extract.ts, prefetchAddon). Await it
+ * before the first load (an await lets the thread pool's results in). Nothing in a dev tree.
+ */
+export function prefetchAddons(names: readonly AddonName[], cacheDir: string): Promise<unknown> {
+  try {
+    if (!isSea()) return Promise.resolve();
+    return Promise.all(names.flatMap((name) => {
+      const entry = seaManifest().addons[name];
+      return entry ? [prefetchAddon(name, entry, cacheDir)] : [];
+    }));
+  } catch {
+    return Promise.resolve(); // a damaged manifest: the load says so
+  }
 }
 
 /**

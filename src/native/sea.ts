@@ -1,7 +1,7 @@
 // Access to the assets of a single executable application. In a dev tree `isSea()` is false and
 // nothing here is used; node:sea exists on every Node this project runs on (>= 20).
 import { createRequire } from 'node:module';
-import { zstdDecompressSync } from 'node:zlib';
+import { zstdDecompress, zstdDecompressSync } from 'node:zlib';
 
 interface SeaModule {
   isSea(): boolean;
@@ -72,9 +72,13 @@ export function zstdContentSize(frame: Uint8Array): number | undefined {
 const MIN_CHUNK = 64;
 const MAX_CHUNK = 64 << 20;
 
-function decompress(frame: Uint8Array): Buffer {
+function chunkOptions(frame: Uint8Array): { chunkSize?: number } {
   const size = zstdContentSize(frame);
-  return zstdDecompressSync(frame, size === undefined || size < MIN_CHUNK ? {} : { chunkSize: Math.min(size, MAX_CHUNK) });
+  return size === undefined || size < MIN_CHUNK ? {} : { chunkSize: Math.min(size, MAX_CHUNK) };
+}
+
+function decompress(frame: Uint8Array): Buffer {
+  return zstdDecompressSync(frame, chunkOptions(frame));
 }
 
 /**
@@ -101,6 +105,17 @@ export function seaBinaryAsset(key: string): { bytes: Uint8Array; checksummed: b
     return { bytes: decompress(frame), checksummed: zstdChecksummed(frame) };
   }
   return { bytes: new Uint8Array(m.getRawAsset(key)), checksummed: false };
+}
+
+/** seaBinaryAsset with the decompression on libuv's thread pool, while the main thread goes on. */
+export function seaBinaryAssetAsync(key: string): Promise<{ bytes: Uint8Array; checksummed: boolean }> {
+  const m = seaModule();
+  if (!m) return Promise.reject(new Error('not a single executable'));
+  if (!compressed(m, key)) return Promise.resolve({ bytes: new Uint8Array(m.getRawAsset(key)), checksummed: false });
+  const frame = new Uint8Array(m.getRawAsset(`${key}.zst`));
+  return new Promise((resolve, reject) => {
+    zstdDecompress(frame, chunkOptions(frame), (err, bytes) => (err ? reject(err) : resolve({ bytes, checksummed: zstdChecksummed(frame) })));
+  });
 }
 
 /**

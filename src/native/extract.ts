@@ -15,7 +15,7 @@
 //   size, mtime, ctime, written after the bytes were found or made equal to the embedded ones);
 //   otherwise it is compared with the embedded bytes and, if it differs, replaced, with a warning
 //   that names it.
-import { randomBytes, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeSync, type BigIntStats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../fsutil.js';
@@ -187,10 +187,28 @@ function removeLeftovers(dir: string): void {
   }
 }
 
+/**
+ * A new file under a temporary name in `dir`: `.<name>.node.<pid>.<8 hex>.tmp`. The suffix is not
+ * from node:crypto: a warm start never loads that module, and its load, compiled under the
+ * executable's V8 flags, was the largest single step of a first start's extraction. The name only
+ * has to be new (`wx`, tried again on a clash with a file a dead process left under its pid).
+ */
+function openTemp(dir: string, name: string): { fd: number; tmp: string } {
+  let suffix = Number(process.hrtime.bigint() & 0xffffffffn);
+  for (;;) {
+    const tmp = join(dir, `.${name}.node.${process.pid}.${suffix.toString(16).padStart(8, '0')}.tmp`);
+    try {
+      return { fd: openSync(tmp, 'wx', 0o700), tmp };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      suffix = (suffix + 1) >>> 0;
+    }
+  }
+}
+
 /** Writes `bytes` under a temporary name in `dir`, not flushed; the fd stays open for the flush. */
 function writeTemp(dir: string, name: string, bytes: Uint8Array): { fd: number; tmp: string } {
-  const tmp = join(dir, `.${name}.node.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o700);
+  const { fd, tmp } = openTemp(dir, name);
   try {
     fchmodSync(fd, 0o700); // the umask must not narrow the mode
     let off = 0;

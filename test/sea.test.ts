@@ -151,6 +151,16 @@ t.test('x64 executable: a first start loads its addons before they are flushed, 
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
   t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+
+  // The stamps written after the rename describe the files as they are: the next start trusts them
+  // (a stamp that did not match would make it compare the bytes and write a new stamp, a new inode).
+  const stamps = Object.fromEntries(['better_sqlite3', 'pinclaw'].map((n) => [n, statSync(join(addonDir(home, n), `${n}.node.verified`)).ino]));
+  const again = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  t.teardown(() => void again.child.kill('SIGKILL'));
+  await again.waitFor(/gateway listening on/);
+  again.child.kill('SIGTERM');
+  t.equal((await again.exited).code, 0);
+  for (const n of ['better_sqlite3', 'pinclaw']) t.equal(statSync(join(addonDir(home, n), `${n}.node.verified`)).ino, stamps[n], `${n}: the second start trusted the stamp`);
 });
 
 t.test('x64 executable: what a power cut or a kill leaves in the addon cache is never loaded', async (t) => {

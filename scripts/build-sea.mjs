@@ -301,6 +301,15 @@ export async function buildSea(arch) {
   // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (67 KB, 7 KB compressed):
   // every gateway start reads it, and node:zlib's load to decompress it cost more than the read.
   compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || /^native\/.*\.node$/.test(key));
+  // A first start trusts the zstd frame's content checksum instead of hashing the addon it extracts
+  // (src/native/extract.ts): the hash the manifest records is checked here, once, on what the
+  // frames give back.
+  for (const { asset, sha256 } of Object.values(manifest.addons)) {
+    const frame = assets[`${asset}.zst`];
+    if (!frame) continue;
+    const back = execFileSync('zstd', ['-q', '-d', '-c', frame], { maxBuffer: 256 << 20 });
+    if (createHash('sha256').update(back).digest('hex') !== sha256) throw new Error(`${frame} does not decompress to ${asset} (sha256 differs)`);
+  }
   const targetNode = join(nodeDir, 'bin', 'node');
   const out = join(dist, `pinclaw-linux-${arch}`);
   const first = `${out}.uncached`;

@@ -1,8 +1,9 @@
 // The single executables, run the way a user runs them: copied into an empty directory, no
 // node_modules anywhere, a minimal environment. arm64 runs under qemu-aarch64-static.
 import t, { type Test } from 'tap';
-import { copyFileSync, existsSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { arm64Sysroot, cleanEnv, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
 
@@ -59,6 +60,9 @@ t.test('x64 executable', async (t) => {
   const report = checkDoctor(t, first.stdout, 'x64');
   const paths = Object.fromEntries(ADDONS.map((n) => [n, report.native.addons[n]!.path!]));
   for (const p of Object.values(paths)) t.ok(p.startsWith(join(home, 'cache', 'native')), `${p} is in the cache`);
+  // Written under temporary names and loaded from them, then flushed and named at doctor's exit.
+  for (const n of ADDONS) t.equal(basename(paths[n]!), `${n}.node`, `${n}: the status names the file as it is called after the exit`);
+  t.same(readdirSync(dirname(paths.pinclaw!)).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
   const pristine = readFileSync(paths.better_sqlite3!);
   const mtimes = Object.fromEntries(Object.entries(paths).map(([n, p]) => [n, statSync(p).mtimeMs]));
 
@@ -78,6 +82,8 @@ t.test('x64 executable', async (t) => {
   const third = run(exe, ['doctor', '--json'], { env, cwd: dir });
   t.equal(third.code, 0, third.stderr);
   checkDoctor(t, third.stdout, 'x64');
+  t.match(third.stderr, /^warn: native: \S+\/better_sqlite3\.node is not the better_sqlite3 addon this executable carries \(\d+ bytes, expected \d+: truncated or corrupted\); extracting it again$/m, 'the corrupted addon is named');
+  t.match(third.stderr, /^warn: native: \S+\/serialport\.node is not the serialport addon this executable carries \(1000 bytes, expected \d+: truncated or corrupted\); extracting it again$/m, 'the truncated addon is named');
   t.ok(readFileSync(paths.better_sqlite3!).equals(pristine), 'the corrupted addon was replaced');
   t.ok(statSync(paths.serialport!).size > 1000, 'the truncated addon was replaced');
 
@@ -93,7 +99,7 @@ t.test('x64 executable', async (t) => {
   utimesSync(paths.pinclaw!, was.atime, was.mtime);
   const counted = run(exe, ['tokens', '-'], { env, cwd: dir, input: 'hello world' });
   t.equal(counted.stdout, '2\n', counted.stderr);
-  t.equal(counted.stderr, '', 'the addon counted, not the fallback');
+  t.match(counted.stderr, /^warn: native: \S+\/pinclaw\.node is not the pinclaw addon this executable carries \(\d+ bytes, expected \d+: truncated or corrupted\); extracting it again\n$/, 'the replaced addon named, and nothing else: the addon counted, not the fallback');
   t.ok(readFileSync(paths.pinclaw!).equals(ours), 'an addon corrupted in place is replaced on the next load, not only by doctor');
 
   // The tokenizer's rank data are assets too; no stderr means the addon counted, not the fallback.
@@ -116,6 +122,105 @@ t.test('x64 executable runs the gateway', async (t) => {
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
   t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+});
+
+/** The directory an addon is extracted to in a home (named for the addon's content hash). */
+function addonDir(home: string, name: string): string {
+  const root = join(home, 'cache', 'native');
+  const dirs = readdirSync(root).filter((d) => readdirSync(join(root, d)).some((f) => f === `${name}.node` || f.startsWith(`.${name}.node.`)));
+  if (dirs.length !== 1) throw new Error(`expected one directory holding ${name}.node in ${root}, found ${dirs.length}`);
+  return join(root, dirs[0]!);
+}
+
+t.test('x64 executable: a first start loads its addons before they are flushed, and names them once it listens', async (t) => {
+  const { dir, exe, home } = install(seaX64);
+  const gw = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  t.teardown(() => void gw.child.kill('SIGKILL'));
+  const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
+  // The flush and rename run right after the listening line, before any request is read.
+  t.equal((await fetch(`${m[1]}/healthz`)).status, 200);
+  for (const n of ['better_sqlite3', 'pinclaw']) {
+    const files = readdirSync(addonDir(home, n));
+    t.ok(files.includes(`${n}.node`) && files.includes(`${n}.node.verified`), `${n}: named and stamped`);
+    t.same(files.filter((f) => f.endsWith('.tmp')), [], `${n}: no temporary file left`);
+  }
+  // What the gateway mapped is the file now under its name: renamed, not copied.
+  const maps = readFileSync(`/proc/${gw.child.pid}/maps`, 'utf8');
+  t.ok(maps.includes(join(addonDir(home, 'better_sqlite3'), 'better_sqlite3.node')), 'SQLite\'s addon mapped from its final name');
+  t.notOk(maps.includes('.tmp'), 'nothing mapped from a temporary name');
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+  t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+
+  // The stamps written after the rename describe the files as they are: the next start trusts them
+  // (a stamp that did not match would make it compare the bytes and write a new stamp, a new inode).
+  const stamps = Object.fromEntries(['better_sqlite3', 'pinclaw'].map((n) => [n, statSync(join(addonDir(home, n), `${n}.node.verified`)).ino]));
+  const again = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  t.teardown(() => void again.child.kill('SIGKILL'));
+  await again.waitFor(/gateway listening on/);
+  again.child.kill('SIGTERM');
+  t.equal((await again.exited).code, 0);
+  for (const n of ['better_sqlite3', 'pinclaw']) t.equal(statSync(join(addonDir(home, n), `${n}.node.verified`)).ino, stamps[n], `${n}: the second start trusted the stamp`);
+});
+
+t.test('x64 executable: what a power cut or a kill leaves in the addon cache is never loaded', async (t) => {
+  const { dir, exe, home } = install(seaX64);
+  const env = cleanEnv({ PINCLAW_HOME: home });
+  t.equal(run(exe, ['doctor', '--json'], { env, cwd: dir }).code, 0);
+  const sqlite = join(addonDir(home, 'better_sqlite3'), 'better_sqlite3.node');
+  const pristine = readFileSync(sqlite);
+  const torn = join(addonDir(home, 'pinclaw'), 'pinclaw.node');
+  const ours = readFileSync(torn);
+
+  // Cut before the rename: SQLite's addon only under a temporary name, half written, by a process
+  // that is gone.
+  const gone = spawnSync('true').pid!;
+  const leftover = join(dirname(sqlite), `.better_sqlite3.node.${gone}.0badf00d.tmp`);
+  rmSync(sqlite);
+  rmSync(`${sqlite}.verified`);
+  writeFileSync(leftover, pristine.subarray(0, pristine.length >> 1), { mode: 0o700 });
+  // And a torn file under the name, as a file system without ordered writes could leave it, with
+  // the stamp of the complete file it replaced: its size and inode differ from the stamp's.
+  const stamp = readFileSync(`${torn}.verified`);
+  rmSync(torn);
+  writeFileSync(torn, ours.subarray(0, ours.length >> 1), { mode: 0o700 });
+  writeFileSync(`${torn}.verified`, stamp);
+
+  const gw = start(exe, ['gateway', '--port', '0'], { env, cwd: dir });
+  t.teardown(() => void gw.child.kill('SIGKILL'));
+  const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
+  t.equal((await fetch(`${m[1]}/healthz`)).status, 200, 'the gateway runs on SQLite');
+  t.match(gw.stderr(), /^warn: native: \S+\/pinclaw\.node is not the pinclaw addon this executable carries \(\d+ bytes, expected \d+: truncated or corrupted\); extracting it again$/m, 'the torn addon is named and extracted again');
+  t.ok(readFileSync(sqlite).equals(pristine), 'SQLite\'s addon extracted again under its name');
+  t.ok(readFileSync(torn).equals(ours), 'pinclaw\'s addon whole again');
+  t.notOk(existsSync(leftover), 'the dead process\'s temporary file removed');
+  gw.child.kill('SIGTERM');
+  t.equal((await gw.exited).code, 0);
+  const lines = gw.stderr().split('\n').filter((l) => /warn|error/i.test(l));
+  t.equal(lines.length, 1, `one warning, the torn addon's: ${lines.join(' | ')}`);
+  // The pinclaw addon needed for Landlock and the tokenizer is the one the gateway reported working.
+  t.notMatch(gw.stderr(), /fallback/i);
+});
+
+t.test('x64 executable: an embedded addon damaged in the executable is refused', async (t) => {
+  // The frame the build embedded (scripts/compress-assets.mjs writes it under dist/.build).
+  const frameFile = join(dirname(seaX64), '.build', 'x64', 'compressed', 'native', 'pinclaw.node.zst');
+  const { dir, exe, home } = install(seaX64);
+  const image = readFileSync(exe);
+  const frame = readFileSync(frameFile);
+  const at = image.indexOf(frame);
+  if (at < 0) throw new Error(`${exe} does not hold ${frameFile}: build the executable again (npm run build:sea)`);
+  // The frame's last 4 bytes are its content checksum: the decompressed bytes are intact, only the
+  // comparison with the checksum can tell. Extraction no longer hashes them; the checksum must refuse.
+  image[at + frame.length - 1] = image[at + frame.length - 1]! ^ 0x01;
+  writeFileSync(exe, image);
+  const d = run(exe, ['--json', 'doctor'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  const report = JSON.parse(d.stdout) as Report;
+  const a = report.native.addons.pinclaw!;
+  t.equal(a.loaded, false, 'the damaged addon is not loaded');
+  t.match(a.error ?? '', /embedded asset native\/pinclaw\.node is damaged \(.*checksum/, a.error ?? 'no error');
+  t.throws(() => addonDir(home, 'pinclaw'), /found 0/, 'nothing of it written to the cache');
+  t.equal(report.native.addons.better_sqlite3!.loaded, true, 'the other addons load');
 });
 
 t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) => {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
-import { zstdContentSize } from '../src/native/sea.js';
+import { zstdChecksummed, zstdContentSize } from '../src/native/sea.js';
 import { tempDir } from './support/proc.js';
 
 const SIZES = [0, 1, 63, 64, 255, 256, 257, 300, 65535, 65791, 65792, 70_000, 1 << 20, 5_000_123];
@@ -48,4 +48,21 @@ t.test('a header with a dictionary id and a window byte: the size is read after 
   t.equal(zstdContentSize(new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0b0110_0000, 0x01, 0x00])), 257);
   t.equal(zstdContentSize(new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0b1110_0000, 0, 0, 0, 0, 1, 0, 0, 0])), 2 ** 32);
   t.equal(zstdContentSize(new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0b1110_0000, 0, 0, 0])), undefined, 'a size field cut short');
+});
+
+t.test('zstdChecksummed: the build\'s frames carry their content checksum, and Node verifies it', async (t) => {
+  const dir = tempDir();
+  const file = join(dir, 'asset');
+  const data = sample(70_000);
+  writeFileSync(file, data);
+  // As scripts/compress-assets.mjs compresses.
+  const checked = new Uint8Array(execFileSync('zstd', ['-19', '-q', '--check', '-c', file]));
+  t.equal(zstdChecksummed(checked), true, '--check sets the flag');
+  t.equal(zstdChecksummed(new Uint8Array(execFileSync('zstd', ['-19', '-q', '--no-check', '-c', file]))), false, '--no-check does not');
+  t.equal(zstdChecksummed(new Uint8Array(Buffer.from('not a zstd frame at all'))), false, 'not zstd');
+  // Only the checksum field changed: the blocks decode to the same bytes, and the checksum refuses them.
+  const bad = Buffer.from(checked);
+  bad[bad.length - 1] = bad[bad.length - 1]! ^ 1;
+  t.throws(() => zstdDecompressSync(bad), /checksum/, 'zstdDecompressSync verifies the checksum');
+  t.ok(zstdDecompressSync(checked).equals(data), 'the intact frame decodes');
 });

@@ -2,6 +2,7 @@
 // command runs, so `--version` and `--help` load neither the addon nor the database.
 import type { CommandOptions } from './args.js';
 import type { CliContext } from './context.js';
+import { prefetchAddons } from '../native/loader.js';
 
 export interface Command {
   name: string;
@@ -25,7 +26,11 @@ export const commands: readonly Command[] = [
     options: gatewayOptions,
     usage: 'pinclaw gateway [--host H] [--port N]',
     summary: 'run the channels, scheduler and hardware triggers in the foreground',
-    run: async (args, ctx) => (await import('./gateway-command.js')).runGateway(args, ctx),
+    // SQLite's and pinclaw's addons, which a first start extracts, decompressed while the command's modules load.
+    run: async (args, ctx) => {
+      const ahead = prefetchAddons(['better_sqlite3', 'pinclaw'], ctx.paths.cache);
+      return (await import('./gateway-command.js')).runGateway(args, ctx, ahead);
+    },
   },
   {
     name: 'agent',

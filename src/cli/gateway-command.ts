@@ -23,7 +23,8 @@ function nextSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-export async function runGateway(args: string[], ctx: CliContext): Promise<number> {
+/** `addonsAhead`: the addons' decompression started before this module loaded (prefetchAddons). */
+export async function runGateway(args: string[], ctx: CliContext, addonsAhead?: Promise<unknown>): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, gatewayOptions, USAGE);
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'\nusage: ${USAGE}`);
   // Bad flags are reported before anything on disk is touched.
@@ -31,6 +32,7 @@ export async function runGateway(args: string[], ctx: CliContext): Promise<numbe
   ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
   // Before anything else reads or writes the home: a second gateway stops here (src/store/home-lock.ts).
   configureNative({ cacheDir: ctx.paths.cache });
+  await addonsAhead;
   const lock = lockHome(ctx.paths);
   try {
     // A signal during the start is kept: the gateway drains as soon as it is up.

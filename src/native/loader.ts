@@ -1,15 +1,14 @@
 // Loads native addons: from the assets of the single executable (extracted once under a content
-// hash, and verified before every load, see extractAsset) or from a dev tree's build output.
+// hash, and verified before every load, see src/native/extract.ts) or from a dev tree's build output.
 // Nothing else in pinclaw knows where a .node file lives.
-import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, type BigIntStats } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../fsutil.js';
 import { errorMessage } from '../errors.js';
 import { projectRoot } from './root.js';
-import { isSea, seaBinaryAsset, seaTextAsset } from './sea.js';
+import { extractAddon, prefetchAddon, type SeaManifestEntry } from './extract.js';
+import { isSea, seaTextAsset } from './sea.js';
 
 export const ADDONS = ['pinclaw', 'better_sqlite3', 'serialport', 'i2c'] as const;
 export type AddonName = (typeof ADDONS)[number];
@@ -22,11 +21,6 @@ export interface AddonStatus {
   error?: string;
 }
 
-export interface SeaManifestEntry {
-  asset: string;
-  sha256: string;
-  size: number;
-}
 export interface SeaManifest {
   arch: string;
   node: string;
@@ -90,108 +84,38 @@ export function seaManifest(): SeaManifest {
   return manifest;
 }
 
-/**
- * What a stamp records of a cached addon's file when its bytes were last found equal to the
- * embedded copy: any write to the file, or its replacement, changes the inode, the size or the
- * change time (ctime, which unlike mtime no one can set back without root).
- */
-interface Stamp {
-  sha256: string;
-  dev: string;
-  ino: string;
-  size: string;
-  mtimeNs: string;
-  ctimeNs: string;
-}
-const stampOf = (sha256: string, st: BigIntStats): Stamp => ({
-  sha256, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs),
-});
-const sameStamp = (a: Stamp, b: Stamp): boolean => a.sha256 === b.sha256 && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
-
-function lstatOrNull(path: string): BigIntStats | null {
-  try {
-    return lstatSync(path, { bigint: true });
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Only where no one else can write: the file and its directory ours and writable by us alone. A
- * stamp in a directory someone else controls (a cache left to a shared /tmp) proves nothing.
- */
-function privatelyOwned(st: BigIntStats | null): boolean {
-  const uid = process.getuid?.();
-  return st !== null && (uid === undefined || st.uid === BigInt(uid)) && (st.mode & 0o022n) === 0n;
-}
-
-function stampValid(file: string, sha256: string): boolean {
-  const st = lstatOrNull(file);
-  if (!st?.isFile() || !privatelyOwned(st) || !privatelyOwned(lstatOrNull(dirname(file)))) return false;
-  try {
-    return sameStamp(JSON.parse(readFileSync(`${file}.verified`, 'utf8')) as Stamp, stampOf(sha256, st));
-  } catch {
-    return false;
-  }
-}
-
-/** After a comparison of the bytes: `before` is the file's stat from before they were read. */
-function writeStamp(file: string, sha256: string, before: BigIntStats): void {
-  const after = lstatOrNull(file);
-  // Changed while we read it: no stamp, so the next load compares again.
-  if (!after || !sameStamp(stampOf(sha256, before), stampOf(sha256, after))) return;
-  try {
-    // Not flushed to the disk (two fsyncs fewer in a first start): the addon was flushed before this
-    // is written, and a stamp lost or stale after a power cut only makes the next load compare the bytes.
-    writeFileAtomic(`${file}.verified`, JSON.stringify(stampOf(sha256, after)), 0o600, { fsync: false });
-  } catch {
-    // A cache we cannot write stamps in still works: each load then compares the bytes.
-  }
-}
-
-/**
- * The cached copy of an embedded addon. The directory name carries the content hash, so a new
- * executable never reuses an old addon. A truncated, corrupted or replaced cache file is replaced
- * rather than dlopen'ed: its bytes are compared with the embedded asset when it is written and
- * whenever its stamp (`<name>.node.verified`, written after a comparison) no longer matches the
- * file's inode, size, mtime and ctime. While the stamp matches, a start reads neither copy: the
- * comparison read the cached file and the embedded asset in full on every start, which cost
- * ~3 MiB of idle memory (the read copy, and the asset's pages of the executable) and, on a
- * Raspberry Pi after a reboot, the time to read ~3 MB of the executable from the SD card. What the
- * stamp cannot see is a change that leaves the metadata alone (media corruption under the file
- * system); that is the risk every page of the executable itself runs, and `doctor` compares the
- * bytes regardless of the stamp (compareBytes).
- */
+/** Where the embedded addon `name` is loaded from (src/native/extract.ts: extracted once, then trusted by its stamp). */
 export function extractAsset(name: AddonName): string {
   const entry = seaManifest().addons[name];
   if (!entry) throw new Error(`${name} is not embedded in this executable`);
-  const dir = join(settings.cacheDir, 'native', entry.sha256.slice(0, 16));
-  const file = join(dir, `${name}.node`);
-  if (!settings.compareBytes && stampValid(file, entry.sha256)) return file;
-  const bytes = seaBinaryAsset(entry.asset);
-  const before = lstatOrNull(file);
-  if (before?.isFile()) {
-    const onDisk = readFileSync(file);
-    if (onDisk.length === bytes.length && onDisk.equals(bytes)) {
-      writeStamp(file, entry.sha256, before);
-      return file;
-    }
-  }
-  const digest = createHash('sha256').update(bytes).digest('hex');
-  if (digest !== entry.sha256 || bytes.length !== entry.size) {
-    throw new Error(`embedded asset ${entry.asset} is damaged (sha256 ${digest.slice(0, 12)}…, expected ${entry.sha256.slice(0, 12)}…)`);
-  }
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileAtomic(file, bytes, 0o700);
-  } catch (err) {
-    throw new Error(`cannot extract ${name} addon to ${file}: ${errorMessage(err)}`);
-  }
-  // Written from bytes whose hash was just checked: as good as compared.
-  const written = lstatOrNull(file);
-  if (written) writeStamp(file, entry.sha256, written);
-  return file;
+  return extractAddon(name, entry, settings, (tmp, file) => {
+    // The status `doctor` and `status` show names the file as it is now called.
+    for (const hit of loaded.values()) if (hit.status.path === tmp) hit.status.path = file;
+  });
 }
+
+/**
+ * A gateway's first start: the addons it will extract before it listens are decompressed on the
+ * thread pool while its modules are evaluated (src/native/extract.ts, prefetchAddon). Await it
+ * before the first load (an await lets the thread pool's results in). Nothing in a dev tree.
+ */
+export function prefetchAddons(names: readonly AddonName[], cacheDir: string): Promise<unknown> {
+  try {
+    if (!isSea()) return Promise.resolve();
+    return Promise.all(names.flatMap((name) => {
+      const entry = seaManifest().addons[name];
+      return entry ? [prefetchAddon(name, entry, cacheDir)] : [];
+    }));
+  } catch {
+    return Promise.resolve(); // a damaged manifest: the load says so
+  }
+}
+
+/**
+ * Once the gateway listens (and at any process's exit): the addons its start extracted and loaded
+ * from temporary files are flushed and named (src/native/extract.ts).
+ */
+export { settleExtractions } from './extract.js';
 
 function dlopen(file: string): unknown {
   const mod = { exports: {} as unknown };

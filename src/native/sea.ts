@@ -1,7 +1,7 @@
 // Access to the assets of a single executable application. In a dev tree `isSea()` is false and
 // nothing here is used; node:sea exists on every Node this project runs on (>= 20).
 import { createRequire } from 'node:module';
-import { zstdDecompressSync } from 'node:zlib';
+import { zstdDecompress, zstdDecompressSync } from 'node:zlib';
 
 interface SeaModule {
   isSea(): boolean;
@@ -72,20 +72,50 @@ export function zstdContentSize(frame: Uint8Array): number | undefined {
 const MIN_CHUNK = 64;
 const MAX_CHUNK = 64 << 20;
 
-function decompress(frame: Uint8Array): Buffer {
+function chunkOptions(frame: Uint8Array): { chunkSize?: number } {
   const size = zstdContentSize(frame);
-  return zstdDecompressSync(frame, size === undefined || size < MIN_CHUNK ? {} : { chunkSize: Math.min(size, MAX_CHUNK) });
+  return size === undefined || size < MIN_CHUNK ? {} : { chunkSize: Math.min(size, MAX_CHUNK) };
+}
+
+function decompress(frame: Uint8Array): Buffer {
+  return zstdDecompressSync(frame, chunkOptions(frame));
+}
+
+/**
+ * Whether a zstd frame carries its content checksum (Content_Checksum_flag, bit 2 of the frame
+ * header descriptor, RFC 8878 3.1.1.1.1): then libzstd, and so node:zlib's zstdDecompressSync,
+ * compares it with the bytes it produced and throws ("Restored data doesn't match checksum") when
+ * they differ. The build compresses with `--check` (scripts/compress-assets.mjs).
+ */
+export function zstdChecksummed(frame: Uint8Array): boolean {
+  return frame.length >= 5 && frame[0] === 0x28 && frame[1] === 0xb5 && frame[2] === 0x2f && frame[3] === 0xfd && ((frame[4]! >> 2) & 1) === 1;
 }
 
 /**
  * An embedded binary asset the build may have compressed (the addons: read only when one is
  * extracted or checked, so a copy then costs nothing at idle). Without compression, no copy.
+ * `checksummed`: the bytes came out of a zstd frame whose content checksum the decompression
+ * verified, so they are the bytes the build compressed unless damage beat a 32-bit checksum.
  */
-export function seaBinaryAsset(key: string): Uint8Array {
+export function seaBinaryAsset(key: string): { bytes: Uint8Array; checksummed: boolean } {
   const m = seaModule();
   if (!m) throw new Error('not a single executable');
-  if (compressed(m, key)) return decompress(new Uint8Array(m.getRawAsset(`${key}.zst`)));
-  return new Uint8Array(m.getRawAsset(key));
+  if (compressed(m, key)) {
+    const frame = new Uint8Array(m.getRawAsset(`${key}.zst`));
+    return { bytes: decompress(frame), checksummed: zstdChecksummed(frame) };
+  }
+  return { bytes: new Uint8Array(m.getRawAsset(key)), checksummed: false };
+}
+
+/** seaBinaryAsset with the decompression on libuv's thread pool, while the main thread goes on. */
+export function seaBinaryAssetAsync(key: string): Promise<{ bytes: Uint8Array; checksummed: boolean }> {
+  const m = seaModule();
+  if (!m) return Promise.reject(new Error('not a single executable'));
+  if (!compressed(m, key)) return Promise.resolve({ bytes: new Uint8Array(m.getRawAsset(key)), checksummed: false });
+  const frame = new Uint8Array(m.getRawAsset(`${key}.zst`));
+  return new Promise((resolve, reject) => {
+    zstdDecompress(frame, chunkOptions(frame), (err, bytes) => (err ? reject(err) : resolve({ bytes, checksummed: zstdChecksummed(frame) })));
+  });
 }
 
 /**

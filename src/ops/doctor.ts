@@ -6,7 +6,7 @@ import { clearSecrets } from '../config/write.js';
 import { MISSING_PROVIDER, resolveModels } from '../agent/providers/models.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { ensureWritableDir } from '../fsutil.js';
-import { ADDONS, addonStatus, configureNative, tryAddon, type AddonName, type AddonStatus } from '../native/loader.js';
+import { ADDONS, addonStatus, configureNative, settleExtractions, tryAddon, type AddonName, type AddonStatus } from '../native/loader.js';
 import { nativeInfo, type NativeInfo } from '../native/index.js';
 import { isSea } from '../native/sea.js';
 import type { Paths } from '../paths.js';
@@ -152,8 +152,10 @@ export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<D
   const secrets = secretsCheck(paths, config);
   if (secrets) checks.push(secrets);
   // Byte for byte, whatever the stamps say: the one check that sees a cached addon corrupted
-  // under an unchanged inode, size and ctime (see extractAsset).
+  // under an unchanged inode, size and ctime (see src/native/extract.ts).
   configureNative({ cacheDir: paths.cache, enabled: config?.native.enabled ?? true, compareBytes: true });
+  // Not a start to hurry: each addon is flushed and named before it loads, so the report names it as it stays.
+  settleExtractions();
 
   let homeOk = false;
   try {

@@ -10,6 +10,7 @@ import { errorMessage } from '../errors.js';
 import { addLogSink, log, stderrIsJournal } from '../log.js';
 import { logFileSink } from '../log-file.js';
 import { fixMallocThresholds, limitMallocArenas, nativeInfo, sdNotify } from '../native/index.js';
+import { settleExtractions } from '../native/loader.js';
 import { collectStartGarbage } from '../conductor/idle-memory.js';
 import { setState } from '../store/state.js';
 import { recordReading } from '../store/readings.js';
@@ -188,6 +189,9 @@ export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Prom
     // Where `pinclaw status` finds it, also when --host or --port replaced the config's.
     setState(db, 'gateway.url', listening.url);
     sdNotify(`READY=1\nSTATUS=listening on ${listening.url}`, ctx.env);
+    // A first start loaded its addons from files not yet flushed: flushed and named now, off the
+    // path to listening (src/native/extract.ts says why no later start can load a torn one).
+    setImmediate(settleExtractions);
     // What start-up allocated and dropped (the config checks build the tools and read the board
     // profiles once more, the channels' setup) leaves V8's heap grown by about 0.5 MiB of pages it
     // keeps until the first idle release (conductor.releaseAfterIdleSeconds): one low-memory

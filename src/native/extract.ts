@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../fsutil.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../log.js';
+import { pidAlive } from '../pid-alive.js';
 import { seaBinaryAsset, seaBinaryAssetAsync } from './sea.js';
 
 export interface SeaManifestEntry {
@@ -154,15 +155,6 @@ let deferring = true;
 /** A temporary file of writeFileAtomic's or of an extraction: `.<name>.<pid>.<8 hex>.tmp`. */
 const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes what a killed or powered-off extraction left in `dir`. Only files of processes that are
  * gone: a live one's temporary file is the addon it runs (unlinking it would be harmless to its
@@ -177,7 +169,7 @@ function removeLeftovers(dir: string): void {
   }
   for (const n of names) {
     const pid = Number(TEMP_NAME.exec(n)?.[1] ?? NaN);
-    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
     try {
       unlinkSync(join(dir, n));
       log.debug(`native: removed ${join(dir, n)}, left by an extraction that did not finish`);

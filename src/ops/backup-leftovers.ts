@@ -6,6 +6,7 @@
 // Its own module so the gateway can call it without loading the backup code.
 import { mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { pidAlive } from '../pid-alive.js';
 
 const NOTES = '.backups-running';
 /** The staging folder's name: `.pinclaw-backup-<pid>-` and the six random characters mkdtemp adds. */
@@ -16,16 +17,8 @@ const PARTIAL = /^\..+\.(\d+)\.partial$/;
 export const stagingPrefix = (dir: string, pid = process.pid) => join(dir, `.pinclaw-backup-${pid}-`);
 export const partialName = (out: string, pid = process.pid) => join(dirname(out), `.${basename(out)}.${pid}.partial`);
 
-/** Whether a process with this pid exists (EPERM: it does, as another user's). */
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** Whether the process with this pid exists; this process counts, whatever the signal says. */
+const alive = (pid: number): boolean => pid === process.pid || pidAlive(pid);
 
 interface Note {
   staging: string;

@@ -9,6 +9,7 @@ import { ensureWritableDir } from '../fsutil.js';
 import { ADDONS, addonStatus, configureNative, settleExtractions, tryAddon, type AddonName, type AddonStatus } from '../native/loader.js';
 import { nativeInfo, type NativeInfo } from '../native/index.js';
 import { isSea } from '../native/sea.js';
+import { pidAlive } from '../pid-alive.js';
 import type { Paths } from '../paths.js';
 import { damagedDatabaseMessage, openDatabase, sqliteReport, type Db, type SqliteReport } from '../store/db.js';
 import { diskSpace, humanBytes } from '../store/disk.js';
@@ -129,15 +130,6 @@ function hardwareCheck(db: Db): Check | undefined {
   const hw = rec?.channels.find((c) => c.channel === 'hardware');
   if (!rec || !hw || !pidAlive(rec.pid)) return undefined;
   return hw.state === 'up' ? { name: 'hardware', state: 'ok', detail: 'triggers, sensors and boards work' } : { name: 'hardware', state: 'warn', detail: `${hw.state} since ${hw.since}: ${hw.detail}` };
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export async function runChecks(paths: Paths, env: NodeJS.ProcessEnv): Promise<DoctorReport> {

@@ -1,9 +1,12 @@
-// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp server, OpenRouter, vLLM) through
-// undici, streamed. The key is optional: local servers usually need none.
+// OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp server, OpenRouter, vLLM), streamed,
+// through src/net/fetch.ts: undici's client, with its WebAssembly parser, would stay in memory after
+// the first turn (docs/performance.md, "Memory after many turns"). The key is optional: local
+// servers usually need none.
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
 import { startDeadline, type Deadline } from '../../net/deadline.js';
 import { ErrorFactory, errorBodyMessage } from '../../net/errors.js';
+import { httpFetch } from '../../net/fetch.js';
 import { OpenAICollector, type WireChunk } from './openai-stream.js';
 import { toOpenAIRequest } from './openai-wire.js';
 import { SseEventTooLarge, sseData } from './sse.js';
@@ -25,8 +28,8 @@ export interface OpenAISettings {
 /** An error page may be anything (a proxy's HTML); only its start is read. */
 const MAX_ERROR_BODY = 16 * 1024;
 
-async function readCapped(body: AsyncIterable<Buffer>, max: number): Promise<string> {
-  const parts: Buffer[] = [];
+async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise<string> {
+  const parts: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
     parts.push(chunk);
@@ -34,11 +37,6 @@ async function readCapped(body: AsyncIterable<Buffer>, max: number): Promise<str
     if (size >= max) break; // leaving the loop destroys the rest of the body
   }
   return Buffer.concat(parts).toString('utf8').slice(0, max);
-}
-
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }
 
 function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
@@ -76,22 +74,20 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
       let streaming = false;
       let sawDone = false;
       try {
-        // undici is a lazy chunk (src/lazy-chunk.ts): loaded by the first request, not at start.
-        const { request } = await import('undici');
-        const res = await request(url, { method: 'POST', headers, body, signal: deadline.signal });
         // Redirects are not followed: a 301 means the base URL is wrong, and says so.
-        if (res.statusCode < 200 || res.statusCode >= 300) {
-          const raw = await readCapped(res.body, MAX_ERROR_BODY);
-          throw errors.http(res.statusCode, errorBodyMessage(raw), (n) => header(res.headers, n));
+        const res = await httpFetch(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' });
+        if (res.status < 200 || res.status >= 300) {
+          const raw = res.body ? await readCapped(res.body, MAX_ERROR_BODY) : '';
+          throw errors.http(res.status, errorBodyMessage(raw), (n) => res.headers.get(n) ?? undefined);
         }
         streaming = true;
-        const type = String(header(res.headers, 'content-type') ?? '');
+        const type = res.headers.get('content-type') ?? '';
         if (type.includes('application/json')) {
           // A server that ignored stream: true answers with the whole completion.
-          collector.add(JSON.parse(await res.body.text()) as WireChunk);
-        } else if (!type.includes('text/event-stream')) {
+          collector.add(JSON.parse(await res.text()) as WireChunk);
+        } else if (!type.includes('text/event-stream') || !res.body) {
           // e.g. a captive portal's HTML page on a board's Wi-Fi
-          await res.body.dump();
+          await res.body?.cancel();
           throw errors.badStream(`the server answered with ${type || 'no content-type'}, not an event stream`);
         } else {
           for await (const data of sseData(res.body)) {

@@ -128,6 +128,30 @@ t.test('anthropic stand-in: the JSON (non-streaming) shape parses in the SDK', a
   t.ok(err instanceof Anthropic.AuthenticationError, 'a wrong key is refused with the API\'s 401');
 });
 
+t.test('both providers keep their connection for the next call (an answer ended at [DONE] is read to its end, not cut)', async (t) => {
+  const oa = await O.startOpenAIServer();
+  t.teardown(() => oa.close());
+  oa.enqueue(O.textReply('one'), O.textReply('two'), O.textReply('three'));
+  const p = openaiProvider('llama', { baseUrl: `${oa.url}/v1`, timeoutMs: 5000 });
+  // A moment between calls, as a turn's tools give: the end of an answer (its last chunk's
+  // terminator) may arrive just after [DONE], and only then is the connection free again.
+  const pause = () => new Promise((r) => setTimeout(r, 50));
+  for (const text of ['one', 'two', 'three']) {
+    t.same((await p.complete(request())).content, [{ type: 'text', text }]);
+    await pause();
+  }
+  t.equal(oa.connections(), 1, 'openai: three calls, one connection');
+  const an = await A.startAnthropicServer();
+  t.teardown(() => an.close());
+  an.enqueue(A.textReply('one'), A.textReply('two'));
+  const q = anthropicProvider('claude-test', { apiKey: 'sk-ant-test-key', baseUrl: an.url, timeoutMs: 5000 });
+  for (const text of ['one', 'two']) {
+    t.same((await q.complete(request())).content, [{ type: 'text', text }]);
+    await pause();
+  }
+  t.equal(an.connections(), 1, 'anthropic: two calls, one connection');
+});
+
 t.test('openai: streamed text, tool calls assembled from fragments, the round trip', async (t) => {
   const srv = await O.startOpenAIServer();
   t.teardown(() => srv.close());

@@ -17,6 +17,8 @@ export interface StandIn<R> {
   url: string;
   requests: Recorded[];
   enqueue(...steps: Step<R>[]): void;
+  /** connections accepted so far: a client that keeps its connection alive opens one for many calls */
+  connections(): number;
   /** resolves when the server has received `n` requests in total; fails after `ms` (default 60 s) naming how many came */
   received(n: number, ms?: number): Promise<void>;
   close(): Promise<void>;
@@ -47,7 +49,9 @@ export async function startStandIn<R>(answer: (res: ServerResponse, reply: R, re
     const reply = typeof step === 'function' ? await (step as (r: Recorded) => R | Promise<R>)(rec) : step;
     await answer(res, reply, rec);
   });
+  let accepted = 0;
   server.on('connection', (s) => {
+    accepted++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -56,6 +60,7 @@ export async function startStandIn<R>(answer: (res: ServerResponse, reply: R, re
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    connections: () => accepted,
     enqueue: (...steps) => void script.push(...steps),
     // A deadline, so a request that never comes fails its test with a reason instead of hanging
     // until the runner's timeout.

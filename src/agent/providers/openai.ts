@@ -6,7 +6,7 @@ import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from 
 import { ProviderError } from '../types.js';
 import { startDeadline, type Deadline } from '../../net/deadline.js';
 import { ErrorFactory, errorBodyMessage } from '../../net/errors.js';
-import { httpFetch } from '../../net/fetch.js';
+import { httpRequest } from '../../net/fetch.js';
 import { OpenAICollector, type WireChunk } from './openai-stream.js';
 import { toOpenAIRequest } from './openai-wire.js';
 import { SseEventTooLarge, sseData } from './sse.js';
@@ -37,6 +37,12 @@ async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise
     if (size >= max) break; // leaving the loop destroys the rest of the body
   }
   return Buffer.concat(parts).toString('utf8').slice(0, max);
+}
+
+async function readAll(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of body) parts.push(chunk);
+  return Buffer.concat(parts).toString('utf8');
 }
 
 function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
@@ -75,29 +81,39 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
       let sawDone = false;
       try {
         // Redirects are not followed: a 301 means the base URL is wrong, and says so.
-        const res = await httpFetch(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' });
+        const res = await httpRequest(url, { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' });
         if (res.status < 200 || res.status >= 300) {
           const raw = res.body ? await readCapped(res.body, MAX_ERROR_BODY) : '';
-          throw errors.http(res.status, errorBodyMessage(raw), (n) => res.headers.get(n) ?? undefined);
+          throw errors.http(res.status, errorBodyMessage(raw), (n) => res.header(n));
         }
         streaming = true;
-        const type = res.headers.get('content-type') ?? '';
+        const type = res.header('content-type') ?? '';
         if (type.includes('application/json')) {
           // A server that ignored stream: true answers with the whole completion.
-          collector.add(JSON.parse(await res.text()) as WireChunk);
+          collector.add(JSON.parse(res.body ? await readAll(res.body) : '') as WireChunk);
         } else if (!type.includes('text/event-stream') || !res.body) {
           // e.g. a captive portal's HTML page on a board's Wi-Fi
-          await res.body?.cancel();
+          res.body?.destroy();
           throw errors.badStream(`the server answered with ${type || 'no content-type'}, not an event stream`);
         } else {
-          for await (const data of sseData(res.body)) {
-            if (data === '[DONE]') {
-              sawDone = true;
-              break;
+          const body = res.body;
+          try {
+            // Not destroyed when the loop ends at [DONE]: Node closes the socket of an answer destroyed
+            // before its end was read, and every turn would then open a new connection.
+            for await (const data of sseData(body.iterator({ destroyOnReturn: false }))) {
+              if (data === '[DONE]') {
+                sawDone = true;
+                break;
+              }
+              const chunk = JSON.parse(data) as WireChunk;
+              if (chunk.error) throw inStreamError(errors, chunk.error);
+              collector.add(chunk);
             }
-            const chunk = JSON.parse(data) as WireChunk;
-            if (chunk.error) throw inStreamError(errors, chunk.error);
-            collector.add(chunk);
+          } finally {
+            // After [DONE] the rest is read to its end, so the connection serves the next call; on any
+            // other way out the answer is dropped with its connection.
+            if (sawDone) body.resume();
+            else body.destroy();
           }
         }
       } catch (err) {

@@ -81,6 +81,13 @@ t.test('a request reaches the server as Node fetch sends it, for every kind of b
     const [a, b] = srv.seen.splice(0);
     t.same(wire(a!), wire(b!), `${what}: the same request as Node's fetch`);
   }
+  const twice = await fetchOverNodeHttp(srv.url, { headers: [['X-Custom', 'a'], ['x-custom', ' b ']] });
+  await twice.text();
+  const theirs = await fetch(srv.url, { headers: [['X-Custom', 'a'], ['x-custom', ' b ']] });
+  await theirs.text();
+  const [a2, b2] = srv.seen.splice(0);
+  t.equal(a2!.headers['x-custom'], 'a, b', 'a field given twice, in any case, is joined and trimmed');
+  t.equal(a2!.headers['x-custom'], b2!.headers['x-custom'], '(as Node fetch sends it)');
   const last = await fetchOverNodeHttp(srv.url, { headers: { 'user-agent': 'pinclaw-test', accept: 'text/plain' } });
   await last.text();
   const h = srv.seen.at(-1)!.headers;
@@ -261,6 +268,10 @@ t.test('failures: refused, a bad protocol, a server that stops sending, a droppe
   await t.rejects(fetch(`http://127.0.0.1:${port}/`), { name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNREFUSED' } }, '(Node fetch)');
   await t.rejects(fetchOverNodeHttp('ftp://127.0.0.1/'), { name: 'TypeError', cause: { message: /ftp: URLs are not supported/ } });
   await t.rejects(fetchOverNodeHttp('not a url'), TypeError, 'a string that is no URL');
+  await t.rejects(fetchOverNodeHttp(`${srv.url}/x`, { headers: { 'x-bad': 'a\nb' } }), TypeError, 'a header value with a line break, as Headers refuses it');
+  await t.rejects(fetch(`${srv.url}/x`, { headers: { 'x-bad': 'a\nb' } }), TypeError, '(Node fetch)');
+  await t.rejects(fetchOverNodeHttp(`${srv.url}/x`, { method: 'GET', body: 'x' }), TypeError, 'a GET with a body');
+  await t.rejects(fetchOverNodeHttp(`http://u:p@127.0.0.1:1/`), TypeError, 'credentials in the URL');
   const stalled = await fetchOverNodeHttp(`${srv.url}/stall`, {}, { connectMs: 10_000, idleMs: 200 });
   await t.rejects(stalled.text(), { code: 'UND_ERR_BODY_TIMEOUT' }, 'a body that stops coming ends after the idle limit');
   await t.rejects(fetchOverNodeHttp(`${srv.url}/never`, {}, { connectMs: 10_000, idleMs: 200 }), { name: 'TypeError', cause: { code: 'UND_ERR_BODY_TIMEOUT' } }, 'so does a head that never comes');

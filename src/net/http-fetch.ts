@@ -1,15 +1,16 @@
 // fetch() over node:http and node:https, for the requests a gateway makes for as long as it runs (the
 // model's API, the chat channels). Node's own fetch is undici's, whose HTTP parser is llhttp compiled
 // to WebAssembly: its first call compiles and instantiates that module and loads undici's 760 KB of
-// source, and none of it is ever released. Measured on Node 24.21 after 20 calls and V8's low-memory
-// collection plus malloc_trim: +2.7 MiB RssAnon (+1.4 MiB of V8 heap) that a node:http request does
-// not cost, since node:http parses with the llhttp built into Node's binary. After 10,000 turns that
-// was half of what a gateway had grown (docs/performance.md, "Memory after many turns").
+// source, and none of it is ever released. Measured on Node 24.21 with the executable's V8 flags, after
+// 20 calls, V8's low-memory collection and malloc_trim: +1.9 to +2.1 MiB RssAnon that a node:http
+// request does not cost, since node:http parses with the llhttp built into Node's binary; a gateway's
+// VmRSS after its turns and the idle release fell by about 3 MiB (docs/performance.md, "Memory after
+// many turns").
 //
-// Only the transport is ours. The platform's Request normalizes what the caller passes (a body of any
-// kind with its content-type, the headers, the signal) and the answer is the platform's Response over
-// the socket's stream, so callers and libraries (the Anthropic SDK takes it as its `fetch`) see the
-// standard objects; constructing them does not load undici's client. What differs from undici's fetch:
+// Only the transport is ours. A body other than a string or bytes is encoded by the platform's
+// Request, and the answer is the platform's Response over the socket's stream, so callers and
+// libraries (the Anthropic SDK takes this as its `fetch`) see the standard objects; constructing them
+// does not load undici's client. What differs from undici's fetch:
 // no cookies, cache modes or CORS, which a server-side client does not use, and a request body is read
 // whole before it is sent (so that a redirect can send it again): the bodies here are JSON and files of
 // a few MB.
@@ -40,9 +41,9 @@ function coded(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** What undici's fetch rejects with when the request could not be made or its answer not read. */
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** What undici's fetch rejects with when the request could not be made or its answer not read. */
 function fetchFailed(cause: unknown): TypeError {
   return new TypeError('fetch failed', { cause });
 }

@@ -2,6 +2,8 @@
 // format: streaming with deltas, tool round trips through both mappings, caching markers, keys and
 // usage. Failures, retries and fallback are in providers-failures.test.ts.
 import Anthropic from '@anthropic-ai/sdk';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { anthropicProvider } from '../src/agent/providers/anthropic.js';
 import { EMPTY_CONTENT, toAnthropicMessages } from '../src/agent/providers/anthropic-wire.js';
@@ -150,6 +152,24 @@ t.test('both providers keep their connection for the next call (an answer ended 
     await pause();
   }
   t.equal(an.connections(), 1, 'anthropic: two calls, one connection');
+});
+
+t.test('openai: a connection that breaks after [DONE], before the answer ends, leaves the reply whole', async (t) => {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      // The whole answer but its end (the chunked body's last, empty chunk), then the connection cut.
+      res.write(chunk({ role: 'assistant', content: 'whole' }) + chunk({}, 'stop') + 'data: [DONE]\n\n', () => setTimeout(() => res.socket?.destroy(), 30));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const p = openaiProvider('m', { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, timeoutMs: 5000 });
+  t.same((await p.complete(request())).content, [{ type: 'text', text: 'whole' }], 'the reply, whole, although its answer never ended');
+  // The cut comes after the reply; the wait lets it happen inside this test, where anything it threw would fail the file.
+  await new Promise((r) => setTimeout(r, 150));
 });
 
 t.test('openai: streamed text, tool calls assembled from fragments, the round trip', async (t) => {

@@ -48,6 +48,16 @@ function fetchFailed(cause: unknown): TypeError {
   return new TypeError('fetch failed', { cause });
 }
 
+/**
+ * Reads the rest of an answer nobody will look at, so that its connection serves the next request. A
+ * connection that fails meanwhile is nothing to anyone; without a listener its error would be thrown
+ * as uncaught.
+ */
+function drain(body: Readable): void {
+  body.on('error', () => undefined);
+  body.resume();
+}
+
 function decoded(res: IncomingMessage): Readable {
   // Only a single coding is undone, as undici does for anything but a list of them.
   const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
@@ -76,7 +86,7 @@ function answerOf(res: IncomingMessage, url: string, redirected: boolean, method
   const status = res.statusCode ?? 0;
   let headers: Headers | undefined;
   let body: Readable | null = null;
-  if (NULL_BODY.has(status) || method === 'HEAD') res.resume();
+  if (NULL_BODY.has(status) || method === 'HEAD') drain(res);
   else body = decoded(res);
   return {
     status,
@@ -272,7 +282,7 @@ export async function requestOverNodeHttp(input: string | URL | Request, init?: 
       throw fetchFailed(new Error(`the server answered with status ${status}`));
     }
     if (REDIRECTS.has(status) && redirect !== 'manual') {
-      res.resume();
+      drain(res);
       if (redirect === 'error') throw fetchFailed(new Error(`redirected (${status}) with redirect: 'error'`));
       if (redirects >= MAX_REDIRECTS) throw fetchFailed(new Error(`more than ${MAX_REDIRECTS} redirects`));
       attempt = redirectedAttempt(attempt, res);

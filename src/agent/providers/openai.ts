@@ -110,10 +110,13 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
               collector.add(chunk);
             }
           } finally {
-            // After [DONE] the rest is read to its end, so the connection serves the next call; on any
-            // other way out the answer is dropped with its connection.
-            if (sawDone) body.resume();
-            else body.destroy();
+            // After [DONE] the rest is read to its end, so the connection serves the next call (a
+            // failure of that rest is ignored, with a listener so that it can never be thrown: the
+            // answer is complete); on any other way out the answer is dropped with its connection.
+            if (sawDone) {
+              body.on('error', () => undefined);
+              body.resume();
+            } else body.destroy();
           }
         }
       } catch (err) {

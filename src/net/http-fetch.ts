@@ -204,9 +204,9 @@ function redirectedAttempt(a: Attempt, res: IncomingMessage): Attempt {
 
 /**
  * The caller's headers with names in lower case, a name given twice joined with ", " as Headers does.
- * A plain object (what every caller here passes) is read as is, without a Headers instance, whose
- * checks of each field cost more than the rest of a small request; Node refuses a malformed name or
- * value when the request is made (exchange).
+ * A plain object (what every caller here passes) is read as is, without a Headers instance and its
+ * checks of each field; Node refuses a malformed name or value when the request is made (exchange),
+ * which the caller sees as the TypeError Headers would throw.
  */
 function headerRecord(init: HeadersInit | undefined): Record<string, string> {
   // No prototype: a field named __proto__ stays a field.
@@ -235,8 +235,8 @@ const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 /**
  * What the caller passed, as the Fetch standard normalizes it. A URL with a body of a string or bytes
  * (every caller of pinclaw's, the Anthropic SDK included) is taken as is: the platform's Request holds
- * any body as a web stream that would be read back whole, which cost more than the rest of a small
- * request. Any other body (FormData, Blob, URLSearchParams, a stream) or a Request goes through
+ * any body as a web stream that would be read back whole, work a string or bytes do not need. Any
+ * other body (FormData, Blob, URLSearchParams, a stream) or a Request goes through
  * Request, which encodes it and gives it its content type.
  */
 async function prepare(input: string | URL | Request, init: RequestInit | undefined): Promise<Prepared> {
@@ -265,10 +265,9 @@ async function prepare(input: string | URL | Request, init: RequestInit | undefi
 }
 
 /**
- * The request, with its answer's body as a Node stream: for a caller that reads a long stream of
- * small chunks (a model's server-sent events), which a web stream hands over with promises of its own
- * for each: in bench:gateway's turns (the OpenAI-compatible provider) that was +13% of the gateway's
- * CPU per turn against a Node stream.
+ * The request, with its answer's body as a Node stream: for a caller that reads the stream itself (the
+ * OpenAI-compatible provider's server-sent events), with no web stream between it and the socket
+ * (docs/performance.md, "Memory after many turns", has bench:gateway's figures for each step).
  */
 export async function requestOverNodeHttp(input: string | URL | Request, init?: RequestInit, limits: FetchLimits = LIMITS): Promise<NodeAnswer> {
   const { redirect, signal, ...first } = await prepare(input, init);

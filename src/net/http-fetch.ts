@@ -77,6 +77,8 @@ export interface NodeAnswer {
   header(name: string): string | undefined;
   /** decoded; null for a null-body status and for HEAD */
   body: Readable | null;
+  /** reads the rest of the body unseen, so that the connection serves the next request (drain) */
+  drain(): void;
   /** where the request ended, after redirects */
   url: string;
   redirected: boolean;
@@ -104,6 +106,7 @@ function answerOf(res: IncomingMessage, url: string, redirected: boolean, method
       return Array.isArray(v) ? v.join(', ') : v;
     },
     body,
+    drain: () => drain(body ?? res),
     url,
     redirected,
   };

@@ -39,12 +39,6 @@ async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise
   return Buffer.concat(parts).toString('utf8').slice(0, max);
 }
 
-async function readAll(body: AsyncIterable<Uint8Array>): Promise<string> {
-  const parts: Uint8Array[] = [];
-  for await (const chunk of body) parts.push(chunk);
-  return Buffer.concat(parts).toString('utf8');
-}
-
 function classify(err: unknown, errors: ErrorFactory, deadline: Deadline, timeoutMs: number, caller: AbortSignal | undefined, streaming: boolean): ProviderError {
   if (deadline.expired()) return errors.timeout(timeoutMs, err);
   if (caller?.aborted) return errors.aborted(err);
@@ -90,7 +84,7 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
         const type = res.header('content-type') ?? '';
         if (type.includes('application/json')) {
           // A server that ignored stream: true answers with the whole completion.
-          collector.add(JSON.parse(res.body ? await readAll(res.body) : '') as WireChunk);
+          collector.add(JSON.parse(res.body ? await readCapped(res.body, Infinity) : '') as WireChunk);
         } else if (!type.includes('text/event-stream') || !res.body) {
           // e.g. a captive portal's HTML page on a board's Wi-Fi
           res.body?.destroy();
@@ -110,13 +104,10 @@ export function openaiProvider(model: string, s: OpenAISettings): Provider {
               collector.add(chunk);
             }
           } finally {
-            // After [DONE] the rest is read to its end, so the connection serves the next call (a
-            // failure of that rest is ignored, with a listener so that it can never be thrown: the
+            // After [DONE] the rest is read to its end, so the connection serves the next call (the
             // answer is complete); on any other way out the answer is dropped with its connection.
-            if (sawDone) {
-              body.on('error', () => undefined);
-              body.resume();
-            } else body.destroy();
+            if (sawDone) res.drain();
+            else body.destroy();
           }
         }
       } catch (err) {

@@ -5,6 +5,7 @@
 import t from 'tap';
 import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { lastLines } from '../src/cli/logs-command.js';
 import { logFileSink } from '../src/log-file.js';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 
@@ -68,6 +69,43 @@ t.test('logs -f prints appended lines and follows a rotation until stopped', asy
   await until(/new line two\nafter the rotation\n$/);
   f.child.kill('SIGINT');
   t.same(await f.exited, { code: 0, signal: null }, 'Ctrl-C ends it cleanly');
+});
+
+t.test('the follow goes on from the byte after what was printed, from one read of the file', (t) => {
+  const file = join(tempDir(), 'gateway.log');
+  writeFileSync(file, 'one\ntwo\nhal');
+  const following = lastLines(file, 5, true);
+  t.same(following.lines, ['one', 'two'], 'a line still being written is left to the follow');
+  t.equal(following.from.pos, Buffer.byteLength('one\ntwo\n'));
+  t.equal(following.from.ino, statSync(file).ino);
+  t.same(lastLines(file, 2).lines, ['two', 'hal'], 'a plain read shows it as it is');
+  // What the gateway appends after that read is what the follow reads from its position: nothing
+  // printed twice, nothing skipped (a second look at the size, after the lines, skipped it).
+  appendFileSync(file, 'f done\nthree\n');
+  t.equal(readFileSync(file).subarray(following.from.pos).toString(), 'half done\nthree\n');
+  t.same(lastLines(join(tempDir(), 'none.log'), 3, true), { lines: [], from: { ino: -1, pos: 0 } }, 'no file: the follow waits for one');
+  t.end();
+});
+
+t.test('logs -f prints a line that was half written when it started once it ends', async (t) => {
+  const home = tempDir();
+  const file = join(home, 'logs', 'gateway.log');
+  mkdirSync(join(home, 'logs'));
+  writeFileSync(file, 'old line\nhal');
+  const f = start(process.execPath, [bundle, 'logs', '-f', '-n', '1'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.teardown(() => f.child.kill('SIGKILL'));
+  let out = '';
+  f.child.stdout!.removeAllListeners('data');
+  f.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const until = async (re: RegExp) => {
+    for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    t.match(out, re);
+  };
+  await until(/^old line\n$/);
+  appendFileSync(file, 'f a line\n');
+  await until(/^old line\nhalf a line\n$/);
+  f.child.kill('SIGINT');
+  t.same(await f.exited, { code: 0, signal: null });
 });
 
 t.test('with the service unit of this home installed, the journal has the lines', async (t) => {

@@ -4,7 +4,7 @@
 // here, with gateway.log.1 before it when the last lines span a rotation. -f follows the file as
 // `tail -F` does, across rotations, until Ctrl-C. In the bundle: the lazy chunk 'ops-cli'.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXIT, PinclawError, UsageError } from '../errors.js';
 import { onPath, unitDir } from '../ops/systemd.js';
@@ -34,18 +34,50 @@ export function serviceFor(home: string, env: NodeJS.ProcessEnv): ServiceMode | 
   return undefined;
 }
 
-/** The last `n` lines of the log: from the file, and from the rotated one before it when needed. */
-export function lastLines(file: string, n: number): string[] {
-  const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l !== '') : []);
-  const current = read(file);
-  const lines = current.length >= n ? current : [...read(`${file}.1`), ...current];
-  return lines.slice(-n);
+/** Where a follow starts: the file (by inode) and the byte after what was already printed. */
+interface FollowFrom {
+  ino: number;
+  pos: number;
+}
+
+/**
+ * The last `n` lines of the log, from the file and from the rotated one before it when needed, and
+ * where a follow goes on from. The lines and the position come from one read of one open file: a
+ * position taken by a second look would skip whatever the gateway appended between the two (a line
+ * lost to `logs -f`). A last line without its newline yet is among the lines only when not
+ * `following`: a follow starts before it and prints it whole once it ends.
+ */
+export function lastLines(file: string, n: number, following = false): { lines: string[]; from: FollowFrom } {
+  const older = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l !== '') : []);
+  let text = '';
+  let partial = '';
+  let from: FollowFrom = { ino: -1, pos: 0 };
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    // no file yet: the follow waits for it
+  }
+  if (fd !== undefined) {
+    try {
+      const bytes = readFileSync(fd);
+      const end = bytes.lastIndexOf(0x0a) + 1;
+      text = bytes.subarray(0, end).toString('utf8');
+      partial = bytes.subarray(end).toString('utf8');
+      from = { ino: fstatSync(fd).ino, pos: end };
+    } finally {
+      closeSync(fd);
+    }
+  }
+  const current = text.split('\n').filter((l) => l !== '');
+  if (partial && !following) current.push(partial);
+  const lines = current.length >= n ? current : [...older(`${file}.1`), ...current];
+  return { lines: lines.slice(-n), from };
 }
 
 /** Prints what is appended to `file` from byte `from` on, across rotations, until the process is stopped. */
-function follow(file: string, from: number, out: (line: string) => void): Promise<number> {
-  let pos = from;
-  let ino = existsSync(file) ? statSync(file).ino : -1;
+function follow(file: string, from: FollowFrom, out: (line: string) => void): Promise<number> {
+  let { pos, ino } = from;
   let partial = '';
   const readNew = () => {
     let st;
@@ -116,8 +148,9 @@ export async function runLogs(args: string[], ctx: CliContext): Promise<number> 
   if (!existsSync(file) && !followOn) {
     throw new PinclawError(`no gateway log at ${file}: no gateway has run in this home outside systemd yet (pinclaw gateway writes it; under pinclaw service install the journal has the lines)`);
   }
-  for (const line of lastLines(file, n)) ctx.out(line);
+  const { lines, from } = lastLines(file, n, followOn);
+  for (const line of lines) ctx.out(line);
   if (!followOn) return EXIT.ok;
-  if (!existsSync(file)) ctx.err(`(waiting for ${file}: no gateway has written it yet)`);
-  return follow(file, existsSync(file) ? statSync(file).size : 0, ctx.out);
+  if (from.ino < 0) ctx.err(`(waiting for ${file}: no gateway has written it yet)`);
+  return follow(file, from, ctx.out);
 }

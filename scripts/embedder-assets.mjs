@@ -64,7 +64,8 @@ const BUCKET_WORDS = 150000;
  * paraphrase experiments") it did not raise paraphrase recall@5 (0.414 against 0.448), so the
  * shipped data stays the package's vectors. Kept as a build option to measure again:
  * buildAsset(root, { retrofitting: { relations: DEFAULT_RELATIONS, alpha: 1, iterations: 10 } })
- * (needs Debian's wordnet-base).
+ * (needs Debian's wordnet-base), or with another lexicon, `neighbours: (words) => Int32Array|null per
+ * word` instead of `relations` (the Moby thesaurus rows of that table were measured so).
  */
 export const RETROFIT = null;
 export { DEFAULT_RELATIONS };

@@ -133,4 +133,10 @@ t.test('the rerank: a WordNet link moves a pair halfway to an exact match, if th
   t.same(await rerank(q, candidates, words(), 1, links), [0, 1], 'with the links, the answer');
   t.same(await rerank(q, candidates, words(), 1, { has: () => false }), [1, 0], 'a relation that links nothing is the vectors alone');
   t.notOk(localEmbedder({ links: false }).wordLinks, 'links: false leaves them out');
+  t.equal(await localEmbedder().wordLinks!(), links, 'loaded once for the process');
+  const { releaseCaches } = await import('../src/release.js');
+  t.ok(releaseCaches().includes('word-links'));
+  const again = await emb.wordLinks!();
+  t.not(again, links, 'a release drops them; the next search loads them again');
+  t.ok(again.has('poultry', 'chicken'));
 });

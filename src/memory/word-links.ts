@@ -51,6 +51,7 @@ export function baseForms(word: string): string[] {
 export class WordLinks implements WordRelation {
   private readonly index: Map<string, number>;
   private readonly related = new Map<string, Set<number>>();
+  private readonly forms = new Map<string, readonly number[]>();
 
   /** `words` sorted; `start`/`linked`: the words linked to word i are linked[start[i]..start[i + 1]). */
   constructor(words: readonly string[], private readonly start: Uint32Array, private readonly linked: Uint32Array) {
@@ -76,14 +77,25 @@ export class WordLinks implements WordRelation {
     return s;
   }
 
+  /** The indices of the base forms of `word` that have links (cached: a chunk word recurs in every search that reaches it). */
+  private formsOf(word: string): readonly number[] {
+    let f = this.forms.get(word);
+    if (!f) {
+      f = baseForms(word).flatMap((w) => {
+        const i = this.index.get(w);
+        return i === undefined ? [] : [i];
+      });
+      if (this.forms.size >= 4096) this.forms.clear();
+      this.forms.set(word, f);
+    }
+    return f;
+  }
+
   /** Whether a base form of `a` and a base form of `b` are linked (the same word is not a link). */
   has(a: string, b: string): boolean {
     const s = this.relatedTo(a);
     if (s.size === 0) return false;
-    for (const f of baseForms(b)) {
-      const j = this.index.get(f);
-      if (j !== undefined && s.has(j)) return true;
-    }
+    for (const j of this.formsOf(b)) if (s.has(j)) return true;
     return false;
   }
 }

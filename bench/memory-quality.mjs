@@ -25,6 +25,9 @@ const { values } = parseArgs({
     // Another build of the local embedder's data (node scripts/embedder-assets.mjs --out F ...), to
     // measure a change to how it is made without replacing the cached one.
     'embedder-file': { type: 'string' },
+    // The rerank without WordNet's word links (src/memory/word-links.ts), or with another build of them.
+    'no-links': { type: 'boolean', default: false },
+    'links-file': { type: 'string' },
   },
 });
 const say = (msg) => process.stderr.write(`bench:memory-quality: ${msg}\n`);
@@ -200,10 +203,15 @@ async function main() {
   const missingLocal = localAvailable(lib);
   if (missingLocal) notes.push(`local embedder: not measured (${missingLocal})`);
   else {
-    const embedder = await lib.localEmbedder(values['embedder-file'] ? { file: values['embedder-file'] } : {});
+    const embedder = await lib.localEmbedder({
+      ...(values['embedder-file'] ? { file: values['embedder-file'] } : {}),
+      links: !values['no-links'],
+      ...(values['links-file'] ? { linksFile: values['links-file'] } : {}),
+    });
     await embedder.embed(['warm up']); // loads the data, so the store times below are the embedding's
-    say(`local embedder ${embedder.id}, ${embedder.dimensions} dimensions, computed by the ${embedder.implementation ?? '?'} implementation`);
-    notes.push(`local embedder: ${embedder.id}, ${embedder.dimensions} dimensions, computed by the ${embedder.implementation ?? '?'} implementation`);
+    const links = embedder.wordLinks ? `, the rerank with WordNet's links among ${(await embedder.wordLinks()).words} words` : ', the rerank without word links';
+    say(`local embedder ${embedder.id}, ${embedder.dimensions} dimensions, computed by the ${embedder.implementation ?? '?'} implementation${links}`);
+    notes.push(`local embedder: ${embedder.id}, ${embedder.dimensions} dimensions, computed by the ${embedder.implementation ?? '?'} implementation${links}`);
     configs.push({ label: 'local', embedder, configEmbedder: 'local', modes: ['vector', 'hybrid'] });
   }
   const url = process.env.PINCLAW_BENCH_EMBEDDINGS_URL;

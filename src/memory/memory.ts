@@ -14,7 +14,7 @@ import {
   type ChunkRow, type ChunkText, type MemoryCounts,
 } from './store.js';
 import { rerank, WordVectors } from './rerank.js';
-import { citationOf, type Embedder, type MemoryChunk, type MemoryHit, type MemoryKind, type SearchMode } from './types.js';
+import { citationOf, type Embedder, type MemoryChunk, type MemoryHit, type MemoryKind, type SearchMode, type WordRelation } from './types.js';
 
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_ENTRY_CHARS = 8000;
@@ -95,10 +95,21 @@ export function openMemory(o: MemoryOptions): Memory {
   let words: WordVectors | undefined;
   const wordVectors = () => (words ??= new WordVectors((w) => o.embedder!.embed(w)));
 
+  /** WordNet's links when the embedder has them; without them (not loadable: a warning) the rerank uses the word vectors alone. */
+  async function wordLinks(): Promise<WordRelation | null> {
+    if (!o.embedder?.wordLinks) return null;
+    try {
+      return await o.embedder.wordLinks();
+    } catch (err) {
+      log.once('memory-word-links', 'warn', `memory: reranking without word links: ${errorMessage(err)}`);
+      return null;
+    }
+  }
+
   /** Reranked scores of the candidates, or their fused scores when the words cannot be embedded now. */
   async function rerankOrKeep(q: string, found: readonly { r: ChunkText; score: number }[]): Promise<number[]> {
     try {
-      return await rerank(q, found.map((f) => ({ text: f.r.text, score: f.score })), wordVectors(), RERANK_WEIGHT);
+      return await rerank(q, found.map((f) => ({ text: f.r.text, score: f.score })), wordVectors(), RERANK_WEIGHT, await wordLinks());
     } catch (err) {
       log.warn(`memory: search results not reranked: ${errorMessage(err)}`);
       return found.map((f) => f.score);

@@ -4,9 +4,11 @@
 // (BERTScore's greedy matching, Zhang et al. 2020; the relaxed word mover's distance of Kusner et
 // al. 2015) scores each query word by its best partner alone, however much else the chunk is about.
 // The word vectors are the embedder's own (each word embedded alone: its vocabulary vector, typo
-// correction and n-grams included), so nothing is shipped for this step.
+// correction and n-grams included). WordNet's links between words (word-links.ts), when the embedder
+// has them, count a linked pair as closer than its vectors say.
 import { foldText, splitTerms } from '../native/ranking-text.js';
 import { onRelease } from '../release.js';
+import type { WordRelation } from './types.js';
 
 // A quiet gateway drops the word caches with the embedder's data (src/release.ts); the next search
 // fills them again.
@@ -103,10 +105,21 @@ export interface Candidate {
 }
 
 /**
- * New scores for the candidates: (1 − weight) · fused + weight · coverage (normalised). The order of candidates
- * is kept; the caller sorts.
+ * The similarity of a query word and a chunk word whose vectors have cosine `cos`: the cosine, or,
+ * when WordNet links the two words and the vectors do not disagree (cos > 0), halfway from it to an
+ * exact match, (1 + cos) / 2. A link alone is weak evidence (WordNet links "cut" to "dock" as well
+ * as to "mow"), so it raises a pair in proportion to what the vectors already see rather than to a
+ * fixed score; measured alternatives in bench/README.md ("Memory paraphrase experiments").
  */
-export async function rerank(query: string, candidates: readonly Candidate[], words: WordVectors, weight: number): Promise<number[]> {
+export function linkedSimilarity(cos: number, linked: boolean): number {
+  return linked && cos > 0 ? (1 + cos) / 2 : cos;
+}
+
+/**
+ * New scores for the candidates: (1 − weight) · fused + weight · coverage (normalised). The order of candidates
+ * is kept; the caller sorts. `links`: WordNet's links, or null to use the word vectors alone.
+ */
+export async function rerank(query: string, candidates: readonly Candidate[], words: WordVectors, weight: number, links: WordRelation | null = null): Promise<number[]> {
   const qWords = contentWords(query);
   const cWords = candidates.map((c) => contentWords(c.text));
   const vectors = await words.of([...qWords, ...cWords.flat()]);
@@ -119,7 +132,11 @@ export async function rerank(query: string, candidates: readonly Candidate[], wo
     for (const w of ws) {
       if (sims.has(w)) continue;
       const v = vectors.get(w)!;
-      sims.set(w, Float64Array.from(qv, (q) => dot(q, v)));
+      sims.set(w, Float64Array.from(qv, (q, j) => {
+        const cos = dot(q, v);
+        // The link lookup only where it can change something (a positive cosine).
+        return links && cos > 0 ? linkedSimilarity(cos, links.has(qWords[j]!, w)) : cos;
+      }));
     }
   }
   const best = new Float64Array(qv.length);

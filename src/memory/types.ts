@@ -31,6 +31,11 @@ export interface MemoryHit {
 
 export type SearchMode = 'hybrid' | 'keyword' | 'vector';
 
+/** A relation between words (word-links.ts: WordNet's links, inflections included). */
+export interface WordRelation {
+  has(a: string, b: string): boolean;
+}
+
 /**
  * Turns texts into vectors. `id` names the model and its version: it is stored with every vector, so
  * vectors of two embedders are never compared and a change of embedder is noticed.
@@ -43,6 +48,11 @@ export interface Embedder {
    * candidates word by word (rerank.ts). Unset for a remote embedder.
    */
   readonly wordLevel?: boolean;
+  /**
+   * WordNet's links among the embedder's words, which the rerank adds to the word vectors
+   * (word-links.ts). Unset when the embedder has none.
+   */
+  wordLinks?(): Promise<WordRelation>;
   /** One vector per text, in order; unit length. Throws EmbedderError when it cannot. */
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }

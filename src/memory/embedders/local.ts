@@ -11,6 +11,7 @@ import { onRelease } from '../../release.js';
 import { EmbedderError, type Embedder } from '../types.js';
 import { DEFAULT_WORDS, EMBEDDER_DIMS, embedderId, loadEmbedderBytes, parseEmbedderData } from './local-asset.js';
 import { prepareText, ReferenceEmbedder } from './local-reference.js';
+import { loadWordLinks, type WordLinks } from '../word-links.js';
 
 export { prepareText } from './local-reference.js';
 
@@ -29,6 +30,10 @@ export interface LocalEmbedderOptions {
   implementation?: 'auto' | 'native' | 'reference';
   /** A data file to read instead of the built-in data (benchmarks). */
   file?: string;
+  /** WordNet's links for the rerank (word-links.ts): on by default; false leaves the rerank to the word vectors alone. */
+  links?: boolean;
+  /** Another build of the links (node scripts/word-links.mjs writes the default one). */
+  linksFile?: string;
 }
 
 export interface LocalEmbedder extends Embedder {
@@ -93,6 +98,23 @@ const backends = new Map<string, Promise<Backend>>();
 // embed still running keeps the backend it started with.
 onRelease('embedder', () => backends.clear());
 
+// The word links, once per file for the process, dropped with the backends (about 2 MB of maps).
+const links = new Map<string, Promise<WordLinks>>();
+onRelease('word-links', () => links.clear());
+
+function linksFor(file: string | undefined): Promise<WordLinks> {
+  const key = file ?? '';
+  let l = links.get(key);
+  if (!l) {
+    l = loadWordLinks(file).catch((err: unknown) => {
+      links.delete(key); // a later search tries again (e.g. after npm install)
+      throw new Error(`the word links cannot be loaded: ${errorMessage(err)}`);
+    });
+    links.set(key, l);
+  }
+  return l;
+}
+
 function backendFor(settings: Parameters<typeof loadBackend>[0]): Promise<Backend> {
   const key = `${settings.words}\0${settings.implementation}\0${settings.file ?? ''}`;
   let b = backends.get(key);
@@ -122,6 +144,7 @@ export function localEmbedder(opts: LocalEmbedderOptions = {}): LocalEmbedder {
     id,
     dimensions: EMBEDDER_DIMS,
     wordLevel: true,
+    ...(opts.links === false ? {} : { wordLinks: () => linksFor(opts.linksFile) }),
     get implementation() {
       return implementation;
     },

@@ -514,12 +514,19 @@ function sourceStamp(root, words, buckets) {
  * file and renamed, so concurrent builders never see half a file.
  */
 export function ensureAsset(root, { words = DEFAULT_WORDS, buckets = DEFAULT_BUCKETS, force = false, log = () => {} } = {}) {
-  const file = cacheFile(root, words);
+  return ensureBuilt(cacheFile(root, words), sourceStamp(root, words, buckets), () => buildAsset(root, { words, buckets, log }), { force, log });
+}
+
+/**
+ * A built file kept under .cache/ with the stamp of what it was built from beside it: returned as it
+ * is while the stamp matches, built again (through a temporary file and a rename, so a build that
+ * fails leaves no half file under the name) when it does not. Shared with scripts/word-links.mjs.
+ */
+export function ensureBuilt(file, stamp, build, { force = false, log = () => {} } = {}) {
   const stampFile = `${file}.stamp.json`;
-  const stamp = sourceStamp(root, words, buckets);
   if (!force && existsSync(file) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return file;
   mkdirSync(dirname(file), { recursive: true });
-  const bytes = buildAsset(root, { words, buckets, log });
+  const bytes = build();
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     writeFileSync(tmp, bytes);

@@ -14,13 +14,12 @@
 //   the length of the prefix shared with the previous word, then the rest, ASCII); then per word i,
 //   in that order, a varint count of its linked words j > i and the gaps j − previous (the previous
 //   starting at i), each a varint (7 bits a byte, low first, the high bit set on all but the last).
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_WORDS, vocabulary } from './embedder-assets.mjs';
+import { DEFAULT_WORDS, ensureBuilt, vocabulary } from './embedder-assets.mjs';
 import { DEFAULT_RELATIONS, readWordNet } from './wordnet-retrofit.mjs';
 
 /** Bumped when the layout or what is linked changes; part of the file name and the asset key (src/memory/word-links.ts holds the same). */
@@ -132,22 +131,7 @@ function sourceStamp(root) {
 
 /** The links file, built into .cache/embedder/ unless an up-to-date one is there (its stamp names the source). */
 export function ensureLinks(root, { force = false, log = () => {} } = {}) {
-  const file = linksFile(root);
-  const stampFile = `${file}.stamp.json`;
-  const stamp = sourceStamp(root);
-  if (!force && existsSync(file) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return file;
-  mkdirSync(dirname(file), { recursive: true });
-  const bytes = buildLinks(root, { log });
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, bytes);
-    renameSync(tmp, file);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-  writeFileSync(stampFile, stamp);
-  log(`wrote ${file} (sha256 ${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}…)`);
-  return file;
+  return ensureBuilt(linksFile(root), sourceStamp(root), () => buildLinks(root, { log }), { force, log });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

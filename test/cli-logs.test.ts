@@ -2,12 +2,26 @@
 // with its time), `logs` prints its last lines (across a rotation), `logs -f` follows appends and a
 // rotation until stopped; the file stays bounded; with the service unit of this home installed the
 // journal is where the lines are (found from the unit `service install` writes); bad input exits 2.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastLines } from '../src/cli/logs-command.js';
 import { logFileSink } from '../src/log-file.js';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
+
+/** `pinclaw logs -f -n 1` on `home`; `until` waits (up to 10 s) for its whole output to match. */
+function followLogs(t: Test, home: string) {
+  const f = start(process.execPath, [bundle, 'logs', '-f', '-n', '1'], { env: cleanEnv({ PINCLAW_HOME: home }) });
+  t.teardown(() => f.child.kill('SIGKILL'));
+  let out = '';
+  f.child.stdout!.removeAllListeners('data');
+  f.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const until = async (re: RegExp) => {
+    for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    t.match(out, re);
+  };
+  return { f, until };
+}
 
 t.test('the gateway writes its log file; logs prints the last lines; no file is a clear error', async (t) => {
   const home = tempDir();
@@ -50,15 +64,7 @@ t.test('logs -f prints appended lines and follows a rotation until stopped', asy
   const file = join(home, 'logs', 'gateway.log');
   mkdirSync(join(home, 'logs'));
   writeFileSync(file, 'old line\n');
-  const f = start(process.execPath, [bundle, 'logs', '-f', '-n', '1'], { env: cleanEnv({ PINCLAW_HOME: home }) });
-  t.teardown(() => f.child.kill('SIGKILL'));
-  let out = '';
-  f.child.stdout!.removeAllListeners('data');
-  f.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const until = async (re: RegExp) => {
-    for (let i = 0; i < 100 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-    t.match(out, re);
-  };
+  const { f, until } = followLogs(t, home);
   await until(/^old line\n$/);
   appendFileSync(file, 'new line one\nnew line ');
   await until(/new line one\n$/);
@@ -92,15 +98,7 @@ t.test('logs -f prints a line that was half written when it started once it ends
   const file = join(home, 'logs', 'gateway.log');
   mkdirSync(join(home, 'logs'));
   writeFileSync(file, 'old line\nhal');
-  const f = start(process.execPath, [bundle, 'logs', '-f', '-n', '1'], { env: cleanEnv({ PINCLAW_HOME: home }) });
-  t.teardown(() => f.child.kill('SIGKILL'));
-  let out = '';
-  f.child.stdout!.removeAllListeners('data');
-  f.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const until = async (re: RegExp) => {
-    for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-    t.match(out, re);
-  };
+  const { f, until } = followLogs(t, home);
   await until(/^old line\n$/);
   appendFileSync(file, 'f a line\n');
   await until(/^old line\nhalf a line\n$/);

@@ -12,6 +12,7 @@ import { PairingLimits } from './pairing-limits.js';
 import { constantTimeEqual, GatewayGuard, type GuardDecision, type GuardOptions, type GuardStatus } from './guard.js';
 import { ConnectionLimiter, connectionCap, descriptorLimit, type ConnectionOptions, type ConnectionStatus } from './connections.js';
 import { log } from '../../log.js';
+import { listenOn } from '../../net/listen-on.js';
 import { HttpError, sendJson, sendRefusal, type ApiHandler } from './io.js';
 
 export interface HttpServerOptions {
@@ -140,7 +141,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<RunningHttpSer
       const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
       reject(new PinclawError(`cannot listen on ${opts.host}:${opts.port}: ${why}`));
     });
-    server.listen(opts.port, opts.host, () => {
+    listenOn(server, opts.port, opts.host, () => {
       const addr = server.address() as AddressInfo;
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       resolve({

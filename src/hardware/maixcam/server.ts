@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { count } from '../../counters.js';
 import { log as defaultLog, type Logger } from '../../log.js';
+import { listenOn } from '../../net/listen-on.js';
 
 export const MAX_LINE = 64 * 1024;
 const HELLO_TIMEOUT_MS = 5000;
@@ -250,7 +251,7 @@ export function startMaixcamServer(o: MaixcamServerOptions): Promise<MaixcamServ
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(o.port, o.host, () => {
+    listenOn(server, o.port, o.host, () => {
       server.off('error', reject);
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : o.port;

@@ -14,6 +14,7 @@ import { bundle, dashboardDir } from './build.mjs';
 import { tokenizerAssets } from './tokenizer-assets.mjs';
 import { embedderAssets } from './embedder-assets.mjs';
 import { ensureLinks, linksKey } from './word-links.mjs';
+import { buildStoreTemplate, STORE_TEMPLATE_KEY } from './store-template.mjs';
 import { compressAssets } from './compress-assets.mjs';
 
 export const NODE_VERSION = '24.21.0';
@@ -304,7 +305,11 @@ export async function buildSea(arch) {
   // Text read once into a string, and the addons, read only when extracted (see
   // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (67 KB, 7 KB compressed):
   // every gateway start reads it, and node:zlib's load to decompress it cost more than the read.
-  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || key === linksKey() || /^native\/.*\.node$/.test(key));
+  // A new home's database, every migration applied (scripts/store-template.mjs; read by
+  // src/store/template.ts): made by this host's Node 24, whatever the target (SQLite's file format
+  // is the same on every arch).
+  assets[STORE_TEMPLATE_KEY] = await buildStoreTemplate(join(fetchNode(process.arch), 'bin', 'node'), join(work, 'pinclaw.db'));
+  compressAssets(assets, join(work, 'compressed'), (key) => key.startsWith('tokenizer/') || key.startsWith('lazy/') || key === linksKey() || key === STORE_TEMPLATE_KEY || /^native\/.*\.node$/.test(key));
   // A first start trusts the zstd frame's content checksum instead of hashing the addon it extracts
   // (src/native/extract.ts): the hash the manifest records is checked here, once, on what the
   // frames give back.

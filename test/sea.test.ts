@@ -4,6 +4,7 @@ import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { openDatabase, type Db } from '../src/store/db.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
 import { arm64Sysroot, cleanEnv, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
 
@@ -122,6 +123,16 @@ t.test('x64 executable runs the gateway', async (t) => {
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
   t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+  // This first start's database is the executable's template (src/store/template.ts): the same as
+  // the migrations make.
+  const schema = (db: Db) => db.prepare('select type, name, tbl_name, sql from sqlite_master order by type, name').all();
+  const versions = (db: Db) => db.prepare('select version, name from schema_migrations order by version').all();
+  const fromExe = openDatabase(join(home, 'pinclaw.db'), { readonly: true });
+  const made = openDatabase(join(tempDir(), 'pinclaw.db'));
+  t.same(schema(fromExe), schema(made), 'the schema the migrations make');
+  t.same(versions(fromExe), versions(made));
+  fromExe.close();
+  made.close();
 });
 
 /** The directory an addon is extracted to in a home (named for the addon's content hash). */

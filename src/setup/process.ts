@@ -12,6 +12,7 @@ import { ensureWritableDir } from '../fsutil.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { openDatabase, type Db } from '../store/db.js';
+import { storeTemplate } from '../store/template.js';
 import type { ChannelAdapter, Conductor } from '../conductor/conductor.js';
 import type { Bus } from '../conductor/bus.js';
 import type { ProcessContext } from './context.js';
@@ -60,7 +61,7 @@ export async function openProcess(ctx: ProcessContext, o: OpenOptions = {}): Pro
 /** The store as the config says (for a command that must check its input against the config first). */
 export function openStore(ctx: ProcessContext, config: PinclawConfig): Db {
   configureNative({ cacheDir: ctx.paths.cache, enabled: config.native.enabled });
-  return openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs });
+  return openDatabase(ctx.paths.database, { busyTimeoutMs: config.store.busyTimeoutMs, template: storeTemplate });
 }
 
 export interface TurnProcess {

@@ -1,6 +1,7 @@
 // Opens the SQLite database through better-sqlite3 with the addon from our own loader (so the same
 // code runs in a dev tree and in the single executable), in WAL mode with a busy timeout.
 import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ensureWritableDir } from '../fsutil.js';
 import { PinclawError, errorMessage } from '../errors.js';
@@ -8,6 +9,7 @@ import { loadAddon } from '../native/loader.js';
 import { onRelease } from '../release.js';
 import { migrate, type Migration } from './migrations.js';
 import { migrations as builtIn } from './schema.js';
+import { placeTemplate } from './template.js';
 
 export type Db = Database.Database;
 
@@ -15,10 +17,26 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   readonly?: boolean;
   migrations?: readonly Migration[];
+  /**
+   * A file that does not exist yet starts as a copy of this database, every migration already
+   * applied (src/store/template.ts); undefined, or no bytes: the migrations make it.
+   */
+  template?: () => Uint8Array | undefined;
 }
 
 export function openDatabase(file: string, opts: OpenOptions = {}): Db {
-  if (file !== ':memory:' && !opts.readonly) ensureWritableDir(dirname(file), 'database directory');
+  let fromTemplate = false;
+  if (file !== ':memory:' && !opts.readonly) {
+    ensureWritableDir(dirname(file), 'database directory');
+    const bytes = opts.template && !existsSync(file) ? opts.template() : undefined;
+    if (bytes) {
+      try {
+        fromTemplate = placeTemplate(file, bytes);
+      } catch (err) {
+        throw new PinclawError(`cannot create database ${file}: ${errorMessage(err)}`);
+      }
+    }
+  }
   let db: Db;
   try {
     db = new Database(file, { readonly: opts.readonly ?? false, nativeBinding: loadAddon<object>('better_sqlite3') as never });
@@ -34,6 +52,8 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
     }
     db.pragma('foreign_keys = ON');
     if (!opts.readonly) migrate(db, opts.migrations ?? builtIn);
+    // The template's migrations are dated when the build made it; this database got them now.
+    if (fromTemplate) db.prepare('update schema_migrations set applied_at = ?').run(new Date().toISOString());
   } catch (err) {
     db.close();
     throw err instanceof PinclawError ? err : new PinclawError(`cannot prepare database ${file}: ${errorMessage(err)}`);

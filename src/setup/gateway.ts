@@ -144,8 +144,11 @@ export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Prom
     if (mcp) stops.push(() => void mcp.close());
     const { conductor, memory, tools, hooks } = createRuntime({ db, config, paths: ctx.paths, env: ctx.env, channels, bus, extraTools: [...hardware.tools, ...(mqtt?.tools ?? [])], ...(mcp ? { toolSources: [mcp] } : {}), board: hardware.promptText, execSandbox: sandboxForExec });
     reserved = tools.list({ sessionKey: 'mcp', channel: 'cli', chatId: 'mcp' }).filter((l) => l.tool.mcpServer === undefined).map((l) => l.tool.name);
-    // The memory opens on first use; then its files are watched, and its index saved at the end.
-    stops.push(() => memory.close(), memory.watchFiles());
+    // The memory opens on first use; its files are watched from just after "listening" (a watcher
+    // is 1-1.5 ms of a start, and a file changed before it is read by the memory's first use
+    // anyway), and its index is saved at the end.
+    let unwatchMemory = (): void => undefined;
+    stops.push(() => memory.close(), () => unwatchMemory());
     conductor.start();
     // Jobs and the heartbeat submit through the conductor, so they start once it runs.
     stops.push(scheduling!.start({ db, conductor, channels: channels.map((c) => c.name) }));
@@ -189,6 +192,7 @@ export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Prom
     // Where `pinclaw status` finds it, also when --host or --port replaced the config's.
     setState(db, 'gateway.url', listening.url);
     sdNotify(`READY=1\nSTATUS=listening on ${listening.url}`, ctx.env);
+    unwatchMemory = memory.watchFiles();
     // A first start loaded its addons from files not yet flushed: flushed and named now, off the
     // path to listening (src/native/extract.ts says why no later start can load a torn one).
     setImmediate(settleExtractions);

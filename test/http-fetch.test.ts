@@ -6,13 +6,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setDefaultCACertificates } from 'node:tls';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
-import { fetchOverNodeHttp } from '../src/net/http-fetch.js';
+import { fetchOverNodeHttp, requestOverNodeHttp } from '../src/net/http-fetch.js';
 
 interface Seen {
   method: string;
@@ -277,6 +277,34 @@ t.test('failures: refused, a bad protocol, a server that stops sending, a droppe
   await t.rejects(fetchOverNodeHttp(`${srv.url}/never`, {}, { connectMs: 10_000, idleMs: 200 }), { name: 'TypeError', cause: { code: 'UND_ERR_BODY_TIMEOUT' } }, 'so does a head that never comes');
   const dropped = await fetchOverNodeHttp(`${srv.url}/drop`);
   await t.rejects(dropped.text(), 'a body cut short fails to read');
+});
+
+t.test('a pinned lookup: the connection goes to the address the caller checked; destroy closes it', async (t) => {
+  let closed!: () => void;
+  const sawClose = new Promise<void>((r) => (closed = r));
+  const srv = await serve((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('first part');
+    // Never ends: only the client's destroy ends the exchange.
+    req.socket.once('close', closed);
+  });
+  t.teardown(() => close(srv.server));
+  const port = new URL(srv.url).port;
+  const asked: string[] = [];
+  // A name under .invalid never resolves (RFC 6761): reaching the server proves no lookup of Node's was made.
+  const lookup = ((host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) => {
+    asked.push(host);
+    if (opts?.all) cb(null, [{ address: '127.0.0.1', family: 4 }]);
+    else cb(null, '127.0.0.1', 4);
+  }) as unknown as LookupFunction;
+  const answer = await requestOverNodeHttp(`http://pinned.invalid:${port}/x`, {}, { connectMs: 5000, idleMs: 5000, lookup });
+  t.same({ status: answer.status, asked, host: srv.seen[0]?.headers.host }, { status: 200, asked: ['pinned.invalid'], host: `pinned.invalid:${port}` });
+  const first: Buffer = await new Promise((r) => answer.body!.once('data', r));
+  t.equal(first.toString(), 'first part');
+  answer.destroy();
+  await sawClose;
+  t.pass('the server saw the connection closed');
+  await t.rejects(requestOverNodeHttp(`http://pinned.invalid:${port}/x`, {}, { connectMs: 5000, idleMs: 5000 }), { cause: { code: /ENOTFOUND|EAI_AGAIN/ } }, 'without the pin the name does not resolve');
 });
 
 t.test('https: the certificate is checked; a trusted one works', async (t) => {

@@ -264,7 +264,7 @@ t.test('x64 executable loads its lazy chunks and runs a contained regex', async 
   let out = '';
   fetched.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   t.equal((await fetched.exited).code, 0, fetched.stderr());
-  t.match(out, /# Board\n\n## Relay\n\n- on\n\n\u201cok\u201d/, 'undici and the HTML chunk, from the executable');
+  t.match(out, /# Board\n\n## Relay\n\n- on\n\n\u201cok\u201d/, 'the web fetch (node:http) and the HTML chunk, from the executable');
   const grep = start(exe, ['tool', 'run', 'grep', JSON.stringify({ pattern: '(ab)\\1' })], { env, cwd: dir });
   let found = '';
   grep.child.stdout!.on('data', (d: Buffer) => (found += d.toString()));

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { fetchPage, webFetchTool, type WebSettings } from '../src/tools/web/fetch.js';
 import { isPublicAddress } from '../src/tools/web/ssrf.js';
 
@@ -107,4 +108,43 @@ t.test('readable text, redirects followed, caps applied, through the tool', asyn
   const refused = await webFetchTool(settings()).execute({ url: `${site.base}/page` }, { sessionKey: 's', channel: 'c', chatId: 'c' });
   t.equal(refused.isError, true);
   t.match(refused.content, /refused by the SSRF guard/);
+});
+
+t.test('compressed pages are decoded and capped by what they hold; a cut download closes its connection; a failed connection says why', async (t) => {
+  // 2 MB of text in about 2 KB: the cap must apply to the decoded bytes, or a small answer could unpack without bound.
+  const bomb = gzipSync(Buffer.from('y'.repeat(2_000_000)));
+  let endlessClosed!: () => void;
+  const closed = new Promise<void>((r) => (endlessClosed = r));
+  const site = await serve('127.0.0.4', (req, res) => {
+    if (req.url === '/gzip') {
+      t.match(req.headers['accept-encoding'], /gzip/, 'compression is offered');
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      return res.end(bomb);
+    }
+    if (req.url === '/br-html') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'br' });
+      return res.end(brotliCompressSync(Buffer.from('<title>Packed</title><p>caf\u00e9</p>')));
+    }
+    // Sends more than the cap and never ends: only the client's closing ends the exchange.
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('z'.repeat(20_000));
+    req.socket.once('close', endlessClosed);
+  });
+  t.teardown(() => site.server.close());
+  const s = settings({ allowedHosts: ['127.0.0.4'], maxBytes: 10_000 });
+  const packed = await fetchPage(`${site.base}/gzip`, s);
+  t.same({ length: packed.text.length, truncated: packed.truncated, head: packed.text.slice(0, 3) }, { length: 10_000, truncated: true, head: 'yyy' });
+  const br = await fetchPage(`${site.base}/br-html`, s);
+  t.same({ title: br.title, text: br.text }, { title: 'Packed', text: 'caf\u00e9' }, 'brotli decoded before the charset and the HTML reader');
+  const endless = await fetchPage(`${site.base}/endless`, s);
+  t.equal(endless.text.length, 10_000);
+  await closed;
+  t.pass('the server saw the connection closed after the cap');
+  // A port nobody listens on: the message names the cause, not the transport's "fetch failed".
+  const probe = await serve('127.0.0.4', (_req, res) => res.end());
+  const deadPort = new URL(probe.base).port;
+  await new Promise<void>((r) => probe.server.close(() => r()));
+  const refused = await webFetchTool(s).execute({ url: `http://127.0.0.4:${deadPort}/` }, { sessionKey: 's', channel: 'c', chatId: 'c' });
+  t.equal(refused.isError, true);
+  t.match(refused.content, new RegExp(`^web_fetch http://127\\.0\\.0\\.4:${deadPort}/: connect ECONNREFUSED 127\\.0\\.0\\.4:${deadPort}$`));
 });

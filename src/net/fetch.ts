@@ -4,7 +4,7 @@
 // is a lazy chunk loaded by the first request, as a gateway with no channel that polls makes none until
 // a turn; under tsx and tap the import() is an ordinary one. test/http-fetch.test.ts checks that no
 // module of src/ calls the global fetch.
-import type { NodeAnswer } from './http-fetch.js';
+import type { FetchTransport, NodeAnswer } from './http-fetch.js';
 
 export async function httpFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const { fetchOverNodeHttp } = await import('./http-fetch.js');
@@ -12,7 +12,7 @@ export async function httpFetch(input: string | URL | Request, init?: RequestIni
 }
 
 /** The same request, its answer's body a Node stream (see requestOverNodeHttp). */
-export async function httpRequest(input: string | URL, init?: RequestInit): Promise<NodeAnswer> {
+export async function httpRequest(input: string | URL, init?: RequestInit, transport?: FetchTransport): Promise<NodeAnswer> {
   const { requestOverNodeHttp } = await import('./http-fetch.js');
-  return requestOverNodeHttp(input, init);
+  return requestOverNodeHttp(input, init, transport);
 }

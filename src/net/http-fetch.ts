@@ -16,6 +16,7 @@
 // a few MB.
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
@@ -35,6 +36,15 @@ export interface FetchLimits {
   idleMs: number;
 }
 const LIMITS: FetchLimits = { connectMs: 10_000, idleMs: 300_000 };
+
+/**
+ * How a request is made: its limits and, for a caller that has checked where a name leads (the web
+ * tools' SSRF guard), the lookup that answers with that address, so the connection makes no second
+ * lookup that a rebinding DNS server could answer differently.
+ */
+export interface FetchTransport extends FetchLimits {
+  lookup?: LookupFunction;
+}
 
 /** An error with a code as Node's own carry, which src/net/errors.ts reads (ETIMEDOUT: the server was not reached). */
 function coded(message: string, code: string): Error {
@@ -79,6 +89,8 @@ export interface NodeAnswer {
   body: Readable | null;
   /** reads the rest of the body unseen, so that the connection serves the next request (drain) */
   drain(): void;
+  /** stops reading where it is: the connection is closed, not reused (a body cut at a size cap) */
+  destroy(): void;
   /** where the request ended, after redirects */
   url: string;
   redirected: boolean;
@@ -107,6 +119,10 @@ function answerOf(res: IncomingMessage, url: string, redirected: boolean, method
     },
     body,
     drain: () => drain(body ?? res),
+    destroy() {
+      res.destroy();
+      if (body !== res) body?.destroy();
+    },
     url,
     redirected,
   };
@@ -129,7 +145,7 @@ interface Attempt {
 }
 
 /** One exchange: resolves with the response head, the body still streaming; rejects as fetch does. */
-function exchange(a: Attempt, signal: AbortSignal | undefined, limits: FetchLimits): Promise<{ res: IncomingMessage; req: ClientRequest }> {
+function exchange(a: Attempt, signal: AbortSignal | undefined, limits: FetchTransport): Promise<{ res: IncomingMessage; req: ClientRequest }> {
   return new Promise((resolve, reject) => {
     const send = a.url.protocol === 'https:' ? httpsRequest : a.url.protocol === 'http:' ? httpRequest : null;
     if (!send) {
@@ -145,7 +161,7 @@ function exchange(a: Attempt, signal: AbortSignal | undefined, limits: FetchLimi
     else if (a.method === 'POST' || a.method === 'PUT') headers['content-length'] = '0';
     let req: ClientRequest;
     try {
-      req = send(a.url, { method: a.method, headers });
+      req = send(a.url, limits.lookup ? { method: a.method, headers, lookup: limits.lookup } : { method: a.method, headers });
     } catch (err) {
       // A header name or value Node refuses (a control character): the caller's mistake, as Headers says it.
       reject(new TypeError(errorText(err), { cause: err }));
@@ -272,7 +288,7 @@ async function prepare(input: string | URL | Request, init: RequestInit | undefi
  * OpenAI-compatible provider's server-sent events), with no web stream between it and the socket
  * (docs/performance.md, "Memory after many turns", has bench:gateway's figures for each step).
  */
-export async function requestOverNodeHttp(input: string | URL | Request, init?: RequestInit, limits: FetchLimits = LIMITS): Promise<NodeAnswer> {
+export async function requestOverNodeHttp(input: string | URL | Request, init?: RequestInit, limits: FetchTransport = LIMITS): Promise<NodeAnswer> {
   const { redirect, signal, ...first } = await prepare(input, init);
   let attempt = first.attempt;
   for (let redirects = 0; ; redirects++) {

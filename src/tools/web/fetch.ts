@@ -1,6 +1,8 @@
-// web_fetch: a page as readable text, through undici, with a redirect limit, a size cap, timeouts and
-// the SSRF guard applied to every hop.
+// web_fetch: a page as readable text, over node:http/https (src/net/fetch.ts), with a redirect limit, a
+// size cap, timeouts and the SSRF guard applied to every hop.
 import type { LookupFunction } from 'node:net';
+import { httpRequest } from '../../net/fetch.js';
+import { rootMessage } from '../../net/errors.js';
 import type { Tool } from '../types.js';
 import { decodeBody } from './charset.js';
 import { vetHost, type Vetted } from './ssrf.js';
@@ -39,32 +41,30 @@ export async function fetchPage(target: string, s: WebSettings, signal?: AbortSi
   } catch {
     throw new Error(`not a URL: ${target}`);
   }
-  // undici is loaded on the first fetch, not when the gateway starts.
-  const { Agent, request } = await import('undici');
   const allowed = s.allowedHosts.map((h) => h.toLowerCase());
+  const transport = { connectMs: s.timeoutMs, idleMs: s.timeoutMs };
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`refused: only http and https URLs can be fetched, not ${url.protocol}`);
     const vetted = await vetHost(url.hostname, allowed);
-    const dispatcher = new Agent({ connect: { lookup: pinned(vetted), timeout: s.timeoutMs } });
-    try {
-      const res = await request(url, {
-        dispatcher,
-        method: 'GET',
-        headers: { 'user-agent': 'pinclaw (+web_fetch)', accept: 'text/html,text/plain,application/json;q=0.9,*/*;q=0.5' },
-        headersTimeout: s.timeoutMs,
-        bodyTimeout: s.timeoutMs,
-        signal,
-      });
-      const location = res.headers.location;
-      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
-        await res.body.dump();
-        if (hop >= s.maxRedirects) throw new Error(`refused: more than ${s.maxRedirects} redirects`);
-        url = new URL(Array.isArray(location) ? location[0]! : location, url);
-        continue;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let truncated = false;
+    // Redirects are followed here, not by the transport, so that every hop is vetted.
+    const res = await httpRequest(
+      url,
+      { method: 'GET', headers: { 'user-agent': 'pinclaw (+web_fetch)', accept: 'text/html,text/plain,application/json;q=0.9,*/*;q=0.5' }, redirect: 'manual', signal },
+      { ...transport, lookup: pinned(vetted) },
+    );
+    const location = res.header('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      res.drain();
+      if (hop >= s.maxRedirects) throw new Error(`refused: more than ${s.maxRedirects} redirects`);
+      url = new URL(location, url);
+      continue;
+    }
+    // The body as decoded (gzip, deflate, br): the cap is on what the page holds, so a small
+    // compressed answer cannot unpack into more than maxBytes here.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    if (res.body) {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         const room = s.maxBytes - size;
         if (chunk.length >= room) {
@@ -75,29 +75,27 @@ export async function fetchPage(target: string, s: WebSettings, signal?: AbortSi
         chunks.push(chunk);
         size += chunk.length;
       }
-      if (truncated) res.body.destroy();
-      const contentType = String(res.headers['content-type'] ?? '');
-      const body = Buffer.concat(chunks);
-      let title = '';
-      let text: string;
-      const notes: string[] = [];
-      const html = /html/i.test(contentType);
-      if (html || /^text\/|json|xml|javascript/i.test(contentType) || contentType === '') {
-        const decoded = decodeBody(body, contentType, html);
-        if (decoded.note) notes.push(decoded.note);
-        text = decoded.text;
-        if (html) {
-          // The HTML parser is a lazy chunk (src/lazy-chunk.ts), loaded by the first page.
-          const { htmlToText } = await import('./html.js');
-          const page = await htmlToText(text, url.href, signal);
-          ({ title, text } = page);
-          if (page.stopped) notes.push(page.stopped);
-        }
-      } else text = `(${contentType} content, ${body.length} bytes, not shown)`;
-      return { url: url.href, status: res.statusCode, contentType, title, text, truncated, notes };
-    } finally {
-      await dispatcher.close();
     }
+    if (truncated) res.destroy();
+    const contentType = res.header('content-type') ?? '';
+    const body = Buffer.concat(chunks);
+    let title = '';
+    let text: string;
+    const notes: string[] = [];
+    const html = /html/i.test(contentType);
+    if (html || /^text\/|json|xml|javascript/i.test(contentType) || contentType === '') {
+      const decoded = decodeBody(body, contentType, html);
+      if (decoded.note) notes.push(decoded.note);
+      text = decoded.text;
+      if (html) {
+        // The HTML parser is a lazy chunk (src/lazy-chunk.ts), loaded by the first page.
+        const { htmlToText } = await import('./html.js');
+        const page = await htmlToText(text, url.href, signal);
+        ({ title, text } = page);
+        if (page.stopped) notes.push(page.stopped);
+      }
+    } else text = `(${contentType} content, ${body.length} bytes, not shown)`;
+    return { url: url.href, status: res.status, contentType, title, text, truncated, notes };
   }
 }
 
@@ -123,7 +121,8 @@ export function webFetchTool(s: WebSettings): Tool {
         const notes = [cut ? `[cut at ${maxChars} characters]` : '', page.truncated ? `[download stopped at ${s.maxBytes} bytes]` : '', ...page.notes.map((n) => `[${n}]`)].filter(Boolean).join(' ');
         return { content: `${page.status} ${page.url}${page.title ? `\n# ${page.title}` : ''}\n\n${text}${notes ? `\n\n${notes}` : ''}`, isError: page.status >= 400 };
       } catch (err) {
-        return { content: `web_fetch ${url}: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+        // The cause's message ("connect ECONNREFUSED 203.0.113.5:80"), not the transport's "fetch failed".
+        return { content: `web_fetch ${url}: ${rootMessage(err)}`, isError: true };
       }
     },
   });

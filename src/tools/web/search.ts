@@ -9,6 +9,8 @@
 import type { PinclawConfig } from '../../config/schema.js';
 import { describeValue } from '../../config/validate.js';
 import { ConfigError, errorMessage } from '../../errors.js';
+import { httpRequest } from '../../net/fetch.js';
+import { errorCode, rootMessage } from '../../net/errors.js';
 import type { Tool } from '../types.js';
 import type { snippetToText } from './html.js';
 import { PROVIDERS, type Provider, type ProviderName, type SearchHit } from './search-providers.js';
@@ -102,19 +104,16 @@ function httpProblem(s: SearchSettings, p: Provider, url: URL, status: number, r
 
 /** Messages for the ways a request fails before an HTTP status arrives. */
 function transportProblem(s: SearchSettings, p: Provider, url: URL, err: unknown, timedOut: boolean, aborted: boolean): string {
-  if (timedOut || /TIMEOUT/.test((err as { code?: string }).code ?? '')) return `${p.label} did not answer within ${s.timeoutMs} ms (${s.timeoutKey})`;
+  const code = errorCode(err);
+  if (timedOut || /TIMEOUT/.test(code ?? '')) return `${p.label} did not answer within ${s.timeoutMs} ms (${s.timeoutKey})`;
   if (aborted) return 'the search was stopped';
-  const code = (err as { code?: string }).code;
-  return `cannot reach ${p.label} at ${shown(url)}: ${code ?? errorMessage(err)} (web.search.baseUrl)`;
+  return `cannot reach ${p.label} at ${shown(url)}: ${code ?? rootMessage(err)} (web.search.baseUrl)`;
 }
 
 export async function searchWeb(s: SearchSettings, query: string, count: number, signal?: AbortSignal): Promise<SearchHit[]> {
   const p = PROVIDERS[s.provider];
   const { url, headers } = p.request(s.base, query, count, s.apiKey);
-  // undici is loaded on the first search, not when the gateway starts.
-  const { Agent, request } = await import('undici');
-  const dispatcher = new Agent({ connect: { timeout: s.timeoutMs } });
-  // One deadline for the whole search: undici's timeouts apply to each phase separately.
+  // One deadline for the whole search: the transport's limits apply to each phase separately.
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), s.timeoutMs);
   const stop = () => deadline.abort();
@@ -126,19 +125,21 @@ export async function searchWeb(s: SearchSettings, query: string, count: number,
     let contentType: string;
     const chunks: Buffer[] = [];
     try {
-      const res = await request(url, { dispatcher, method: 'GET', headers, headersTimeout: s.timeoutMs, bodyTimeout: s.timeoutMs, signal: deadline.signal });
-      status = res.statusCode;
-      const ra = res.headers['retry-after'];
-      retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      contentType = String(res.headers['content-type'] ?? '');
+      // A redirect is reported (httpProblem), not followed: the search API's address is configuration.
+      const res = await httpRequest(url, { method: 'GET', headers, redirect: 'manual', signal: deadline.signal }, { connectMs: s.timeoutMs, idleMs: s.timeoutMs });
+      status = res.status;
+      retryAfter = res.header('retry-after');
+      contentType = res.header('content-type') ?? '';
       let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > s.maxBytes) {
-          res.body.destroy();
-          throw new SearchFailure(`the ${p.label} answer is larger than ${s.maxBytes} bytes (web.maxBytes)`);
+      if (res.body) {
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          if (size > s.maxBytes) {
+            res.destroy();
+            throw new SearchFailure(`the ${p.label} answer is larger than ${s.maxBytes} bytes (web.maxBytes)`);
+          }
+          chunks.push(chunk);
         }
-        chunks.push(chunk);
       }
     } catch (err) {
       if (err instanceof SearchFailure) throw err;
@@ -161,7 +162,6 @@ export async function searchWeb(s: SearchSettings, query: string, count: number,
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', stop);
-    await dispatcher.destroy();
   }
 }
 

@@ -55,7 +55,7 @@ export const lazyChunks = [
   // Its pairing uses most of src/store/pairing.ts, of which the bundle holds a little: a copy.
   // Its second entry: doctor's check of the daemon (GET /api/v1/check).
   { name: 'signal', entries: [srcFile('channels/signal/channel.ts'), srcFile('channels/signal/daemon-check.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
-  // The Discord channel (gateway v10 over Node's built-in WebSocket, REST over fetch): loaded by a
+  // The Discord channel (gateway v10 over the ws package, REST over fetch): loaded by a
   // gateway with channels.discord.token. Pairing: a copy, as above.
   { name: 'discord', entries: [srcFile('channels/discord/channel.ts')], copies: ['src/store/pairing.ts', 'src/channels/pairing-hint.ts'] },
   // The Matrix channel (client-server API /sync and sends over fetch): loaded by a gateway with

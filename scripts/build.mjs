@@ -233,6 +233,9 @@ const outputBytes = (metafile) => Object.fromEntries(Object.entries(Object.value
  * Refuses a module of src/ outside the bundle that two chunks would each hold.
  */
 async function buildChunks(dir, version, host) {
+  // A chunk dropped from lazyChunks must not linger from an earlier build: the dev tree would
+  // still find it (src/lazy-chunk.ts reads dist/lazy/<name>.cjs).
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const resolveFrom = createRequire(join(root, 'package.json'));
   for (const c of lazyChunks) {

@@ -1,10 +1,12 @@
 // The WebSocket the gateway connection uses: the `ws` package, not Node's built-in WebSocket. Node's
-// is undici's, whose handshake goes through undici's fetch and instantiates its HTTP parser compiled to
-// WebAssembly, which stays in memory for the life of the process (the same cost src/net/fetch.ts
-// avoids for every HTTP request). Measured on Node 24.21 (a client connected to a local server, 200
-// messages of 0.5 KB each way, then closed and collected): RssAnon +11.8 to +12.3 MiB with Node's
-// WebSocket against +7.4 to +7.8 MiB with `ws`, whose handshake is a node:http upgrade. `ws` is
-// about 45 KiB of this lazy chunk, loaded only by a gateway with channels.discord.token.
+// is undici's, whose handshake goes through undici's fetch and its HTTP parser compiled to
+// WebAssembly, which stays loaded for the life of the process (what src/net/fetch.ts avoids for every
+// HTTP request); `ws` shakes hands with a node:http upgrade. Measured: the executable's gateway with
+// Discord connected to its stand-in (test/support/discord-gateway.ts), RssAnon 12 s after identify
+// 18.1-18.3 MiB with Node's WebSocket against 17.7-18.1 with `ws` (three rounds each), 18.2 against
+// 17.8-17.9 after 75 s. (A bare Node 24 client under V8's default flags showed more, 4.4 MiB; the
+// executable's flags and the gateway's own use of node:http leave less to save.) `ws` is about 47 KiB
+// of this lazy chunk, loaded only by a gateway with channels.discord.token.
 import WebSocket from 'ws';
 
 export interface Socket {

@@ -42,7 +42,8 @@ class Ranks {
   };
   static uint64_t Head(const uint8_t* bytes, size_t size);
   static uint64_t Hash(uint64_t head, const uint8_t* bytes, size_t size);
-  std::string Insert(const uint8_t* bytes, size_t size, uint32_t rank);
+  // `head` and `hash` are Head and Hash of the bytes (Load computes them a block ahead).
+  std::string Insert(const uint8_t* bytes, size_t size, uint32_t rank, uint64_t head, uint64_t hash);
   std::vector<uint8_t> rest_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> pair_;  // all two-byte tokens, indexed directly: the merges' first lookups

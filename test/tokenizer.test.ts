@@ -63,6 +63,18 @@ t.test('bad rank data is refused with the reason, and a good load still works af
   t.throws(() => addon.tokenizerLoad('cl100k_base', '! 0 QQ== Qg=='), /no token for the single byte 0x00/);
   t.throws(() => addon.tokenizerLoad('cl100k_base', '! 0 QQ== QQ=='), /token of rank 1 repeats the token of rank 0/);
   t.throws(() => addon.tokenizerLoad('cl100k_base', '! x QQ=='), /line 1: first rank is not a number/);
+  // Padding only at the end of the last quad ("xx==" or "xxx="), and a token of 1 to 255 bytes.
+  for (const bad of ['QQ=A', 'Q===', '=QQQ', 'QQ==QUJD', 'QQ*=', 'QUJ', 'QQ = ']) {
+    t.throws(() => addon.tokenizerLoad('cl100k_base', `! 0 ${bad}`), /line 1: token 1 is not base64/, `${JSON.stringify(bad)} is not base64`);
+  }
+  t.throws(() => addon.tokenizerLoad('cl100k_base', `! 0 ${Buffer.alloc(256, 0x61).toString('base64')}`), /line 1: token of rank 0 has more than 255 bytes; 1 to 255 are supported/);
+  // Tokens of every length from 2 to 255 bytes (so every padding): each word that is one of them is
+  // one piece and one id, its rank.
+  const byteTokens = Array.from({ length: 256 }, (_, b) => Buffer.from([b]).toString('base64'));
+  const words = Array.from({ length: 254 }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(i + 2));
+  addon.tokenizerLoad('cl100k_base', `! 0 ${byteTokens.join(' ')} ${words.map((w) => Buffer.from(w).toString('base64')).join(' ')}`);
+  t.same(words.map((w) => [...addon.tokenEncode('cl100k_base', w)]), words.map((_, i) => [256 + i]), 'a token of each length is one id, its rank');
+  addon.tokenizerUnload!('cl100k_base');
   t.throws(() => addon.tokenizerLoad('p50k_base', '! 0 QQ=='), /unknown encoding 'p50k_base'; known: o200k_base, cl100k_base/);
   t.notOk(addon.tokenizerInfo().loaded.includes('cl100k_base'), 'a failed load leaves the encoding unloaded');
   t.throws(() => addon.tokenCount('cl100k_base', 'x'), /encoding cl100k_base is not loaded; call tokenizerLoad first/);

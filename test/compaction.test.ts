@@ -1,8 +1,9 @@
 // Compaction: the boundary never separates a tool_use from its tool_result; failures leave the
 // session intact; the estimate is the last reported size plus the count of what was added since.
 import t from 'tap';
-import { compact, estimateContext, keepBoundary } from '../src/agent/compaction.js';
-import { heuristicCount } from '../src/agent/tokens.js';
+import { compact, contextOver, estimateContext, keepBoundary } from '../src/agent/compaction.js';
+import { heuristicCount, tokenCounterFor, type TokenCounter } from '../src/agent/tokens.js';
+import { buildCorpus } from './support/tokenizer-corpus.js';
 import type { Message } from '../src/agent/types.js';
 import { reply, scriptedProvider } from './support/scripted-provider.js';
 
@@ -77,4 +78,37 @@ t.test('the runtime counter counts o200k_base tokens, scaled for Claude models o
   t.equal(tokenCounterFor('openai/gpt-5')(sample), exact);
   t.equal(tokenCounterFor('anthropic/claude-sonnet-5-5')(sample), Math.ceil(exact * CLAUDE_TOKEN_FACTOR));
   t.not(tokenCounterFor('openai/gpt-5')(sample), heuristicCount(sample), 'not the character heuristic');
+});
+
+t.test('the bound: never below the count, for every kind of text; a context within it is not counted', async (t) => {
+  // The tokenizer corpus (every script, emoji, whitespace runs, lone surrogates, long pieces) in slices of varied length.
+  const corpus = buildCorpus({ seed: 11, minBytes: 200_000 }).text;
+  for (const model of ['openai/gpt-5', 'anthropic/claude-sonnet-5-5']) {
+    const counter = tokenCounterFor(model);
+    let below = 0;
+    let slices = 0;
+    for (let i = 0, n = 1; i < corpus.length; i += n, n = (n * 7 + 3) % 4001 + 1, slices++) {
+      const s = corpus.slice(i, i + n);
+      if (counter.atMost!(s) < counter(s)) below++;
+      if (heuristicCount(s) > counter.atMost!(s)) below++;
+    }
+    t.equal(below, 0, `${model}: over ${slices} slices the bound is at least the count and the heuristic`);
+  }
+  const msgs: Message[] = [text('user', 'x'.repeat(700)), text('assistant', 'y'.repeat(70))];
+  let counted = 0;
+  const counter: TokenCounter = (s) => (counted++, heuristicCount(s));
+  counter.atMost = (s) => Buffer.byteLength(s);
+  t.equal(contextOver(msgs, 'sys', counter, 10_000), false);
+  t.equal(counted, 0, 'within the threshold by its bound: nothing counted');
+  const exact = estimateContext(msgs, 'sys', heuristicCount);
+  const bound = estimateContext(msgs, 'sys', counter.atMost);
+  t.ok(exact < bound, `${exact} tokens counted, ${bound} by the bound`);
+  // Between the two the bound cannot answer: the count decides, as estimateContext alone would.
+  for (const threshold of [exact - 1, exact, exact + 1, bound - 1, bound]) {
+    t.equal(contextOver(msgs, 'sys', counter, threshold), exact > threshold, `threshold ${threshold}`);
+  }
+  t.ok(counted > 0, 'there it counts');
+  const plain: TokenCounter = (s) => heuristicCount(s);
+  t.equal(contextOver(msgs, 'sys', plain, exact - 1), true, 'a counter without a bound counts');
+  t.equal(contextOver(msgs, 'sys', counter, 5000, { inputTokens: 4990, inputMessages: 1 }), 4990 + 4 + heuristicCount('y'.repeat(70)) > 5000, 'with the reported input tokens');
 });

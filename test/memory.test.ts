@@ -306,4 +306,13 @@ t.test('prompt memories: cited lines within the token budget; a line already cou
   t.same(other, first, 'another counter (another model) counts for itself');
   t.same(await promptMemories(m, 'greenhouse pump', count(first[0]!), (s) => 2 * count(s)), [], 'with its own counts');
   t.same(await promptMemories(m, '/status', 1000, counting), [], 'a command asks for no memories');
+  // With a bound (the runtime's counters have one: the UTF-8 length) that fits the budget, nothing is
+  // counted, and the lines are those the counts would have given.
+  const bounded: string[] = [];
+  const withBound = Object.assign((s: string) => (bounded.push(s), count(s) + 1), { atMost: (s: string) => Buffer.byteLength(s) + 1 });
+  const bytes = first.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  t.same(await promptMemories(m, 'greenhouse pump', bytes, withBound), first);
+  t.same(bounded, [], 'the bound fits: not counted');
+  t.same(await promptMemories(m, 'greenhouse pump', bytes - 1, withBound), first, 'one byte short of the bound: counted, and both fit by their counts');
+  t.same(bounded, first, 'counted');
 });

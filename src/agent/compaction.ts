@@ -14,11 +14,21 @@ export interface CompactionSettings {
  * The context estimate: what the provider reported for the last call, plus an exact (or heuristic)
  * count of everything added since. Without a report, everything is counted.
  */
-export function estimateContext(messages: readonly Message[], system: string, count: TokenCounter, last?: { inputTokens?: number; inputMessages?: number }): number {
+export function estimateContext(messages: readonly Message[], system: string, count: (text: string) => number, last?: { inputTokens?: number; inputMessages?: number }): number {
   if (last?.inputTokens && last.inputMessages !== undefined && last.inputMessages <= messages.length) {
     return last.inputTokens + countMessages(messages.slice(last.inputMessages), count);
   }
   return count(system) + countMessages(messages, count);
+}
+
+/**
+ * Whether the context's estimate is over `threshold`, as estimateContext says. A context whose bound
+ * (count.atMost) is within it is not over it either, and is answered without counting: most turns'
+ * contexts are far below the compaction threshold, and their turns then never load the tokenizer.
+ */
+export function contextOver(messages: readonly Message[], system: string, count: TokenCounter, threshold: number, last?: { inputTokens?: number; inputMessages?: number }): boolean {
+  if (count.atMost && estimateContext(messages, system, count.atMost, last) <= threshold) return false;
+  return estimateContext(messages, system, count, last) > threshold;
 }
 
 function isToolResultMessage(m: Message): boolean {

@@ -7,7 +7,17 @@ import { CLAUDE_TOKEN_FACTOR } from '../native/token-estimate.js';
 import { getTokenizer } from '../native/tokenizer.js';
 import type { ContentBlock, Message } from './types.js';
 
-export type TokenCounter = (text: string) => number;
+export interface TokenCounter {
+  (text: string): number;
+  /**
+   * Never less than the count, and cheap: the UTF-8 length, scaled as the count is. A byte-level BPE
+   * makes at most one token per byte (every token covers one or more), and the character heuristic
+   * below fewer still. A question such as "is this within the budget?" that the bound already answers
+   * needs no count, and so no tokenizer table (8.5 MiB for o200k_base, loaded again after every idle
+   * release): see contextOver (compaction.ts) and promptMemories.
+   */
+  atMost?: (text: string) => number;
+}
 
 /** ~3.5 characters per token for English and code, fewer for CJK; rounding up errs on compacting early. */
 export const heuristicCount: TokenCounter = (text) => {
@@ -22,8 +32,8 @@ export const heuristicCount: TokenCounter = (text) => {
  */
 export function tokenCounterFor(model: string): TokenCounter {
   const factor = model.startsWith('anthropic/') ? CLAUDE_TOKEN_FACTOR : 1;
-  let count: TokenCounter | undefined;
-  return (text) => {
+  let count: ((text: string) => number) | undefined;
+  const counter: TokenCounter = (text) => {
     if (!count) {
       try {
         const t = getTokenizer('o200k_base');
@@ -35,6 +45,8 @@ export function tokenCounterFor(model: string): TokenCounter {
     }
     return count(text);
   };
+  counter.atMost = (text) => Math.ceil(Buffer.byteLength(text, 'utf8') * factor);
+  return counter;
 }
 
 function blockText(b: ContentBlock): string {
@@ -50,7 +62,7 @@ function blockText(b: ContentBlock): string {
   }
 }
 
-export function countMessages(messages: readonly Message[], count: TokenCounter): number {
+export function countMessages(messages: readonly Message[], count: (text: string) => number): number {
   let n = 0;
   for (const m of messages) {
     n += 4; // role and block framing

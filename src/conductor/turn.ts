@@ -1,6 +1,6 @@
 // One turn: a burst of inbound messages from one sender becomes one prompt; the session is loaded,
 // compacted when needed, run through the agent loop, and the outcome handed back as data.
-import { compact, describeFailure, estimateContext } from '../agent/compaction.js';
+import { compact, contextOver, describeFailure } from '../agent/compaction.js';
 import { runAgentLoop, contextTokens, type LoopEvent } from '../agent/loop.js';
 import { clockTime } from '../local-time.js';
 import { buildSystemPrompt } from '../agent/prompt.js';
@@ -208,9 +208,9 @@ export async function runTurn(deps: TurnDeps, burst: readonly InboundRow[], emit
     signal,
     emit,
     beforeCall: async (messages, lastCall) => {
-      const estimate = estimateContext(messages, system, deps.countTokens, lastCall ?? stored);
+      const over = contextOver(messages, system, deps.countTokens, threshold, lastCall ?? stored);
       stored = undefined; // the stored report describes the session before this turn only
-      if (estimate <= threshold) return messages;
+      if (!over) return messages;
       try {
         const r = await summarize(messages);
         return r ? r.messages : messages;

@@ -24,7 +24,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileFunction } from 'node:vm';
+import { Script } from 'node:vm';
+import { chunkCompiled, readChunkCache } from './lazy-chunk-cache.js';
 import { log } from './log.js';
 import { isSea, seaTextAsset } from './native/sea.js';
 
@@ -71,7 +72,13 @@ export function loadLazyChunk(name: string): unknown {
   if (loaded.has(name)) return loaded.get(name);
   const { code, filename } = source(name);
   const module = { exports: {} as unknown };
-  const fn = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename });
+  // A Script of the wrapped source, as the executable's loader compiles the bundle: its code cache can
+  // be made after the chunk's first use, with the functions that use compiled (lazy-chunk-cache.ts).
+  const cache = readChunkCache(name, code);
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, { filename, ...(cache?.data ? { cachedData: cache.data } : {}) });
+  if (cache?.data) log.debug(`lazy chunk ${name}: ${script.cachedDataRejected ? 'V8 refused its code cache (another Node or other flags); compiled from source' : 'compiled from its code cache'}`);
+  if (cache && (!cache.data || script.cachedDataRejected)) chunkCompiled(name, cache.file, script);
+  const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
   fn(module.exports, chunkRequire(name, filename), module, filename, dirname(filename));
   loaded.set(name, module.exports);
   return module.exports;

@@ -3,6 +3,7 @@
 // the HTTP server with the dashboard; then, at a signal, the drain in the order that loses nothing.
 // `pinclaw gateway` (src/cli/gateway-command.ts) parses its flags, holds the home's lock and calls
 // startGateway; everything it runs is built here, in the order each part needs the ones before.
+import { setChunkCacheDir } from '../lazy-chunk-cache.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execSandbox } from '../sandbox/detect.js';
@@ -81,6 +82,8 @@ export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Prom
       if (!stderrIsJournal(ctx.env)) addLogSink(logFileSink(ctx.paths.logFile));
       // A backup killed midway leaves a full copy of the database and workspace; it is not kept past a restart.
       for (const p of removeBackupLeftovers(ctx.paths.home)) log.info(`removed ${p}, left by a backup that did not finish`);
+      // The lazy chunks' code caches (the SDK's is compiled again after every idle release).
+      setChunkCacheDir(ctx.paths.cache);
       // Whether exec runs in an OS sandbox here: a bwrap probe run (a process) that goes on while the
       // database and the hardware are made ready, instead of after them (~9 ms of a start). After
       // configureNative: Landlock's check loads the addon, which native.enabled may forbid.

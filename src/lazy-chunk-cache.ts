@@ -55,7 +55,12 @@ export function readChunkCache(name: string, code: string): { file: string; data
     return { file, data: raw.subarray(HEADER) };
   }
   log.warn(`lazy chunk ${name}: its code cache ${file} is damaged; removed, compiled from source`);
-  rmSync(file, { force: true });
+  try {
+    rmSync(file, { force: true });
+  } catch (err) {
+    // A folder made read-only: the next write fails too, and the chunk is compiled from source each time.
+    log.debug(`lazy chunk ${name}: ${errorMessage(err)}`);
+  }
   return { file };
 }
 

@@ -1,7 +1,12 @@
 // The memories the prompt builder adds for an incoming message: the best hits for its text, cited,
 // as many as fit the token budget (memory.promptTokens).
-import type { TokenCounter } from '../agent/tokens.js';
 import type { Memory } from './memory.js';
+
+/** A token counter, with the cheap upper bound the runtime's counters carry (src/agent/tokens.ts TokenCounter). */
+export interface LineCounter {
+  (line: string): number;
+  atMost?: (line: string) => number;
+}
 
 /**
  * Token counts of the lines lately put in a prompt. The same memories come back turn after turn
@@ -37,7 +42,7 @@ function countOf(count: (s: string) => number, line: string): number {
   return n;
 }
 
-export async function promptMemories(memory: Memory, text: string, budget: number, count: TokenCounter): Promise<string[]> {
+export async function promptMemories(memory: Memory, text: string, budget: number, count: LineCounter): Promise<string[]> {
   const query = text.trim().slice(0, 2000);
   if (budget <= 0 || query === '' || query.startsWith('/')) return [];
   const lines = (await memory.search(query, { limit: 8 })).map((h) => `[${h.citation}] ${h.text.replace(/\s*\n\s*/g, ' ')}`);

@@ -161,7 +161,7 @@ function exchange(a: Attempt, signal: AbortSignal | undefined, limits: FetchTran
     else if (a.method === 'POST' || a.method === 'PUT') headers['content-length'] = '0';
     let req: ClientRequest;
     try {
-      req = send(a.url, limits.lookup ? { method: a.method, headers, lookup: limits.lookup } : { method: a.method, headers });
+      req = send(a.url, { method: a.method, headers, lookup: limits.lookup });
     } catch (err) {
       // A header name or value Node refuses (a control character): the caller's mistake, as Headers says it.
       reject(new TypeError(errorText(err), { cause: err }));

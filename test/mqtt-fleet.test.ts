@@ -473,11 +473,16 @@ t.test('a captured call replayed after the callee gateway restarted is still a r
   await watch.client.publishAsync('pinclaw/shed/fleet/req', captured.text, { qos: 1 });
   const replay = await until('the replay refused', () => watch.responses().find((x) => x.id === call.id && x.code === 'replay'), 20_000);
   t.match(replay, { ok: false, content: /call id captured-call-0001 of node house was already received; a replay is not run/ });
+  // The id signed again with another time (only a key holder could): the row's key is (at, caller,
+  // id), and the id alone still makes it a replay.
+  const again = signRequest('fleet-secret', { v: 1, id: call.id, from: 'house', to: 'shed', tool: 'current_time', input: { timezone: 'UTC' }, at: at + 1, exp: at + 60_001 });
+  await watch.client.publishAsync('pinclaw/shed/fleet/req', JSON.stringify(again), { qos: 1 });
+  await until('the id reused at another time refused', () => watch.responses().filter((x) => x.id === call.id && x.code === 'replay').length === 2, 20_000);
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0, gw.stderr());
   const rows = await auditOf(home);
   t.same(rows.filter((a) => a.tool === 'current_time').map((a) => a.outcome), ['ok'], 'current_time ran once');
-  t.match(rows.filter((a) => a.outcome === 'denied'), [{ tool: 'remote:current_time', channel: 'fleet', rule: 'mqtt.fleet replay' }]);
+  t.match(rows.filter((a) => a.outcome === 'denied'), [{ tool: 'remote:current_time', channel: 'fleet', rule: 'mqtt.fleet replay' }, { tool: 'remote:current_time', channel: 'fleet', rule: 'mqtt.fleet replay' }]);
 });
 
 // A read's audit row and replay record are written after its answer, and reads back to back in

@@ -1,6 +1,7 @@
 // The store on a real SQLite file: WAL, busy timeout, migrations that are all-or-nothing.
 import t from 'tap';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { openDatabase, sqliteReport } from '../src/store/db.js';
 import { forgetFleetCalls, rememberedFleetCalls, rememberFleetCall } from '../src/store/fleet-seen.js';
 import { currentVersion, migrate, type Migration } from '../src/store/migrations.js';
@@ -87,6 +88,18 @@ t.test('session keys by prefix: exact prefixes, also with LIKE metacharacters an
   t.same(sessionKeysWithPrefix(db, 'nothing/'), []);
 });
 
+t.test('migration 13 keeps the calls fleet_seen held, and a replay of one stays refused', async (t) => {
+  const file = join(tempDir(), 'pinclaw.db');
+  const db = new Database(file);
+  t.teardown(() => db.close());
+  migrate(db, migrations.filter((m) => m.version <= 12));
+  db.prepare('insert into fleet_seen (caller, call_id, at) values (?, ?, ?)').run('house', 'id-1', 1000);
+  db.prepare('insert into fleet_seen (caller, call_id, at) values (?, ?, ?)').run('barn', 'id-2', 2000);
+  t.same(migrate(db, migrations), [13]);
+  t.same(db.prepare('select caller, call_id, at from fleet_seen order by at').all(), [{ caller: 'house', call_id: 'id-1', at: 1000 }, { caller: 'barn', call_id: 'id-2', at: 2000 }]);
+  t.equal(rememberFleetCall(db, 'house', 'id-1', 1000), false, 'a call recorded before the migration is a replay after it');
+});
+
 t.test('fleet_seen: a call id is remembered once per caller, and ids older than the window are deleted', async (t) => {
   const db = openDatabase(join(tempDir(), 'pinclaw.db'));
   t.teardown(() => db.close());
@@ -98,4 +111,9 @@ t.test('fleet_seen: a call id is remembered once per caller, and ids older than 
   t.equal(forgetFleetCalls(db, 2000), 2, 'the two calls dated before 2000 are gone');
   t.equal(rememberedFleetCalls(db), 1);
   t.equal(rememberFleetCall(db, 'house', 'id-2', 5000), false, 'the one inside the window is still a replay');
+  // Rows are keyed by time first (migration 13): the same id at another time is another signed
+  // message, which only the fleet server's memory of ids refuses (src/fleet/remote.ts).
+  t.equal(rememberFleetCall(db, 'house', 'id-2', 5001), true);
+  t.same(db.prepare("select name from sqlite_master where tbl_name = 'fleet_seen' and type = 'index' and sql is not null").all(), [], 'no index beside the key');
+  t.match(db.prepare('explain query plan delete from fleet_seen where at < ?').all(1), [{ detail: /SEARCH fleet_seen USING PRIMARY KEY \(at<\?\)/ }], 'the prune searches the key');
 });

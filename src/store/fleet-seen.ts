@@ -1,10 +1,11 @@
-// The fleet server's memory of the calls it received (table fleet_seen): one row per caller and call
-// id, for as long as a call with that time could still pass the signature window. In SQLite, so a
-// signed call captured on the broker and replayed after the callee restarted is still a replay.
+// The fleet server's memory of the calls it received (table fleet_seen): one row per call, keyed by
+// its time, caller and id, for as long as a call with that time could still pass the signature
+// window. In SQLite, so a signed call captured on the broker and replayed after the callee restarted
+// is still a replay. Time first, so inserts land on the table's last pages (migration 13).
 import type { Db } from './db.js';
 import { sql } from './statements.js';
 
-/** Records a call; false when this caller's id was recorded already (a replay). One autocommit insert: it is on every call's path. */
+/** Records a call; false when this call (caller, id and signed time) was recorded already: a replay. The fleet server refuses an id reused at another time from its map of ids. */
 export function rememberFleetCall(db: Db, caller: string, callId: string, at: number): boolean {
   return sql(db, 'insert into fleet_seen (caller, call_id, at) values (?, ?, ?) on conflict do nothing').run(caller, callId, at).changes === 1;
 }

@@ -325,4 +325,19 @@ export const migrations: readonly Migration[] = [
     // The sync position is the state key matrix.since. Empty without Matrix.
     up: `create table matrix_rooms (room_id text primary key, encrypted_notice_at integer);`,
   },
+  {
+    version: 13,
+    name: 'fleet seen calls by time',
+    // Not in the SQL (the bundle keeps its text): fleet_seen keyed by the call's time first. Keyed by
+    // random call ids, each insert landed on another page of the table, so a batch of a fleet's reads
+    // (src/store/write-soon.ts) wrote about a page per call to the WAL, and the checkpoints copied them
+    // back; inserts in time order touch the last pages. The time is signed with the id, so (at, caller,
+    // call_id) tells a replay as (caller, call_id) did, and src/fleet/remote.ts refuses a reused id
+    // by id; the index on at is the key's prefix now.
+    up: `
+    create table fleet_seen_by_time (caller text not null, call_id text not null, at integer not null, primary key (at, caller, call_id)) without rowid;
+    insert into fleet_seen_by_time (caller, call_id, at) select caller, call_id, at from fleet_seen;
+    drop table fleet_seen;
+    alter table fleet_seen_by_time rename to fleet_seen;`,
+  },
 ];

@@ -83,8 +83,10 @@ export interface Capped {
 
 /** Cuts at the byte cap (on a character boundary) and says so, with the rule that cut it. */
 export function capOutput(text: string, limit: Limit<number>): Capped {
+  // Counted without a copy: most results are under the cap, and every call's result passes here.
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= limit.value) return { text, bytes, truncated: false };
   const buf = Buffer.from(text, 'utf8');
-  if (buf.length <= limit.value) return { text, bytes: buf.length, truncated: false };
   let end = limit.value;
   while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--; // never split a multi-byte character
   const shown = buf.subarray(0, end).toString('utf8');

@@ -303,7 +303,7 @@ export async function buildSea(arch) {
   writeFileSync(loader, loaderText.replace("'pinclaw VERSION\\n'", JSON.stringify(`pinclaw ${version}\n`)).replace('of V8_FLAGS)', `of ${JSON.stringify(LOADER_V8_FLAGS)})`));
   assets['main/pinclaw.cjs'] = main;
   // Text read once into a string, and the addons, read only when extracted (see
-  // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (67 KB, 7 KB compressed):
+  // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (91 KB):
   // every gateway start reads it, and node:zlib's load to decompress it cost more than the read.
   // A new home's database, every migration applied (scripts/store-template.mjs; read by
   // src/store/template.ts): made by this host's Node 24, whatever the target (SQLite's file format

@@ -267,9 +267,16 @@ t.test('the single-executable asset holds the same profiles', async (t) => {
   const files = filesFromAsset(readFileSync(assets['boards/boards.json']!, 'utf8'));
   const fromDir = readProfileDir(boardsDir, (n) => `boards/${n}`);
   t.same(files.map((f) => [f.source, f.id]), fromDir.map((f) => [f.source, f.id]));
+  t.same(files.map((f) => f.text), fromDir.map((f) => f.text), "each profile is its file's text");
   const r = loadBoardRegistry({ builtins: { files } });
   t.same(r.skipped, []);
   t.same(r.profiles.map((p) => p.profile), registry.profiles.map((p) => p.profile), 'identical to the dev tree');
+  // Detection reads the identify sections the asset carries beside the texts.
+  const fresh = loadBoardRegistry({ builtins: { files: filesFromAsset(readFileSync(assets['boards/boards.json']!, 'utf8')) } });
+  t.same(fresh.candidates('Raspberry Pi 4 Model B Rev 1.4', []).map((p) => p.profile.id), ['rpi-4b']);
+  t.same(fresh.candidates(null, [{ vid: '2341', pid: '0043' }]).map((p) => p.profile.id), ['arduino-uno']);
+  t.throws(() => filesFromAsset(JSON.stringify({ profiles: {} })), { message: 'no "identify" object' });
+  t.throws(() => filesFromAsset(JSON.stringify({ identify: {}, profiles: { 'a.json': { id: 'a' } } })), { message: 'profiles["a.json"] is not the text of a file' });
 
   // A profile whose id is not its file name stops the build.
   const bad = tempDir();
@@ -281,7 +288,8 @@ t.test('the single-executable asset holds the same profiles', async (t) => {
 t.test("an asset's profile that does not validate is skipped with its file name, the others load", async (t) => {
   const asset = JSON.parse(readFileSync(join(boardsDir, 'rpi-4b.json'), 'utf8')) as Record<string, unknown>;
   const { gpio: _gpio, ...noGpio } = asset;
-  const files = filesFromAsset(JSON.stringify({ profiles: { 'rpi-4b.json': asset, 'broken.json': { ...noGpio, id: 'broken' } } }));
+  const broken = { ...noGpio, id: 'broken' };
+  const files = filesFromAsset(JSON.stringify({ identify: { 'rpi-4b.json': asset.identify, 'broken.json': asset.identify }, profiles: { 'rpi-4b.json': JSON.stringify(asset), 'broken.json': JSON.stringify(broken) } }));
   // The text validation reads: the profile as it stands in the asset.
   t.same(JSON.parse(files[1]!.text), { ...noGpio, id: 'broken' });
   const r = loadBoardRegistry({ builtins: { files } });

@@ -53,8 +53,8 @@ export interface RegistryOptions {
 /**
  * One file, validated on first use: checking all twelve profiles costs a long-running process
  * several MiB (measured: about 6.6 MiB of RSS for the twelve, 0.8 MiB for one), and a gateway needs
- * only the one that describes its board. The raw JSON is kept so detection can find candidates
- * without validating the rest.
+ * only the one that describes its board. The raw JSON (the executable's asset: only its identify
+ * section) is kept so detection can find candidates without validating the rest.
  */
 interface Entry {
   file: ProfileFile;
@@ -64,7 +64,7 @@ interface Entry {
 }
 
 function entryOf(file: ProfileFile, source: LoadedProfile['source']): Entry {
-  if (file.parsed !== undefined) return { file, source, raw: file.parsed };
+  if (file.identify !== undefined) return { file, source, raw: { identify: file.identify } };
   let raw: unknown;
   try {
     raw = JSON.parse(file.text) as unknown;

@@ -38,7 +38,8 @@ export function readProfileDir(dir: string, display: (name: string) => string): 
  * The asset's layout: { "identify": { "<id>.json": <its identify section> }, "profiles": { "<id>.json":
  * "<the file's text>" } }. Each profile keeps its file name so errors name the file it came from, as
  * in a dev tree. A start reads the identify sections of all (detection) and parses the text of the
- * one it validates: the twelve profiles parsed whole were 0.5 ms of every gateway start.
+ * one it validates: a first parse of the twelve whole took 1.4-5.1 ms (all their object shapes
+ * new), of the identify sections and the texts 0.2-0.3 ms.
  */
 export function filesFromAsset(text: string): ProfileFile[] {
   const asset = JSON.parse(text) as { identify?: unknown; profiles?: unknown };

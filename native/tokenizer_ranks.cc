@@ -43,7 +43,7 @@ long DecodeBase64(const char* in, size_t size, uint8_t* out) {
       *o++ = static_cast<uint8_t>(triple);
       continue;
     }
-    // A quad with '=' is valid only as the last one: "xx==" is one byte, "xxx=" two.
+    // A quad with '=' is valid only as the last one: "QQ==" is one byte, "QUI=" two.
     if (i + 4 != size || a >= 64 || b >= 64 || d != 64 || c == 0xff) return -1;
     const uint32_t triple = (static_cast<uint32_t>(a) << 18) | (static_cast<uint32_t>(b) << 12) | (c == 64 ? 0 : static_cast<uint32_t>(c) << 6);
     *o++ = static_cast<uint8_t>(triple >> 16);

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../../errors.js';
+import { isObject } from '../../is-object.js';
 import { projectRoot } from '../../native/root.js';
 import { isSea, seaTextAsset } from '../../native/sea.js';
 
@@ -43,7 +44,6 @@ export function readProfileDir(dir: string, display: (name: string) => string): 
  */
 export function filesFromAsset(text: string): ProfileFile[] {
   const asset = JSON.parse(text) as { identify?: unknown; profiles?: unknown };
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(asset.profiles)) throw new Error('no "profiles" object');
   if (!isObject(asset.identify)) throw new Error('no "identify" object');
   const identify = asset.identify;

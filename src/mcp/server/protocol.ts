@@ -39,4 +39,4 @@ export function negotiateVersion(requested: string): string {
   return (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isObject } from '../../is-object.js';

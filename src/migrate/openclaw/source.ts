@@ -53,5 +53,5 @@ export interface SourceHome {
   notes: string[];
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isObject } from '../../is-object.js';
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);

@@ -7,16 +7,13 @@ import { discordIssues } from './discord.js';
 import { matrixIssues } from './matrix.js';
 import { hookIssues } from './hooks.js';
 import { RECORD_KEY, schema, type Field, type PinclawConfig } from './schema.js';
+import { isObject as isPlainObject } from '../is-object.js';
 
 // The type's old home: the feature checks outside config/ name it from here.
 export type { ConfigIssue } from './issue.js';
 
 /** `found` of an unknown-key issue; formatIssues renders those differently. */
 export const UNKNOWN_KEY = 'unknown key';
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function range(min: number | undefined, max: number | undefined): string {
   if (min !== undefined && max !== undefined) return ` between ${min} and ${max}`;

@@ -9,6 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import type { Sandbox } from '../sandbox/index.js';
+import { isObject as isRecord } from '../is-object.js';
 
 /** What one hook run came to. `failure` is set when the hook did not answer (crash, timeout, bad output). */
 export interface HookAnswer {
@@ -31,10 +32,6 @@ const MAX_HEREDOC_BYTES = 64 * 1024;
 function cut(text: string, max = MAX_REASON_CHARS): string {
   const t = text.trim();
   return t.length > max ? `${t.slice(0, max)}… (${t.length - max} more characters)` : t;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

@@ -3,6 +3,7 @@
 // TypeScript type of the data is inferred from the spec, so the checks and the type cannot drift.
 // Hand-written on purpose: a schema library would be a dependency in the idle bundle for 12 files.
 import { closest } from '../../suggest.js';
+import { isObject as isPlainObject } from '../../is-object.js';
 
 export interface SpecIssue {
   /** "gpio.lines[3].offset"; "" for the whole value */
@@ -138,10 +139,6 @@ export type InferShape<S extends Shape> = Simplify<
     [K in keyof S as S[K] extends { optional: true } ? K : never]?: SpecType<S[K]>;
   }
 >;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** An object with exactly these keys (unknown ones are errors, with a did-you-mean). */
 export function object<S extends Shape>(shape: S): Spec<InferShape<S>> {

@@ -2,6 +2,7 @@
 // their responses by id, each with its own time limit and abort, notifications handed on, and the
 // server's own requests (ping; anything else we do not offer) answered so that it never waits on us.
 import type { JsonObject } from '../types.js';
+import { isObject } from '../../is-object.js';
 
 export interface Transport {
   /**
@@ -53,10 +54,6 @@ export interface ProgressOptions {
 }
 
 const METHOD_NOT_FOUND = -32601;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export class RpcSession {
   private nextId = 1;

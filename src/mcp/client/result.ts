@@ -4,12 +4,9 @@
 // from and the server cannot close the frame early (its own closing tags are defused).
 import type { ResourceContents } from './catalog.js';
 import type { CallToolResult } from './connection.js';
+import { isObject } from '../../is-object.js';
 
 const OPEN = 'untrusted-data';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** One content block as text; binary blocks are described, never pasted. */
 function blockText(b: unknown): string {

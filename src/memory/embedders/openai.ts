@@ -14,6 +14,7 @@ import { createRedactor, type Redactor } from '../../config/redact.js';
 import { EmbedderError, type Embedder } from '../types.js';
 import { contentHash, type EmbeddingCache } from './cache.js';
 import { httpFetch } from '../../net/fetch.js';
+import { isObject as isRecord } from '../../is-object.js';
 
 export interface OpenAIEmbedderOptions {
   /** including /v1: http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp), https://api.openai.com/v1 */
@@ -90,8 +91,6 @@ async function readCapped(res: Response, max: number): Promise<{ text: string; w
   }
   return { text: Buffer.concat(parts).toString('utf8'), whole: true };
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A vector from the wire: a list of numbers, or base64 of little-endian float32 (what a server

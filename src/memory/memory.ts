@@ -13,7 +13,8 @@ import {
   archiveChunk, chunkRows, chunkTexts, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, recentChunks, setVector, toChunk, vectorOf,
   type ChunkRow, type ChunkText, type MemoryCounts,
 } from './store.js';
-import { rerank, WordVectors } from './rerank.js';
+import { namesFor, namingsIn, type Naming } from './names.js';
+import { contentWords, rerank, WordVectors } from './rerank.js';
 import { citationOf, type Embedder, type MemoryChunk, type MemoryHit, type MemoryKind, type SearchMode, type WordRelation } from './types.js';
 
 export const MAX_QUERY_CHARS = 2000;
@@ -106,10 +107,35 @@ export function openMemory(o: MemoryOptions): Memory {
     }
   }
 
+  // The household's names (names.ts), read from every chunk at the first search that needs them and
+  // then kept in step with writes, as the index is (write()).
+  let names: { generation: number; byChunk: Map<number, Naming[]>; all?: Naming[] } | undefined;
+  function householdNames(): Naming[] {
+    const gen = generation(db);
+    if (names?.generation !== gen) {
+      const byChunk = new Map<number, Naming[]>();
+      for (const r of db.prepare('select id, text from memory_chunks').iterate() as Iterable<{ id: number; text: string }>) {
+        const found = namingsIn(r.text);
+        if (found.length) byChunk.set(r.id, found);
+      }
+      names = { generation: gen, byChunk };
+    }
+    return (names.all ??= [...names.byChunk.values()].flat());
+  }
+
+  /** Which names the query's words stand for ("the dog" → biscuit), with WordNet's kinds when the embedder has them. */
+  async function queryNames(q: string): Promise<Map<string, Set<string>>> {
+    const known = householdNames();
+    if (known.length === 0) return new Map();
+    const links = await wordLinks();
+    const kindOf = links?.kindOf ? (noun: string, general: string) => links.kindOf!(noun, general) : null;
+    return namesFor(q, contentWords(q), known, kindOf);
+  }
+
   /** Reranked scores of the candidates, or their fused scores when the words cannot be embedded now. */
-  async function rerankOrKeep(q: string, found: readonly { r: ChunkText; score: number }[]): Promise<number[]> {
+  async function rerankOrKeep(q: string, found: readonly { r: ChunkText; score: number }[], aliases: Map<string, Set<string>>): Promise<number[]> {
     try {
-      return await rerank(q, found.map((f) => ({ text: f.r.text, score: f.score })), wordVectors(), RERANK_WEIGHT, await wordLinks());
+      return await rerank(q, found.map((f) => ({ text: f.r.text, score: f.score })), wordVectors(), RERANK_WEIGHT, await wordLinks(), aliases);
     } catch (err) {
       log.warn(`memory: search results not reranked: ${errorMessage(err)}`);
       return found.map((f) => f.score);
@@ -147,12 +173,27 @@ export function openMemory(o: MemoryOptions): Memory {
   function write<T>(fn: () => T, touched: (result: T) => { upsert: number[]; remove: number[] }): T {
     const before = generation(db);
     const result = db.transaction(fn)();
-    if (state && state.generation === before) {
+    const held = state?.generation === before ? state : undefined;
+    const named = names?.generation === before ? names : undefined;
+    if (held || named) {
       const t = touched(result);
-      for (const id of t.remove) state.index.remove(String(id));
       const rows = chunkRows(db, t.upsert);
-      for (const r of rows) state.index.upsert(rankingDoc(r, embedderId, docTime(r)));
-      state.generation = generation(db);
+      const after = generation(db);
+      if (held) {
+        for (const id of t.remove) held.index.remove(String(id));
+        for (const r of rows) held.index.upsert(rankingDoc(r, embedderId, docTime(r)));
+        held.generation = after;
+      }
+      if (named) {
+        for (const id of t.remove) named.byChunk.delete(id);
+        for (const r of rows) {
+          const found = namingsIn(r.text);
+          if (found.length) named.byChunk.set(r.id, found);
+          else named.byChunk.delete(r.id);
+        }
+        named.all = undefined;
+        named.generation = after;
+      }
     }
     return result;
   }
@@ -269,13 +310,18 @@ export function openMemory(o: MemoryOptions): Memory {
       const { index: idx } = index();
       const reranked = mode === 'hybrid' && o.embedder?.wordLevel === true;
       const k = Math.min(10_000, reranked ? Math.max(RERANK_CANDIDATES, limit * 4) : limit * 4);
-      const hits = idx.search({ text: mode === 'vector' ? undefined : q, vector: mode === 'keyword' ? null : vector, k, ...(so.kind ? { filter: { kind: so.kind } } : {}) });
+      // The names the query's words stand for are searched by keyword too, and count as an exact
+      // match for those words in the rerank ("the dog" finds "Biscuit must not have grapes").
+      const aliases = mode === 'vector' ? new Map<string, Set<string>>() : await queryNames(q);
+      const named = [...new Set([...aliases.values()].flatMap((s) => [...s]))];
+      const text = named.length ? `${q} ${named.join(' ')}` : q;
+      const hits = idx.search({ text: mode === 'vector' ? undefined : text, vector: mode === 'keyword' ? null : vector, k, ...(so.kind ? { filter: { kind: so.kind } } : {}) });
       const rows = new Map(chunkTexts(db, hits.map((h) => Number(h.id))).map((r) => [r.id, r]));
       const found = hits.flatMap((h) => {
         const r = rows.get(Number(h.id));
         return r ? [{ r, score: h.score }] : [];
       });
-      const scores = reranked && found.length > 1 ? await rerankOrKeep(q, found) : found.map((f) => f.score);
+      const scores = reranked && found.length > 1 ? await rerankOrKeep(q, found, aliases) : found.map((f) => f.score);
       return found
         .map((f, i) => hit(f.r, scores[i]! * decay(f.r)))
         .sort((a, b) => b.score - a.score || a.id - b.id)

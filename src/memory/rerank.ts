@@ -118,8 +118,10 @@ export function linkedSimilarity(cos: number, linked: boolean): number {
 /**
  * New scores for the candidates: (1 − weight) · fused + weight · coverage (normalised). The order of candidates
  * is kept; the caller sorts. `links`: WordNet's links, or null to use the word vectors alone.
+ * `aliases`: for a query word, the folded names it stands for (names.ts: "dog" → "biscuit"); a chunk
+ * word that is one of them matches the query word exactly.
  */
-export async function rerank(query: string, candidates: readonly Candidate[], words: WordVectors, weight: number, links: WordRelation | null = null): Promise<number[]> {
+export async function rerank(query: string, candidates: readonly Candidate[], words: WordVectors, weight: number, links: WordRelation | null = null, aliases: ReadonlyMap<string, ReadonlySet<string>> = new Map()): Promise<number[]> {
   const qWords = contentWords(query);
   const cWords = candidates.map((c) => contentWords(c.text));
   const vectors = await words.of([...qWords, ...cWords.flat()]);
@@ -133,6 +135,7 @@ export async function rerank(query: string, candidates: readonly Candidate[], wo
       if (sims.has(w)) continue;
       const v = vectors.get(w)!;
       sims.set(w, Float64Array.from(qv, (q, j) => {
+        if (aliases.get(qWords[j]!)?.has(w)) return 1;
         const cos = dot(q, v);
         // The link lookup only where it can change something (a positive cosine).
         return links && cos > 0 ? linkedSimilarity(cos, links.has(qWords[j]!, w)) : cos;

@@ -34,6 +34,8 @@ export type SearchMode = 'hybrid' | 'keyword' | 'vector';
 /** A relation between words (word-links.ts: WordNet's links, inflections included). */
 export interface WordRelation {
   has(a: string, b: string): boolean;
+  /** Whether `general` names a kind of being that `noun` is ("dog" for "beagle"; names.ts). */
+  kindOf?(noun: string, general: string): boolean;
 }
 
 /**

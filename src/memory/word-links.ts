@@ -14,9 +14,9 @@ import { runBuildScript } from './embedders/local-asset.js';
 import type { WordRelation } from './types.js';
 
 /** scripts/word-links.mjs's LINKS_FORMAT and file name. */
-export const LINKS_FORMAT = 1;
+export const LINKS_FORMAT = 2;
 const MAGIC = 'PCLWLNK1';
-const HEADER = 24;
+const HEADER = 44;
 export const linksName = (): string => `wordnet-links-v${LINKS_FORMAT}.bin`;
 export const linksKey = (): string => `embedder/${linksName()}`;
 
@@ -47,15 +47,46 @@ export function baseForms(word: string): string[] {
   return out;
 }
 
-/** Which words WordNet links, with their inflections (baseForms) looked up too. */
+/** The kinds of beings (scripts/word-links.mjs's nounKinds): noun i's kinds are words[list[start[i]..start[i + 1])]. */
+export interface NounKinds {
+  nouns: readonly string[];
+  words: readonly string[];
+  start: Uint32Array;
+  list: Uint32Array;
+}
+
+/** Which words WordNet links, with their inflections (baseForms) looked up too; and which words are kinds of which beings. */
 export class WordLinks implements WordRelation {
   private readonly index: Map<string, number>;
   private readonly related = new Map<string, Set<number>>();
   private readonly forms = new Map<string, readonly number[]>();
+  private readonly nounIndex: Map<string, number>;
 
   /** `words` sorted; `start`/`linked`: the words linked to word i are linked[start[i]..start[i + 1]). */
-  constructor(words: readonly string[], private readonly start: Uint32Array, private readonly linked: Uint32Array) {
+  constructor(words: readonly string[], private readonly start: Uint32Array, private readonly linked: Uint32Array, private readonly kinds: NounKinds = { nouns: [], words: [], start: new Uint32Array(1), list: new Uint32Array(0) }) {
     this.index = new Map(words.map((w, i) => [w, i]));
+    this.nounIndex = new Map(kinds.nouns.map((w, i) => [w, i]));
+  }
+
+  /** Nouns that have kinds. */
+  get nouns(): number {
+    return this.nounIndex.size;
+  }
+
+  /**
+   * Whether `general` is a word for a kind of being that `noun` is ("dog" for "beagle", "mother" for
+   * "mum"), inflections of either looked up too. A word is not its own kind here: the caller compares
+   * words itself.
+   */
+  kindOf(noun: string, general: string): boolean {
+    const wanted = new Set(baseForms(general));
+    const k = this.kinds;
+    for (const f of baseForms(noun)) {
+      const i = this.nounIndex.get(f);
+      if (i === undefined) continue;
+      for (let j = k.start[i]!; j < k.start[i + 1]!; j++) if (wanted.has(k.words[k.list[j]!]!)) return true;
+    }
+    return false;
   }
 
   get words(): number {
@@ -110,33 +141,37 @@ export function decodeWordLinks(bytes: Uint8Array, source = 'word links'): WordL
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const format = view.getUint32(8, true);
   if (format !== LINKS_FORMAT) fail(`format ${format}, this build reads ${LINKS_FORMAT}`);
-  const n = view.getUint32(12, true);
-  const listBytes = view.getUint32(16, true);
-  const linkBytes = view.getUint32(20, true);
-  if (bytes.byteLength !== HEADER + listBytes + linkBytes) fail(`${bytes.byteLength} bytes, the header says ${HEADER + listBytes + linkBytes}`);
+  const [n, listBytes, linkBytes, kindCount, kindListBytes, nounCount, nounListBytes, kindBytes] = Array.from({ length: 8 }, (_, i) => view.getUint32(12 + 4 * i, true)) as [number, number, number, number, number, number, number, number];
+  const total = HEADER + listBytes + linkBytes + kindListBytes + nounListBytes + kindBytes;
+  if (bytes.byteLength !== total) fail(`${bytes.byteLength} bytes, the header says ${total}`);
   // Each word is made whole from a scratch copy of its letters, a flat string: slicing and
   // concatenating the previous word leaves chains that the index's hashing must flatten (that first
   // version took ~100 ms to decode the file, this one ~20, on a busy x64 core).
-  const scratch: number[] = [];
-  const words: string[] = [];
-  let len = 0;
-  let i = HEADER;
+  const frontCoded = (from: number, to: number, count: number, what: string): string[] => {
+    const scratch: number[] = [];
+    const out: string[] = [];
+    let len = 0;
+    let i = from;
+    while (i < to) {
+      const shared = bytes[i++]! - 0x80;
+      if (shared < 0 || shared > len) fail(`bad ${what} at byte ${i - 1 - from}`);
+      len = shared;
+      scratch.length = len;
+      while (i < to && bytes[i]! < 0x80) scratch[len++] = bytes[i++]!;
+      out.push(String.fromCharCode(...scratch));
+    }
+    if (out.length !== count) fail(`${out.length} words in the ${what}, the header says ${count}`);
+    return out;
+  };
   const listEnd = HEADER + listBytes;
-  while (i < listEnd) {
-    const shared = bytes[i++]! - 0x80;
-    if (shared < 0 || shared > len) fail(`bad word list at byte ${i - 1 - HEADER}`);
-    len = shared;
-    scratch.length = len;
-    while (i < listEnd && bytes[i]! < 0x80) scratch[len++] = bytes[i++]!;
-    words.push(String.fromCharCode(...scratch));
-  }
-  if (words.length !== n) fail(`${words.length} words in the list, the header says ${n}`);
-  const end = listEnd + linkBytes;
+  const words = frontCoded(HEADER, listEnd, n, 'word list');
   let at = listEnd;
+  let end = listEnd + linkBytes;
+  let section = 'links';
   const varint = (): number => {
     let v = 0;
     for (let shift = 0; ; shift += 7) {
-      if (at >= end || shift > 28) fail('bad links');
+      if (at >= end || shift > 28) fail(`bad ${section}`);
       const b = bytes[at++]!;
       v += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) return v;
@@ -168,7 +203,24 @@ export function decodeWordLinks(bytes: Uint8Array, source = 'word links'): WordL
     linked[fill[a]!++] = b;
     linked[fill[b]!++] = a;
   });
-  return new WordLinks(words, start, linked);
+  const kindWords = frontCoded(end, end + kindListBytes, kindCount, 'kind words');
+  const nouns = frontCoded(end + kindListBytes, end + kindListBytes + nounListBytes, nounCount, 'nouns');
+  at = end + kindListBytes + nounListBytes;
+  end = bytes.byteLength;
+  section = 'kinds';
+  const kindStart = new Uint32Array(nounCount + 1);
+  const kindList: number[] = [];
+  for (let i = 0; i < nounCount; i++) {
+    let k = 0;
+    for (let c = varint(); c > 0; c--) {
+      k += varint();
+      if (k >= kindCount) fail(`bad kind of noun ${i}`);
+      kindList.push(k);
+    }
+    kindStart[i + 1] = kindList.length;
+  }
+  if (at !== end) fail(`${end - at} bytes after the kinds`);
+  return new WordLinks(words, start, linked, { nouns, words: kindWords, start: kindStart, list: Uint32Array.from(kindList) });
 }
 
 /** The word links: the executable's asset, or `file`, or the dev tree's cache file, built on first use. */

@@ -123,13 +123,21 @@ export function openMemory(o: MemoryOptions): Memory {
     return (names.all ??= [...names.byChunk.values()].flat());
   }
 
-  /** Which names the query's words stand for ("the dog" → biscuit), with WordNet's kinds when the embedder has them. */
+  /**
+   * Which names the query's words stand for ("the dog" → biscuit), with WordNet's kinds when the
+   * embedder has them. A failure here costs the search its names, not its results.
+   */
   async function queryNames(q: string): Promise<Map<string, Set<string>>> {
-    const known = householdNames();
-    if (known.length === 0) return new Map();
-    const links = await wordLinks();
-    const kindOf = links?.kindOf ? (noun: string, general: string) => links.kindOf!(noun, general) : null;
-    return namesFor(q, contentWords(q), known, kindOf);
+    try {
+      const known = householdNames();
+      if (known.length === 0) return new Map();
+      const links = await wordLinks();
+      const kindOf = links?.kindOf ? (noun: string, general: string) => links.kindOf!(noun, general) : null;
+      return namesFor(q, contentWords(q), known, kindOf);
+    } catch (err) {
+      log.once('memory-names', 'warn', `memory: searching without the household's names: ${errorMessage(err)}`);
+      return new Map();
+    }
   }
 
   /** Reranked scores of the candidates, or their fused scores when the words cannot be embedded now. */
@@ -313,8 +321,8 @@ export function openMemory(o: MemoryOptions): Memory {
       // The names the query's words stand for are searched by keyword too, and count as an exact
       // match for those words in the rerank ("the dog" finds "Biscuit must not have grapes").
       const aliases = mode === 'vector' ? new Map<string, Set<string>>() : await queryNames(q);
-      const named = [...new Set([...aliases.values()].flatMap((s) => [...s]))];
-      const text = named.length ? `${q} ${named.join(' ')}` : q;
+      const nameTerms = [...new Set([...aliases.values()].flatMap((s) => [...s]))];
+      const text = nameTerms.length ? `${q} ${nameTerms.join(' ')}` : q;
       const hits = idx.search({ text: mode === 'vector' ? undefined : text, vector: mode === 'keyword' ? null : vector, k, ...(so.kind ? { filter: { kind: so.kind } } : {}) });
       const rows = new Map(chunkTexts(db, hits.map((h) => Number(h.id))).map((r) => [r.id, r]));
       const found = hits.flatMap((h) => {

@@ -32,6 +32,7 @@
         "native/embed.cc",
         "native/embed_model.cc",
         "native/beneath.cc",
+        "native/hmac.cc",
         "native/js_error.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "<(SHARED_INTERMEDIATE_DIR)", "<!(node -p \"require('path').resolve(require.resolve('usearch'), '../../../../include')\")"],

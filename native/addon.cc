@@ -11,6 +11,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pinclaw::InitGpio(env, exports);
   pinclaw::InitEmbed(env, exports);
   pinclaw::InitBeneath(env, exports);
+  pinclaw::InitHmac(env, exports);
   return exports;
 }
 

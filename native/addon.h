@@ -13,4 +13,5 @@ void InitI2c(Napi::Env env, Napi::Object exports);
 void InitGpio(Napi::Env env, Napi::Object exports);
 void InitEmbed(Napi::Env env, Napi::Object exports);
 void InitBeneath(Napi::Env env, Napi::Object exports);
+void InitHmac(Napi::Env env, Napi::Object exports);
 }  // namespace pinclaw

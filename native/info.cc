@@ -7,7 +7,7 @@
 
 namespace pinclaw {
 
-static const char* const kFeatures[] = {"info", "notify", "memory", "ranking", "tokenizer", "sandbox", "beneath"};
+static const char* const kFeatures[] = {"info", "notify", "memory", "ranking", "tokenizer", "sandbox", "beneath", "hmac"};
 
 static Napi::Value Info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

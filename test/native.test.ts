@@ -2,14 +2,14 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { addonStatus, loadAddon } from '../src/native/loader.js';
 import type { PinclawAddon } from '../src/native/index.js';
 import * as reference from '../src/native/reference.js';
 import { receiveDatagrams } from './support/dgram-receiver.js';
-import { cleanEnv, runPinclaw, tempDir } from './support/proc.js';
+import { arm64Sysroot, cleanEnv, run, runPinclaw, tempDir } from './support/proc.js';
 
 const addon = loadAddon<PinclawAddon>('pinclaw');
 
@@ -20,7 +20,7 @@ t.test('the dev addon loads and describes itself', async (t) => {
   const info = addon.info();
   t.equal(info.arch, process.arch);
   t.equal(info.napiVersion, 8);
-  for (const f of ['info', 'notify', 'memory', 'tokenizer', 'ranking']) t.ok(info.features.includes(f), `feature ${f}`);
+  for (const f of ['info', 'notify', 'memory', 'tokenizer', 'ranking', 'hmac']) t.ok(info.features.includes(f), `feature ${f}`);
 });
 
 t.test('notify: the addon sends exactly what the reference (systemd-notify) sends', async (t) => {
@@ -35,6 +35,57 @@ t.test('notify: the addon sends exactly what the reference (systemd-notify) send
     t.equal(viaAddon, state, `${socket}: the datagram is the state, byte for byte`);
     t.equal(viaAddon, viaReference, `${socket}: addon and reference agree`);
   }
+});
+
+t.test('hmacSha256: the addon equals node:crypto (the reference) and RFC 4231', async (t) => {
+  // RFC 4231, test case 2 (a key shorter than the block) and 6 (131 bytes of 0xaa, hashed first):
+  // HMAC-SHA-256 in hex, as base64url here.
+  const b64url = (hex: string) => Buffer.from(hex, 'hex').toString('base64url');
+  t.equal(addon.hmacSha256('Jefe', 'what do ya want for nothing?'), b64url('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843'));
+  const long = String.fromCharCode(0xaa).repeat(131); // U+00AA is two bytes in UTF-8: not RFC's key bytes
+  t.equal(addon.hmacSha256(long, 'x'), reference.hmacSha256(long, 'x'));
+  // Random keys and texts: every length of key around the block (64 bytes) and the hashed-key
+  // boundary, texts around SHA-256's block and padding boundaries (55, 56, 63, 64 bytes), Unicode,
+  // lone surrogates (both sides make them U+FFFD), and a large text.
+  let seed = 7;
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const pick = (alphabet: string[], n: number) => Array.from({ length: n }, () => alphabet[rand(alphabet.length)]!).join('');
+  const alphabet = ['a', 'Z', '0', ' ', '"', '{', '\u00e9', '\u4e2d', '\ud83d\ude00', '\ud800', '\udc00', '\u0000'];
+  let checked = 0;
+  for (const keyLength of [0, 1, 31, 32, 63, 64, 65, 100, 200]) {
+    for (const textLength of [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000]) {
+      const key = pick(alphabet, keyLength);
+      const text = pick(alphabet, textLength);
+      t.equal(addon.hmacSha256(key, text), reference.hmacSha256(key, text), `key of ${keyLength} and text of ${textLength} characters`);
+      checked++;
+    }
+  }
+  const big = pick(alphabet, 300_000);
+  t.equal(addon.hmacSha256('k', big), reference.hmacSha256('k', big), 'a 300,000-character text');
+  // Many keys (the addon's cache of padded keys is dropped past 64): each still right.
+  for (let i = 0; i < 150; i++) {
+    if (addon.hmacSha256(`key-${i}`, 'same') !== reference.hmacSha256(`key-${i}`, 'same')) t.fail(`key-${i}`);
+  }
+  t.equal(addon.hmacSha256('key-3', 'same'), reference.hmacSha256('key-3', 'same'), 'a key again after the cache was dropped');
+  t.equal(checked, 90, "pairs compared");
+});
+
+const arm64Addon = join(import.meta.dirname, '..', 'dist', '.build', 'arm64', 'addons', 'pinclaw', 'build', 'Release', 'pinclaw.node');
+const nodeCache = join(import.meta.dirname, '..', 'dist', '.cache');
+const arm64Node = existsSync(nodeCache) ? readdirSync(nodeCache).find((d) => /^node-v24\.[\d.]+-linux-arm64$/.test(d)) : undefined;
+t.test('hmacSha256: the arm64 addon of the single executable (under qemu) equals the reference', { skip: existsSync(arm64Addon) && arm64Node ? false : 'no arm64 build: run npm run build:sea -- --arch arm64 (npm test does)' }, async (t) => {
+  const cases: [string, string][] = [['Jefe', 'what do ya want for nothing?'], ['k'.repeat(100), '{"a":[1,2,"\u00e9"]}'], ['', ''], ['key', 'x'.repeat(5000)]];
+  const script = `const a = require(process.argv[1]); process.stdout.write(JSON.stringify(${JSON.stringify(cases)}.map(([k, x]) => a.hmacSha256(k, x))));`;
+  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, join(nodeCache, arm64Node!, 'bin', 'node'), '-e', script, arm64Addon], { timeoutMs: 300_000 });
+  t.equal(r.code, 0, r.stderr);
+  t.same(JSON.parse(r.stdout), cases.map(([k, x]) => reference.hmacSha256(k, x)));
+});
+
+t.test('hmacSha256: bad input is a TypeError that names the argument', async (t) => {
+  const call = addon.hmacSha256 as unknown as (...a: unknown[]) => string;
+  t.throws(() => call(Buffer.from('k'), 'x'), { name: 'TypeError', message: 'hmacSha256(key: string, text: string): key must be a string, got an object' });
+  t.throws(() => call('k', 5), { name: 'TypeError', message: 'hmacSha256(key: string, text: string): text must be a string, got 5' });
+  t.throws(() => call('k'), { name: 'TypeError', message: /text must be a string, got undefined/ });
 });
 
 t.test('notify: bad input is an error, no socket is a no-op', async (t) => {

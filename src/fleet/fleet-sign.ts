@@ -3,7 +3,8 @@
 // the key can neither be impersonated nor have a call's tool, input, target or time changed on the
 // broker. The canonical text is a JSON array in a fixed order with object keys sorted at every
 // depth: the same on any sender whatever order its JSON encoder writes keys in.
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../native/index.js';
 
 /** A call: published QoS 1 on `<base>/<to>/fleet/req`. */
 export interface FleetRequest {
@@ -94,18 +95,9 @@ export function responseText(r: Omit<FleetResponse, 'sig'>): string {
   return canonicalJson(['pinclaw-fleet-res', r.v, r.id, r.from, r.to, r.ok, r.code ?? null, r.content, r.isError, r.at]);
 }
 
-// The keys as KeyObjects, made once each: an HMAC over a string key imports the key every time, and
-// a round trip signs and checks four times (3.3 instead of 5.9 µs each, Node 24 on x64). A fleet
-// has a handful of keys (mqtt.fleet.key and the callers'), so the map stays that small.
-const keyObjects = new Map<string, KeyObject>();
-
+/** HMAC-SHA256 over the text, base64url: the addon's (native/hmac.cc), or node:crypto's without it. */
 export function sign(key: string, text: string): string {
-  let k = keyObjects.get(key);
-  if (!k) {
-    if (keyObjects.size >= 64) keyObjects.clear(); // never more than a fleet's keys, unless they churn
-    keyObjects.set(key, (k = createSecretKey(Buffer.from(key, 'utf8'))));
-  }
-  return createHmac('sha256', k).update(text).digest('base64url');
+  return hmacSha256(key, text);
 }
 
 /** Constant-time comparison, so the time a check takes tells nothing about how much of a forged signature was right. */

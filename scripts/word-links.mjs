@@ -8,10 +8,11 @@
 // executable embeds it as an asset); src/memory/word-links.ts reads it back.
 //   node scripts/word-links.mjs [--force] [--quiet]   → prints the file
 //
-// The same file carries the kinds of beings (format 2): for each noun whose first sense is a person or
-// an animal ("beagle", "nurse", "mum"), the more general words for it below "person" and "animal"
-// ("hound", "dog", "mammal"; "caregiver", "adult"; "mother", "parent"), which the memory's household
-// names use (src/memory/names.ts: a question about "the dog" finds "Biscuit is our beagle").
+// The same file carries the kinds of beings (format 2): for each noun with a sense that is a person or
+// an animal ("beagle", "nurse", "mum"), the more general words for the most frequent such sense, below
+// "person" and "animal" ("hound", "dog", "mammal"; "caregiver", "adult"; "mother", "parent"), which the
+// memory's household names use (src/memory/names.ts: a question about "the dog" finds "Biscuit is our
+// beagle").
 //
 // Layout (little-endian):
 //   8 bytes magic 'PCLWLNK1'; u32 format; u32 words n; u32 bytes of the word list; u32 bytes of the

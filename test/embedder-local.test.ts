@@ -6,13 +6,13 @@ import t, { type Test } from 'tap';
 import { build } from 'esbuild';
 import { createHook } from 'node:async_hooks';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EMBEDDER_DIMS, EMBEDDER_FORMAT, assetKey, assetName, DEFAULT_WORDS, embedderId, loadEmbedderBytes, parseEmbedderData, subspaceSizes, wordList } from '../src/memory/embedders/local-asset.js';
 import { prepareText, ReferenceEmbedder } from '../src/memory/embedders/local-reference.js';
 import { embedAddon, localEmbedder, SYNC_UNITS, type EmbedAddon } from '../src/memory/embedders/local.js';
 import { EmbedderError } from '../src/memory/types.js';
-import { arm64Sysroot, cleanEnv, root, run, seaArm64, seaX64, tempDir } from './support/proc.js';
+import { arm64Addon, arm64Missing, arm64Node, arm64Sysroot, cleanEnv, root, run, seaArm64, seaX64, tempDir } from './support/proc.js';
 import { EDGE_TEXTS, embedderTexts, PARAPHRASE_TRIPLES, RETRIEVAL_PAIRS } from './support/embedder-texts.js';
 
 const addonOrNull = embedAddon();
@@ -217,18 +217,13 @@ t.test('a process that never embeds never reads the data', async (t) => {
   t.equal(out.after.length, 100);
 });
 
-const nodeCache = join(root, 'dist', '.cache');
-const arm64Addon = join(root, 'dist', '.build', 'arm64', 'addons', 'pinclaw', 'build', 'Release', 'pinclaw.node');
-const arm64Node = existsSync(nodeCache) ? readdirSync(nodeCache).find((d) => /^node-v24\.[\d.]+-linux-arm64$/.test(d)) : undefined;
-const arm64Missing = existsSync(arm64Addon) && arm64Node ? false : 'no arm64 build: run npm run build:sea -- --arch arm64 (npm test does)';
-
 t.test('the arm64 addon of the single executable embeds exactly as the reference (under qemu)', { skip: arm64Missing }, async (t) => {
   const dir = tempDir('pinclaw-embed-arm64-');
   const main = join(dir, 'cross.mjs');
   await build({ entryPoints: [join(root, 'test', 'support', 'embedder-cross-main.ts')], outfile: main, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' });
   const prepared = embedderTexts(13, 120).map(prepareText);
   writeFileSync(join(dir, 'texts.json'), JSON.stringify(prepared));
-  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, join(nodeCache, arm64Node!, 'bin', 'node'), main, arm64Addon, source, join(dir, 'texts.json')], { timeoutMs: 300_000 });
+  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, arm64Node, main, arm64Addon, source, join(dir, 'texts.json')], { timeoutMs: 300_000 });
   t.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { arch: string; vectors: string };
   t.equal(out.arch, 'arm64');

@@ -2,14 +2,14 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { addonStatus, loadAddon } from '../src/native/loader.js';
 import type { PinclawAddon } from '../src/native/index.js';
 import * as reference from '../src/native/reference.js';
 import { receiveDatagrams } from './support/dgram-receiver.js';
-import { arm64Sysroot, cleanEnv, run, runPinclaw, tempDir } from './support/proc.js';
+import { arm64Addon, arm64Missing, arm64Node, arm64Sysroot, cleanEnv, run, runPinclaw, tempDir } from './support/proc.js';
 
 const addon = loadAddon<PinclawAddon>('pinclaw');
 
@@ -70,13 +70,10 @@ t.test('hmacSha256: the addon equals node:crypto (the reference) and RFC 4231', 
   t.equal(checked, 90, "pairs compared");
 });
 
-const arm64Addon = join(import.meta.dirname, '..', 'dist', '.build', 'arm64', 'addons', 'pinclaw', 'build', 'Release', 'pinclaw.node');
-const nodeCache = join(import.meta.dirname, '..', 'dist', '.cache');
-const arm64Node = existsSync(nodeCache) ? readdirSync(nodeCache).find((d) => /^node-v24\.[\d.]+-linux-arm64$/.test(d)) : undefined;
-t.test('hmacSha256: the arm64 addon of the single executable (under qemu) equals the reference', { skip: existsSync(arm64Addon) && arm64Node ? false : 'no arm64 build: run npm run build:sea -- --arch arm64 (npm test does)' }, async (t) => {
+t.test('hmacSha256: the arm64 addon of the single executable (under qemu) equals the reference', { skip: arm64Missing }, async (t) => {
   const cases: [string, string][] = [['Jefe', 'what do ya want for nothing?'], ['k'.repeat(100), '{"a":[1,2,"\u00e9"]}'], ['', ''], ['key', 'x'.repeat(5000)]];
   const script = `const a = require(process.argv[1]); process.stdout.write(JSON.stringify(${JSON.stringify(cases)}.map(([k, x]) => a.hmacSha256(k, x))));`;
-  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, join(nodeCache, arm64Node!, 'bin', 'node'), '-e', script, arm64Addon], { timeoutMs: 300_000 });
+  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, arm64Node, '-e', script, arm64Addon], { timeoutMs: 300_000 });
   t.equal(r.code, 0, r.stderr);
   t.same(JSON.parse(r.stdout), cases.map(([k, x]) => reference.hmacSha256(k, x)));
 });

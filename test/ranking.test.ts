@@ -2,7 +2,7 @@
 // scores (1e-6) on seeded random documents and queries, same serialized bytes, same errors; HNSW
 // recall above the threshold; and fuzzing with random bytes and vectors (no crash, bounded RSS).
 import t, { type Test } from 'tap';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { loadAddon } from '../src/native/loader.js';
@@ -12,7 +12,7 @@ import { ReferenceRankingIndex } from '../src/native/ranking-reference.js';
 import { foldText, splitTerms } from '../src/native/ranking-text.js';
 import { cosine, prepare } from '../src/native/ranking-vectors.js';
 import type { RankingDoc, RankingHit, RankingIndex, RankingOptions, RankingQuery } from '../src/native/ranking-types.js';
-import { arm64Sysroot, run, tempDir } from './support/proc.js';
+import { arm64Addon, arm64Missing, arm64Node, arm64Sysroot, run, tempDir } from './support/proc.js';
 import { rankingScenario, type ScenarioResult } from './support/ranking-scenario.js';
 import { prng } from './support/prng.js';
 
@@ -684,15 +684,11 @@ t.test('fuzz: random bytes and random vectors into the addon', async (t) => {
 });
 
 const projectDir = join(import.meta.dirname, '..');
-const arm64Addon = join(projectDir, 'dist', '.build', 'arm64', 'addons', 'pinclaw', 'build', 'Release', 'pinclaw.node');
-const nodeCache = join(projectDir, 'dist', '.cache');
-const arm64Node = existsSync(nodeCache) ? readdirSync(nodeCache).find((d) => /^node-v24\.[\d.]+-linux-arm64$/.test(d)) : undefined;
-const arm64Missing = existsSync(arm64Addon) && arm64Node ? false : 'no arm64 build: run npm run build:sea -- --arch arm64 (npm test does)';
 
 t.test('the arm64 addon of the single executable ranks exactly as the reference (under qemu)', { skip: arm64Missing }, async (t) => {
   const main = join(tempDir('pinclaw-ranking-arm64-'), 'cross.mjs');
   await build({ entryPoints: [join(projectDir, 'test', 'support', 'ranking-cross-main.ts')], outfile: main, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' });
-  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, join(nodeCache, arm64Node!, 'bin', 'node'), main, arm64Addon], { timeoutMs: 300_000 });
+  const r = run('qemu-aarch64-static', ['-L', arm64Sysroot, arm64Node, main, arm64Addon], { timeoutMs: 300_000 });
   t.equal(r.code, 0, r.stderr);
   const arm = JSON.parse(r.stdout) as ScenarioResult & { arch: string };
   t.equal(arm.arch, 'arm64');

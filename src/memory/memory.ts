@@ -110,8 +110,8 @@ export function openMemory(o: MemoryOptions): Memory {
   // The household's names (names.ts), read from every chunk at the first search that needs them and
   // then kept in step with writes, as the index is (write()).
   let names: { generation: number; byChunk: Map<number, Naming[]>; all?: Naming[] } | undefined;
-  function householdNames(): Naming[] {
-    const gen = generation(db);
+  // `gen`: the generation the search's index was taken at (index() has just read it).
+  function householdNames(gen: number): Naming[] {
     if (names?.generation !== gen) {
       const byChunk = new Map<number, Naming[]>();
       for (const r of db.prepare('select id, text from memory_chunks').iterate() as Iterable<{ id: number; text: string }>) {
@@ -127,9 +127,9 @@ export function openMemory(o: MemoryOptions): Memory {
    * Which names the query's words stand for ("the dog" → biscuit), with WordNet's kinds when the
    * embedder has them. A failure here costs the search its names, not its results.
    */
-  async function queryNames(q: string): Promise<Map<string, Set<string>>> {
+  async function queryNames(q: string, gen: number): Promise<Map<string, Set<string>>> {
     try {
-      const known = householdNames();
+      const known = householdNames(gen);
       if (known.length === 0) return new Map();
       const links = await wordLinks();
       const kindOf = links?.kindOf ? (noun: string, general: string) => links.kindOf!(noun, general) : null;
@@ -315,12 +315,12 @@ export function openMemory(o: MemoryOptions): Memory {
           mode = 'keyword';
         } else vector = v[0]!;
       }
-      const { index: idx } = index();
+      const { index: idx, generation: gen } = index();
       const reranked = mode === 'hybrid' && o.embedder?.wordLevel === true;
       const k = Math.min(10_000, reranked ? Math.max(RERANK_CANDIDATES, limit * 4) : limit * 4);
       // The names the query's words stand for are searched by keyword too, and count as an exact
       // match for those words in the rerank ("the dog" finds "Biscuit must not have grapes").
-      const aliases = mode === 'vector' ? new Map<string, Set<string>>() : await queryNames(q);
+      const aliases = mode === 'vector' ? new Map<string, Set<string>>() : await queryNames(q, gen);
       const nameTerms = [...new Set([...aliases.values()].flatMap((s) => [...s]))];
       const text = nameTerms.length ? `${q} ${nameTerms.join(' ')}` : q;
       const hits = idx.search({ text: mode === 'vector' ? undefined : text, vector: mode === 'keyword' ? null : vector, k, ...(so.kind ? { filter: { kind: so.kind } } : {}) });

@@ -28,8 +28,9 @@ export interface Naming {
 const PHRASE_END = new Set(`at in on of for from with who whom whose which that and or but to by as is was are were has have had since until when where while
 than about after before into near under over who's`.split(/\s+/));
 
-/** Determiners and possessives that open a role's noun phrase. */
-const DETERMINER = String.raw`(?:[Oo]ur|[Mm]y|[Tt]he|[Tt]heir|[Hh]is|[Hh]er|[Aa]n?|[A-Z][a-z]+(?:'s|\u2019s))`;
+/** The definite determiners and possessives; with "a" and "an", those that open a role's noun phrase. */
+const DEFINITE = String.raw`(?:[Oo]ur|[Mm]y|[Tt]he|[Tt]heir|[Hh]is|[Hh]er|[A-Z][a-z]+(?:'s|\u2019s))`;
+const DETERMINER = String.raw`(?:${DEFINITE}|[Aa]n?)`;
 const NAME = String.raw`([A-Z][a-z]+(?:-[A-Z][a-z]+)?)`;
 /** Up to three lower-case words (letters and hyphens). */
 const PHRASE = String.raw`((?:[a-z][a-z-]* ){0,2}[a-z][a-z-]*)`;
@@ -41,7 +42,6 @@ const APPOSITION = new RegExp(String.raw`(?:^|[^\w'\u2019])${NAME}, ${DETERMINER
 // name is either right after the noun and not followed by another capitalised word or a number ("our
 // daughter Hannah", not "the old Pi 3"), or set off by commas on both sides, a surname allowed ("The
 // window cleaner, Dave, comes"; "Elena's mother, Ruth Haller, lives"; not "the choir, Wednesdays 19:30").
-const DEFINITE = String.raw`(?:[Oo]ur|[Mm]y|[Tt]he|[Tt]heir|[Hh]is|[Hh]er|[A-Z][a-z]+(?:'s|\u2019s))`;
 // "We have a cat called Pixel", "my dog is called Biscuit".
 const CALLED = new RegExp(String.raw`(?:^|[^\w'\u2019])${DETERMINER} ${PHRASE} (?:called|named) ${NAME}\b`, 'g');
 const CALLED_WORD = / (?:called|named) [A-Z]/;

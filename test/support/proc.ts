@@ -1,6 +1,6 @@
 // Runs pinclaw as a real process (the dev bundle or a single executable) and waits for what it prints.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -9,6 +9,16 @@ export const bundle = join(root, 'dist', 'pinclaw.cjs');
 export const seaX64 = join(root, 'dist', 'pinclaw-linux-x64');
 export const seaArm64 = join(root, 'dist', 'pinclaw-linux-arm64');
 export const arm64Sysroot = '/usr/aarch64-linux-gnu';
+
+// The arm64 build of pinclaw's addon and the arm64 Node that build:sea left, for the tests that hold
+// the arm64 addon to its reference under qemu-aarch64-static.
+const nodeCache = join(root, 'dist', '.cache');
+export const arm64Addon = join(root, 'dist', '.build', 'arm64', 'addons', 'pinclaw', 'build', 'Release', 'pinclaw.node');
+const arm64NodeDir = existsSync(nodeCache) ? readdirSync(nodeCache).find((d) => /^node-v24\.[\d.]+-linux-arm64$/.test(d)) : undefined;
+/** The arm64 Node binary (run it under qemu with -L arm64Sysroot). */
+export const arm64Node = join(nodeCache, arm64NodeDir ?? 'node-v24-linux-arm64-missing', 'bin', 'node');
+/** false when both are there, else why a test needing them is skipped (tap's `skip`). */
+export const arm64Missing: false | string = existsSync(arm64Addon) && arm64NodeDir ? false : 'no arm64 build: run npm run build:sea -- --arch arm64 (npm test does)';
 
 export function tempDir(prefix = 'pinclaw-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));

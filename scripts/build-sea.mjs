@@ -46,7 +46,8 @@ const V8_FLAGS = ['--optimize-for-size', '--no-sparkplug', ...REGEX_FLAGS];
  * node:stream and the rest from their sources. Set at run time, --optimize-for-size no longer sizes
  * the young generation when the heap is made (its implied --max-semi-space-size=1 is read only
  * then); --semi-space-growth-factor=1 keeps it at its first size instead (1 MiB semi-spaces, what
- * the implication gave), and is read whenever the young generation would grow.
+ * the implication gave), and is read whenever the young generation would grow. A start lifts that
+ * hold until its first turn of the event loop (src/start-heap.ts, which names the same flag).
  */
 const LOADER_V8_FLAGS = [...V8_FLAGS, '--semi-space-growth-factor=1'];
 
@@ -300,7 +301,7 @@ export async function buildSea(arch) {
   const loaderText = readFileSync(join(root, 'scripts', 'sea-main.cjs'), 'utf8');
   if (!loaderText.includes("'pinclaw VERSION\\n'")) throw new Error("scripts/sea-main.cjs lost its 'pinclaw VERSION\\n' line");
   if (!loaderText.includes('of V8_FLAGS)')) throw new Error('scripts/sea-main.cjs lost its V8_FLAGS loop');
-  writeFileSync(loader, loaderText.replace("'pinclaw VERSION\\n'", JSON.stringify(`pinclaw ${version}\n`)).replace('of V8_FLAGS)', `of ${JSON.stringify(LOADER_V8_FLAGS)})`));
+  writeFileSync(loader, loaderText.replace("'pinclaw VERSION\\n'", JSON.stringify(`pinclaw ${version}\n`)).replaceAll('of V8_FLAGS)', `of ${JSON.stringify(LOADER_V8_FLAGS)})`));
   assets['main/pinclaw.cjs'] = main;
   // Text read once into a string, and the addons, read only when extracted (see
   // scripts/compress-assets.mjs): ~4.4 MB less. Not boards/boards.json (91 KB):

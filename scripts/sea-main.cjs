@@ -85,8 +85,13 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   if (process.env.PINCLAW_CODE_CACHE_REPORT) require('node:fs').writeSync(2, `code cache: ${!cachedData ? 'none' : script.cachedDataRejected ? 'rejected' : 'accepted'}\n`);
   const cacheOut = process.env.PINCLAW_CODE_CACHE_OUT;
   if (cacheOut) {
-    // At exit the functions the run compiled are all in the script's cache.
-    process.once('exit', () => require('node:fs').writeFileSync(cacheOut, script.createCachedData()));
+    // At exit the functions the run compiled are all in the script's cache. V8 refuses a cache made
+    // under other flags, and the bundle may change one for its start (src/start-heap.ts): made under
+    // the flags set above, which every start compiles under.
+    process.once('exit', () => {
+      for (const flag of V8_FLAGS) v8.setFlagsFromString(flag);
+      require('node:fs').writeFileSync(cacheOut, script.createCachedData());
+    });
   }
   script.runInThisContext()(exports, require, module, __filename, __dirname);
 }

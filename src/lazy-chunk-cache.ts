@@ -20,6 +20,7 @@ import type { Script } from 'node:vm';
 import { errorMessage } from './errors.js';
 import { log } from './log.js';
 import { onRelease } from './release.js';
+import { underHeldFlags } from './start-heap.js';
 
 const MAGIC = Buffer.from('PCLV8C01', 'latin1');
 const HEADER = MAGIC.length + 4;
@@ -77,7 +78,7 @@ export function writeChunkCaches(): void {
   for (const [name, { script, file }] of pending) {
     pending.delete(name);
     try {
-      const payload = script.createCachedData();
+      const payload = underHeldFlags(() => script.createCachedData());
       const header = Buffer.alloc(HEADER);
       MAGIC.copy(header);
       header.writeUInt32LE(crc32(payload), MAGIC.length);

@@ -28,6 +28,7 @@ import { Script } from 'node:vm';
 import { chunkCompiled, readChunkCache } from './lazy-chunk-cache.js';
 import { log } from './log.js';
 import { isSea, seaTextAsset } from './native/sea.js';
+import { underHeldFlags } from './start-heap.js';
 
 /** The prefix of a chunk's require() of a bundle module (scripts/build.mjs writes the same). */
 const HOST_PREFIX = 'pinclaw-host:';
@@ -75,7 +76,7 @@ export function loadLazyChunk(name: string): unknown {
   // A Script of the wrapped source, as the executable's loader compiles the bundle: its code cache can
   // be made after the chunk's first use, with the functions that use compiled (lazy-chunk-cache.ts).
   const cache = readChunkCache(name, code);
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, { filename, ...(cache?.data ? { cachedData: cache.data } : {}) });
+  const script = underHeldFlags(() => new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, { filename, ...(cache?.data ? { cachedData: cache.data } : {}) }));
   if (cache?.data) log.debug(`lazy chunk ${name}: ${script.cachedDataRejected ? 'V8 refused its code cache (another Node or other flags); compiled from source' : 'compiled from its code cache'}`);
   if (cache && (!cache.data || script.cachedDataRejected)) chunkCompiled(name, cache.file, script);
   const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;

@@ -2,6 +2,7 @@
 import { writeSync } from 'node:fs';
 import { main } from './cli/index.js';
 import { enableRegexFallback } from './regex-engine.js';
+import { growDuringStart } from './start-heap.js';
 import { pinclawVersion } from './version.js';
 
 const argv = process.argv.slice(2);
@@ -19,6 +20,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     // a reader that closed the pipe: its choice, as below
   }
 } else {
+  // Fewer scavenges while the command starts (src/start-heap.ts).
+  growDuringStart();
   // `pinclaw doctor | head` closes our stdout early; that is the reader's choice, not an error.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {

@@ -61,14 +61,16 @@ t.test('written after use, read back by the same source, refused when damaged, o
   t.equal(readChunkCache('demo', source(2))!.data, undefined, 'a header alone is not a cache either');
 });
 
-t.test('the bundle: a gateway writes the cache of the chunk it loaded; the next start compiles from it', { skip: existsSync(bundle) ? false : 'no bundle: run node scripts/build.mjs' }, async (t) => {
+t.test('the bundle: a gateway writes the caches of the chunks it loaded; the next start compiles from them', { skip: existsSync(bundle) ? false : 'no bundle: run node scripts/build.mjs' }, async (t) => {
   const home = tempDir();
-  writeFileSync(join(home, 'config.json'), JSON.stringify({ log: { level: 'debug' } }));
+  // mqtt: a broker that is nowhere. Its chunk is loaded first by the config checks, before the
+  // config's log level (debug from the environment shows it) and once had no cache folder yet.
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ log: { level: 'debug' }, mqtt: { url: 'mqtt://127.0.0.1:9' } }));
   const run = async () => {
     const port = await freePort();
     // The Telegram channel is a lazy chunk the gateway loads at start (its Bot API is nowhere).
     const gw = start(process.execPath, [bundle, 'gateway', '--port', String(port)], {
-      env: cleanEnv({ PINCLAW_HOME: home, PINCLAW_CHANNELS_TELEGRAM_TOKEN: '1:x', PINCLAW_CHANNELS_TELEGRAM_API_BASE_URL: 'http://127.0.0.1:9' }),
+      env: cleanEnv({ PINCLAW_HOME: home, PINCLAW_LOG_LEVEL: 'debug', PINCLAW_CHANNELS_TELEGRAM_TOKEN: '1:x', PINCLAW_CHANNELS_TELEGRAM_API_BASE_URL: 'http://127.0.0.1:9' }),
     });
     t.teardown(() => gw.child.kill('SIGKILL'));
     await gw.waitFor(/gateway listening/);
@@ -79,6 +81,8 @@ t.test('the bundle: a gateway writes the cache of the chunk it loaded; the next 
   const first = await run();
   t.notMatch(first, /lazy chunk telegram: compiled from its code cache/);
   const files = readdirSync(join(home, 'cache', 'lazy'));
-  t.ok(files.some((f) => /^telegram-[0-9a-f]{8}\.v8c$/.test(f)), `written at exit: ${files.join(', ')}`);
-  t.match(await run(), /lazy chunk telegram: compiled from its code cache/, 'taken by the next start');
+  for (const name of ['telegram', 'mqtt']) t.ok(files.some((f) => new RegExp(`^${name}-[0-9a-f]{8}\\.v8c$`).test(f)), `${name}'s written at exit: ${files.join(', ')}`);
+  const second = await run();
+  t.match(second, /lazy chunk telegram: compiled from its code cache/, 'taken by the next start');
+  t.match(second, /lazy chunk mqtt: compiled from its code cache/, 'also by the config checks, the first to load the mqtt chunk');
 });

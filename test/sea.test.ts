@@ -280,6 +280,32 @@ t.test('x64 executable loads its lazy chunks and runs a contained regex', async 
   t.match(nestedOut, /^no matches/, 'the catastrophic pattern answered');
 });
 
+t.test('x64 executable: the chunks a start loads take their code caches at the next start', async (t) => {
+  // A start lets V8's young generation grow until its first turn of the event loop (src/start-heap.ts),
+  // and V8 refuses a code cache made under other flags: the chunks a start loads (mqtt by the config
+  // checks, telegram by the channels) must still find theirs, written at the previous exit.
+  const { dir, exe, home } = install(seaX64);
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { url: 'mqtt://127.0.0.1:9' } }));
+  // Debug from the environment: the config checks load the mqtt chunk before the config's level is set.
+  const env = cleanEnv({ PINCLAW_HOME: home, PINCLAW_LOG_LEVEL: 'debug', PINCLAW_CHANNELS_TELEGRAM_TOKEN: '1:x', PINCLAW_CHANNELS_TELEGRAM_API_BASE_URL: 'http://127.0.0.1:9' });
+  const once = async () => {
+    const gw = start(exe, ['gateway', '--port', '0'], { env, cwd: dir });
+    t.teardown(() => gw.child.kill('SIGKILL'));
+    await gw.waitFor(/gateway listening/);
+    gw.child.kill('SIGTERM');
+    t.equal((await gw.exited).code, 0, 'stops cleanly');
+    return gw.stderr();
+  };
+  const first = await once();
+  t.notMatch(first, /lazy chunk \S+: compiled from its code cache/, 'a fresh home has no caches');
+  t.same(readdirSync(join(home, 'cache', 'lazy')).map((f) => f.replace(/-[0-9a-f]{8}\.v8c$/, '')).sort(), ['http-fetch', 'mqtt', 'telegram'], 'written at exit');
+  const second = await once();
+  for (const name of ['mqtt', 'telegram']) t.match(second, new RegExp(`^debug: lazy chunk ${name}: compiled from its code cache$`, 'm'), `${name} from its cache`);
+  t.notMatch(second, /refused its code cache/);
+});
+
 t.test('arm64 executable under qemu-aarch64-static', async (t) => {
   const { dir, exe, home } = install(seaArm64);
   const env = cleanEnv({ PINCLAW_HOME: home });

@@ -69,6 +69,10 @@ function mcpRecords(home: string): boolean {
 export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Promise<RunningGateway> {
   let scheduling: Scheduling | undefined;
   let sandboxDetection: ReturnType<typeof execSandbox> | undefined;
+  // The lazy chunks' code caches (the SDK's is compiled again after every idle release). Before the
+  // config checks, which load the chunks of what the config turns on (mqtt, the MCP client, the
+  // camera, update): set later, those were compiled from source at every start.
+  setChunkCacheDir(ctx.paths.cache);
   // A gateway without a secret it was given (a token, a key) would run half-deaf or unguarded:
   // refused. Every configuration error (exit 78) before anything starts, the same checks `config
   // set` runs; among them: beyond this machine (gateway.host or --host) never without a token.
@@ -82,8 +86,6 @@ export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Prom
       if (!stderrIsJournal(ctx.env)) addLogSink(logFileSink(ctx.paths.logFile));
       // A backup killed midway leaves a full copy of the database and workspace; it is not kept past a restart.
       for (const p of removeBackupLeftovers(ctx.paths.home)) log.info(`removed ${p}, left by a backup that did not finish`);
-      // The lazy chunks' code caches (the SDK's is compiled again after every idle release).
-      setChunkCacheDir(ctx.paths.cache);
       // Whether exec runs in an OS sandbox here: a bwrap probe run (a process) that goes on while the
       // database and the hardware are made ready, instead of after them (~9 ms of a start). After
       // configureNative: Landlock's check loads the addon, which native.enabled may forbid.

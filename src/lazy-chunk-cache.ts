@@ -34,8 +34,10 @@ let zlib: typeof import('node:zlib') | undefined;
 const crc32 = (data: Uint8Array | string): number => (zlib ??= createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib')).crc32(data) >>> 0;
 
 /**
- * Where the caches live (the home's cache folder); until this is called nothing is read or written
- * (tests, and commands that load no chunk twice). The pending caches are also written at exit.
+ * Where the caches live (the home's cache folder); until this is called nothing is read or written.
+ * Called by the processes that run turns or the start checks (src/setup/process.ts openProcess: the
+ * gateway, `pinclaw agent`, `pinclaw cron run`); other commands compile their chunks from source.
+ * The pending caches are also written at exit.
  */
 export function setChunkCacheDir(cacheDir: string): void {
   if (dir === undefined) process.once('exit', writeChunkCaches);

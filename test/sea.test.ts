@@ -238,11 +238,24 @@ t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) =
   const srv = await startAnthropicServer(textReply('hello from the stand-in'));
   t.teardown(() => srv.close());
   const { dir, exe, home } = install(seaX64);
-  const p = start(exe, ['agent', '-m', 'hi'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: srv.url }), cwd: dir });
-  let out = '';
-  p.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  t.equal((await p.exited).code, 0, p.stderr());
-  t.equal(out, 'hello from the stand-in\n');
+  const ask = async () => {
+    const p = start(exe, ['agent', '-m', 'hi'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: srv.url }), cwd: dir });
+    let out = '';
+    p.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    t.equal((await p.exited).code, 0, p.stderr());
+    t.equal(out, 'hello from the stand-in\n');
+  };
+  await ask();
+  // A one-shot turn keeps the SDK chunk's code cache too (it loads the chunk in a new process each
+  // time): written at the first exit, and taken by the next run, which therefore writes none (a
+  // refused cache is written again, as a new file).
+  const cacheFile = () => readdirSync(join(home, 'cache', 'lazy')).filter((f) => f.startsWith('anthropic-sdk-'));
+  const [file] = cacheFile();
+  t.ok(file, 'the SDK chunk\'s cache written');
+  const before = statSync(join(home, 'cache', 'lazy', file!)).ino;
+  await ask();
+  t.same(cacheFile(), [file], 'one file');
+  t.equal(statSync(join(home, 'cache', 'lazy', file!)).ino, before, 'taken, not written again');
 });
 
 t.test('x64 executable loads its lazy chunks and runs a contained regex', async (t) => {

@@ -3,7 +3,6 @@
 // the HTTP server with the dashboard; then, at a signal, the drain in the order that loses nothing.
 // `pinclaw gateway` (src/cli/gateway-command.ts) parses its flags, holds the home's lock and calls
 // startGateway; everything it runs is built here, in the order each part needs the ones before.
-import { setChunkCacheDir } from '../lazy-chunk-cache.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execSandbox } from '../sandbox/detect.js';
@@ -69,10 +68,6 @@ function mcpRecords(home: string): boolean {
 export async function startGateway(ctx: ProcessContext, o: GatewayOptions): Promise<RunningGateway> {
   let scheduling: Scheduling | undefined;
   let sandboxDetection: ReturnType<typeof execSandbox> | undefined;
-  // The lazy chunks' code caches (the SDK's is compiled again after every idle release). Before the
-  // config checks, which load the chunks of what the config turns on (mqtt, the MCP client, the
-  // camera, update): set later, those were compiled from source at every start.
-  setChunkCacheDir(ctx.paths.cache);
   // A gateway without a secret it was given (a token, a key) would run half-deaf or unguarded:
   // refused. Every configuration error (exit 78) before anything starts, the same checks `config
   // set` runs; among them: beyond this machine (gateway.host or --host) never without a token.

@@ -9,6 +9,7 @@ import { loadConfig, type LoadOptions } from '../config/index.js';
 import type { PinclawConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { ensureWritableDir } from '../fsutil.js';
+import { setChunkCacheDir } from '../lazy-chunk-cache.js';
 import { setLogLevel } from '../log.js';
 import { configureNative } from '../native/loader.js';
 import { openDatabase, type Db } from '../store/db.js';
@@ -41,7 +42,13 @@ export interface OpenedProcess {
 }
 
 export async function openProcess(ctx: ProcessContext, o: OpenOptions = {}): Promise<OpenedProcess> {
-  if (o.turns || o.startChecks) ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
+  if (o.turns || o.startChecks) {
+    ensureWritableDir(ctx.paths.home, 'PINCLAW_HOME');
+    // The lazy chunks' code caches: the gateway's, and a one-shot turn's, which loads the Anthropic
+    // SDK's chunk (0.6 MiB) in a new process each time. Before the start checks, which load the
+    // chunks of what the config turns on (mqtt, the MCP client, the camera, update).
+    setChunkCacheDir(ctx.paths.cache);
+  }
   const config = loadConfig(ctx.paths, ctx.env, o.secrets ? { secrets: o.secrets } : {});
   // Every configuration error (exit 78) before anything starts, the same checks `config set` runs.
   if (o.startChecks) await checkConfig(config, { paths: ctx.paths, env: ctx.env, ...o.startChecks });

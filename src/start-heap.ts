@@ -1,12 +1,13 @@
 // V8's young generation during a start of the executable. The loader (scripts/sea-main.cjs) holds it
 // at its first size, 1 MiB semi-spaces, with --semi-space-growth-factor=1 (scripts/build-sea.mjs
-// says why: without the hold it grows up to 16 MiB under turns and stays). A start allocates about
-// 3.4 MiB on it that mostly survives (module closures, the config, the tools), so under the hold a
-// warm gateway start made three scavenges before it listened, about 1 ms each, copying the same
-// objects twice. Here V8's own growth (factor 2) applies during the start's first task, which is a
-// warm start's whole path to "listening": two scavenges, about 1 ms less (docs/performance.md,
-// "Eleventh pass"). The first turn of the event loop sets the hold again, and the gateway's
-// collection once listening (collectStartGarbage) shrinks the young generation back.
+// says why: the size --optimize-for-size gives when it is set at launch, for an idle gateway's and a
+// busy one's memory). A start allocates about 3.4 MiB on it that mostly survives (module closures,
+// the config, the tools), so under the hold a warm gateway start made three scavenges before it
+// listened, 0.7-1.3 ms each. Here V8's own growth (factor 2) applies during the start's first task,
+// which is a warm start's whole path to "listening": two scavenges, and 2.4 ms less in paired warm
+// starts (docs/performance.md, "Eleventh pass"). The first turn of the event loop sets the hold
+// again, and the gateway's collection once listening (collectStartGarbage) shrinks the young
+// generation back (bench:footprint's idle figure is unchanged).
 //
 // V8 refuses a code cache made under other flags, and every flag counts, this one too: a lazy
 // chunk's cache is read and written under the hold's flags (underHeldFlags), the state it is in

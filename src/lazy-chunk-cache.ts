@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import type { Script } from 'node:vm';
 import { errorMessage } from './errors.js';
 import { log } from './log.js';
+import { pidAlive } from './pid-alive.js';
 import { onRelease } from './release.js';
 import { underHeldFlags } from './start-heap.js';
 
@@ -88,11 +89,14 @@ export function writeChunkCaches(): void {
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, Buffer.concat([header, payload]));
       renameSync(tmp, file);
-      // Another build's cache of this chunk, and a temporary file a killed gateway left (the home's
-      // lock lets one gateway at a time write here).
+      // Another build's cache of this chunk, and a temporary file a killed process left. Not one a
+      // live process is writing: a one-shot turn may write while the gateway does.
       const base = file.slice(dir!.length + 1);
-      const ours = new RegExp(`^${name}-[0-9a-f]{8}\\.v8c(\\.\\d+\\.tmp)?$`);
-      for (const other of readdirSync(dir!)) if (other !== base && ours.test(other)) rmSync(join(dir!, other), { force: true });
+      const ours = new RegExp(`^${name}-[0-9a-f]{8}\\.v8c(?:\\.(\\d+)\\.tmp)?$`);
+      for (const other of readdirSync(dir!)) {
+        const m = ours.exec(other);
+        if (other !== base && m && !(m[1] !== undefined && pidAlive(Number(m[1])))) rmSync(join(dir!, other), { force: true });
+      }
     } catch (err) {
       log.debug(`lazy chunk ${name}: its code cache was not written: ${errorMessage(err)}`);
     }

@@ -4,7 +4,8 @@
 // through the real bundle: a gateway writes the cache of the chunk it loaded when it exits, and the
 // next start compiles that chunk from it.
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { chunkCompiled, readChunkCache, setChunkCacheDir, writeChunkCaches } from '../src/lazy-chunk-cache.js';
@@ -43,12 +44,18 @@ t.test('written after use, read back by the same source, refused when damaged, o
   writeChunkCaches();
   t.ok(existsSync(first.file), 'nothing pending: nothing written or removed');
 
-  // Another build of the chunk: its own file; writing it removes the old one, not demo-cli's.
+  // Another build of the chunk: its own file; writing it removes the old one, not demo-cli's, and a
+  // temporary file a dead process left, not one a live process (a gateway beside a one-shot turn)
+  // is still writing.
   const next = readChunkCache('demo', source(2))!;
   t.not(next.file, first.file);
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  writeFileSync(`${first.file}.${dead}.tmp`, 'torn');
+  writeFileSync(`${next.file}.${process.ppid}.tmp`, 'being written');
   chunkCompiled('demo', next.file, new Script(source(2)));
   writeChunkCaches();
-  t.same(readdirSync(join(home, 'lazy')).sort(), [next.file, other.file].map((f) => f.slice(join(home, 'lazy').length + 1)).sort());
+  t.same(readdirSync(join(home, 'lazy')).sort(), [next.file, `${next.file}.${process.ppid}.tmp`, other.file].map((f) => f.slice(join(home, 'lazy').length + 1)).sort());
+  rmSync(`${next.file}.${process.ppid}.tmp`);
 
   // One flipped byte of the payload: refused before V8 sees it, removed, said.
   const raw = readFileSync(next.file);

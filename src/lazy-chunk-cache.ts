@@ -95,7 +95,9 @@ export function writeChunkCaches(): void {
       const ours = new RegExp(`^${name}-[0-9a-f]{8}\\.v8c(?:\\.(\\d+)\\.tmp)?$`);
       for (const other of readdirSync(dir!)) {
         const m = ours.exec(other);
-        if (other !== base && m && !(m[1] !== undefined && pidAlive(Number(m[1])))) rmSync(join(dir!, other), { force: true });
+        if (!m || other === base) continue;
+        const writer = m[1];
+        if (writer === undefined || !pidAlive(Number(writer))) rmSync(join(dir!, other), { force: true });
       }
     } catch (err) {
       log.debug(`lazy chunk ${name}: its code cache was not written: ${errorMessage(err)}`);

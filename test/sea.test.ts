@@ -2,7 +2,7 @@
 // node_modules anywhere, a minimal environment. arm64 runs under qemu-aarch64-static.
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../src/store/db.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
@@ -267,7 +267,6 @@ t.test('x64 executable loads its lazy chunks and runs a contained regex', async 
   await new Promise<void>((r) => server.listen(0, '127.0.0.5', r));
   t.teardown(() => server.close());
   const { dir, exe, home } = install(seaX64);
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(join(home, 'workspace'), { recursive: true });
   writeFileSync(join(home, 'config.json'), JSON.stringify({ web: { allowedHosts: ['127.0.0.5'] } }));
   writeFileSync(join(home, 'workspace', 'notes.txt'), 'abab\nabba\n');
@@ -298,7 +297,6 @@ t.test('x64 executable: the chunks a start loads take their code caches at the n
   // and V8 refuses a code cache made under other flags: the chunks a start loads (mqtt by the config
   // checks, telegram by the channels) must still find theirs, written at the previous exit.
   const { dir, exe, home } = install(seaX64);
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, 'config.json'), JSON.stringify({ mqtt: { url: 'mqtt://127.0.0.1:9' } }));
   // Debug from the environment: the config checks load the mqtt chunk before the config's level is set.

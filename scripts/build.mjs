@@ -27,7 +27,7 @@ const REGISTRY = 'pinclaw:host-modules';
  * Lazy chunks (see src/lazy-chunk.ts). Code an idle gateway never runs belongs here: every KiB in the
  * main bundle costs idle memory. A dynamic import() of one of a chunk's `entries` (a package name or
  * a file of src/), in the bundle or in another chunk, becomes loadLazyChunk(name)[entry]; a static
- * import of an entry is a build error. A chunk holds its entries and whatever they import, except:
+ * import of an entry in the bundle is a build error (in a chunk, see below). A chunk holds its entries and whatever they import, except:
  * - a module of src/ that the main bundle holds: taken from the bundle at run time (one instance per
  *   process, so the logger, the errors, the store and the native loader are shared); the bundle
  *   registers exactly those, as the chunks' builds ask for them;
@@ -40,10 +40,13 @@ const REGISTRY = 'pinclaw:host-modules';
  * tree-shakes would grow by what the chunk uses, and the build refuses more than a little of that
  * (REGISTRY_GROWTH_LIMIT). Such a module may be listed in the chunk's `copies` (as 'src/...'): the
  * chunk then holds its own copy, which is right only for a module that keeps no state.
+ * A chunk may import another chunk's entry statically: that chunk is loaded when this one starts.
+ * `inject`: files whose exports replace the globals of the same name in the chunk (esbuild's inject).
  */
 export const lazyChunks = [
   // unloadable: the idle release drops it (src/agent/providers/anthropic.ts), 1.9 MiB of V8 heap.
-  { name: 'anthropic-sdk', entries: ['@anthropic-ai/sdk'], unloadable: true },
+  // `inject`: the SDK's global Headers and FormData are pinclaw's (see the file), not undici's.
+  { name: 'anthropic-sdk', entries: ['@anthropic-ai/sdk'], unloadable: true, inject: [srcFile('agent/providers/sdk-web-globals.ts')] },
   { name: 'html', entries: [srcFile('tools/web/html.ts')] },
   // Telegram's Markdown renderer (marked): loaded with the first Telegram reply.
   { name: 'telegram-format', entries: [srcFile('channels/telegram/format.ts')] },
@@ -122,6 +125,9 @@ export const lazyChunks = [
   // fetch() over node:http (src/net/http-fetch.ts): loaded by the first request a gateway makes (the
   // model's API, a chat channel), reached through src/net/fetch.ts.
   { name: 'http-fetch', entries: [srcFile('net/http-fetch.ts')] },
+  // The Fetch standard's Headers (src/net/fetch-headers.ts): http-fetch's answers and the Anthropic
+  // SDK's requests use the same class, so a chunk of its own, which both import statically.
+  { name: 'fetch-headers', entries: [srcFile('net/fetch-headers.ts')] },
   { name: 'camera', entries: [srcFile('hardware/camera/index.ts')] },
   // `pinclaw mcp serve`: the MCP server over stdio (src/mcp/server/), never run by a gateway.
   { name: 'mcp-serve', entries: [srcFile('cli/mcp-serve-command.ts')] },
@@ -151,8 +157,9 @@ function lazyShim(self, registry) {
         const entry = args.path.startsWith('.') ? join(args.resolveDir, args.path).replace(/\.js$/, '.ts') : args.path;
         const chunk = byEntry.get(entry);
         if (!chunk) return undefined;
-        // A static import would evaluate the chunk when the importing module starts, which defeats it.
-        if (args.kind !== 'dynamic-import') {
+        // A static import in the bundle would evaluate the chunk when the bundle starts, which defeats
+        // it. In a chunk it loads the other chunk when this one starts: for a chunk that always needs it.
+        if (args.kind !== 'dynamic-import' && !self) {
           return { errors: [{ text: `${args.importer} imports ${args.path} statically; it is in the lazy chunk '${chunk.name}': use await import() (a type-only import is fine)` }] };
         }
         return { path: entryKey(entry), namespace: 'pinclaw-lazy', pluginData: chunk };
@@ -266,6 +273,7 @@ async function buildChunks(dir, version, host) {
       outfile: file,
       metafile: true,
       banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
+      ...(c.inject ? { inject: c.inject } : {}),
       define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
       plugins: [lazyShim(c, null), hostShim(shared, used), nativeShim],
     });

@@ -143,6 +143,63 @@ t.test('the answer: status, headers with repeated fields, body; null-body status
   t.equal(await (await fetchOverNodeHttp(`${srv.url}/again`)).text(), 'hello');
 });
 
+t.test('the Response reads as undici\'s: each way to read the body, once; clones; a byte order mark; headers', async (t) => {
+  const srv = await serve((req, res) => {
+    if (req.url === '/none') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    res.writeHead(200, [['Content-Type', 'application/json; charset=utf-8'], ['Set-Cookie', 'b=2'], ['X-Z', 'z'], ['Set-Cookie', 'a=1'], ['X-A', 'one'], ['x-a', 'two']]);
+    // A byte order mark, then JSON with text in several scripts.
+    res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"text":"héllo ✓ 日本","n":[1,2]}')]));
+  });
+  t.teardown(() => close(srv.server));
+  const both = async () => [await fetchOverNodeHttp(`${srv.url}/j`), await fetch(`${srv.url}/j`)] as const;
+  /** What reading a response one way gives (or how it fails), and what it says after. */
+  const read = async (r: Response, how: 'text' | 'json' | 'arrayBuffer' | 'bytes' | 'blob' | 'body'): Promise<unknown> => {
+    const before = r.bodyUsed;
+    let got: unknown;
+    if (how === 'blob') {
+      const b = await r.blob();
+      got = { type: b.type, text: await b.text() };
+    } else if (how === 'arrayBuffer') got = [...new Uint8Array(await r.arrayBuffer())];
+    else if (how === 'bytes') got = [...(await r.bytes())];
+    else if (how === 'body') {
+      let text = '';
+      for await (const c of r.body! as unknown as AsyncIterable<Uint8Array>) text += Buffer.from(c).toString('latin1');
+      got = text;
+    } else got = await r[how]();
+    const again = await r.text().then((v) => ({ ok: v }), (err: Error) => ({ threw: err.name }));
+    return { before, got, after: r.bodyUsed, again, bodyAfter: r.body === null ? 'null' : typeof r.body?.getReader };
+  };
+  for (const how of ['text', 'json', 'arrayBuffer', 'bytes', 'blob', 'body'] as const) {
+    const [ours, theirs] = await both();
+    t.same(await read(ours, how), await read(theirs, how), `${how}(): the same value, then used`);
+  }
+  const [ours, theirs] = await both();
+  t.same([...ours.headers], [...theirs.headers], 'the same fields in the same order, set-cookie apart');
+  t.same(ours.headers.getSetCookie(), theirs.headers.getSetCookie());
+  t.equal(ours.type, theirs.type === 'basic' ? 'default' : theirs.type, 'a constructed response\'s type');
+  // A clone reads the same body as the original, each once.
+  const copy = ours.clone();
+  const theirCopy = theirs.clone();
+  t.same([await copy.json(), await ours.json()], [await theirCopy.json(), await theirs.json()], 'a clone and its original both read the body');
+  t.throws(() => ours.clone(), TypeError, 'no clone of a used body');
+  const [first] = await both();
+  const reader = first.body!.getReader();
+  await reader.read();
+  t.equal(first.bodyUsed, true, 'a body a reader has read from is used');
+  await t.rejects(first.text(), TypeError);
+  const none = await fetchOverNodeHttp(`${srv.url}/none`);
+  const theirNone = await fetch(`${srv.url}/none`);
+  t.same([await none.text(), await none.text(), none.bodyUsed], [await theirNone.text(), await theirNone.text(), theirNone.bodyUsed], 'a null body reads as empty, again and again');
+  const [fresh] = await both();
+  t.equal(fresh.bodyUsed, false);
+  fresh.body!.cancel();
+  t.equal(fresh.bodyUsed, true, 'a cancelled body is used');
+});
+
 t.test('gzip, deflate and br answers are decoded, as Node fetch decodes them; a broken one fails', async (t) => {
   const text = 'pinclaw '.repeat(2000);
   const srv = await serve((req, res) => {

@@ -7,10 +7,11 @@
 // VmRSS after its turns and the idle release fell by about 3 MiB (docs/performance.md, "Memory after
 // many turns").
 //
-// Only the transport is ours. A body other than a string or bytes is encoded by the platform's
-// Request, and the answer is the platform's Response over the socket's stream, so callers and
-// libraries (the Anthropic SDK takes this as its `fetch`) see the standard objects; constructing them
-// does not load undici's client. What differs from undici's fetch:
+// The transport is ours, and so are the Headers and the Response (src/net/fetch-headers.ts,
+// src/net/node-response.ts): undici's classes would load undici's whole bundle at the first turn. They
+// are the standard's, so callers and libraries (the Anthropic SDK takes this as its `fetch`) see the
+// objects they expect. A body other than a string or bytes is encoded by the platform's Request (which
+// does load undici: no caller of pinclaw's sends one). What differs from undici's fetch:
 // no cookies, cache modes or CORS, which a server-side client does not use, and a request body is read
 // whole before it is sent (so that a redirect can send it again): the bodies here are JSON and files of
 // a few MB.
@@ -19,6 +20,8 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { FetchHeaders } from './fetch-headers.js';
+import { NodeResponse } from './node-response.js';
 
 /** Statuses whose response has no body (Fetch standard, "null body status"); Response refuses one. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -107,7 +110,7 @@ function answerOf(res: IncomingMessage, url: string, redirected: boolean, method
     statusText: res.statusMessage ?? '',
     get headers() {
       if (!headers) {
-        headers = new Headers();
+        headers = new FetchHeaders();
         // rawHeaders keeps repeated fields (set-cookie, link) as separate values.
         for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
       }
@@ -126,14 +129,6 @@ function answerOf(res: IncomingMessage, url: string, redirected: boolean, method
     url,
     redirected,
   };
-}
-
-function toResponse(a: NodeAnswer): Response {
-  const body = a.body && (Readable.toWeb(a.body) as ReadableStream<Uint8Array>);
-  const response = new Response(body, { status: a.status, statusText: a.statusText, headers: a.headers });
-  // A constructed Response has no url; callers read it to learn where a redirect led.
-  Object.defineProperties(response, { url: { value: a.url }, redirected: { value: a.redirected } });
-  return response;
 }
 
 interface Attempt {
@@ -235,9 +230,11 @@ function headerRecord(init: HeadersInit | undefined): Record<string, string> {
     const v = String(value).trim();
     out[key] = key in out ? `${out[key]}, ${v}` : v;
   };
-  if (init instanceof Headers) for (const [name, value] of init) add(name, value);
-  else if (Array.isArray(init)) for (const [name, value] of init) add(name!, value!);
-  else if (init) for (const [name, value] of Object.entries(init)) add(name, value);
+  if (!init) return out;
+  // A Headers (ours, or undici's from a caller that made one) and an array of pairs are both
+  // iterables of pairs. Not `instanceof Headers`: reading the global loads undici.
+  if (typeof (init as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function') for (const [name, value] of init as Iterable<[string, string]>) add(name, value);
+  else for (const [name, value] of Object.entries(init)) add(name, value);
   return out;
 }
 
@@ -320,5 +317,6 @@ export async function requestOverNodeHttp(input: string | URL | Request, init?: 
 }
 
 export async function fetchOverNodeHttp(input: string | URL | Request, init?: RequestInit, limits: FetchLimits = LIMITS): Promise<Response> {
-  return toResponse(await requestOverNodeHttp(input, init, limits));
+  const a = await requestOverNodeHttp(input, init, limits);
+  return new NodeResponse(a, a.body);
 }

@@ -86,6 +86,46 @@ t.test('MEMORY.md and daily notes: chunks cite file:lines, changes re-index, rem
   t.same(await m.search('spare fuses'), []);
 });
 
+t.test('an unchanged memory file is not chunked again, so nothing is counted; a change, other sizes or a lost chunk are', async (t) => {
+  const h = home(t);
+  const counted: string[] = [];
+  const spy = (s: string) => {
+    counted.push(s);
+    return count(s);
+  };
+  const lines = Array.from({ length: 30 }, (_, i) => `Shelf ${i}: the fuses of circuit ${i} and a spare bulb.`);
+  writeFileSync(join(h.workspace, 'MEMORY.md'), lines.join('\n'));
+  const opened = (over: Partial<ReturnType<typeof defaults>['memory']> = {}) => openMemory({ ...h, config: { ...defaults().memory, chunkTokens: 60, overlapTokens: 10, ...over }, count: spy, embedder: null });
+  t.same((await opened().syncFiles()).changed, ['MEMORY.md']);
+  t.ok(counted.length >= 30, 'the first sync counts every line');
+  const chunks = () => h.db.prepare(`select id, hash, line_start, line_end from memory_chunks where file = 'MEMORY.md' order by id`).all() as { id: number }[];
+  const before = chunks();
+  counted.length = 0;
+  const again = opened();
+  t.same((await again.syncFiles()).changed, [], 'another process: nothing changed');
+  t.same(counted, [], 'and nothing counted');
+  t.same(chunks(), before, 'the chunks kept as they were');
+  t.equal((await again.search('circuit 17'))[0]!.citation.split(':')[0], 'MEMORY.md', 'and found');
+  // Other chunk sizes chunk the file again.
+  t.same((await opened({ chunkTokens: 80 }).syncFiles()).changed, ['MEMORY.md'], 'other chunk sizes: chunked again');
+  t.ok(counted.length > 0);
+  // A chunk gone from the table (as the size cap archives daily notes) is made again, as before.
+  const now = chunks();
+  h.db.prepare('delete from memory_chunks where id = ?').run(now[0]!.id);
+  counted.length = 0;
+  t.same((await opened({ chunkTokens: 80 }).syncFiles()).changed, ['MEMORY.md'], 'a chunk missing: chunked again');
+  t.equal(chunks().length, now.length);
+  // An edit, and the file gone and back.
+  writeFileSync(join(h.workspace, 'MEMORY.md'), [...lines, 'Shelf 30: the doorbell battery.'].join('\n'));
+  t.same((await opened({ chunkTokens: 80 }).syncFiles()).changed, ['MEMORY.md'], 'an edit: chunked again');
+  t.ok((await opened({ chunkTokens: 80 }).search('doorbell battery')).length > 0);
+  rmSync(join(h.workspace, 'MEMORY.md'));
+  t.same((await opened({ chunkTokens: 80 }).syncFiles()).removed, ['MEMORY.md']);
+  t.same(h.db.prepare(`select key from memory_meta where key like 'file:%'`).all(), [], 'its mark goes with it');
+  writeFileSync(join(h.workspace, 'MEMORY.md'), lines.join('\n'));
+  t.same((await opened({ chunkTokens: 80 }).syncFiles()).changed, ['MEMORY.md'], 'back again: indexed again');
+});
+
 t.test('hybrid search with an OpenAI-compatible server; down or wrong dimension falls back to keywords', async (t) => {
   const srv = await startEmbeddingsServer(vectors({ dims: 16 }));
   t.teardown(() => srv.close());

@@ -36,14 +36,25 @@ export interface MemoryHolder {
 /** ~4 characters a token: only when the tokenizer's data cannot load, so chunking still works. */
 const roughCount = (s: string) => Math.ceil(s.length / 4);
 
+/**
+ * The chunks' sizer. The tokenizer's table (8.5 MiB, 30-40 ms to decompress and load) is loaded by
+ * the first count, not when the memory opens: a turn that recalls and writes nothing counts nothing,
+ * and a one-shot turn (`pinclaw agent`) used to load it for nothing (docs/performance.md, "Twelfth pass").
+ */
 function tokenCount(): (s: string) => number {
-  try {
-    const t = getTokenizer('o200k_base');
-    return (s) => t.count(s);
-  } catch (err) {
-    log.warn(`memory: chunks are sized by a character estimate: the tokenizer did not load (${errorMessage(err)})`);
-    return roughCount;
-  }
+  let count: ((s: string) => number) | undefined;
+  return (s) => {
+    if (!count) {
+      try {
+        const t = getTokenizer('o200k_base');
+        count = (text) => t.count(text);
+      } catch (err) {
+        log.warn(`memory: chunks are sized by a character estimate: the tokenizer did not load (${errorMessage(err)})`);
+        count = roughCount;
+      }
+    }
+    return count(s);
+  };
 }
 
 export function memoryHolder(o: { db: Db; paths: Paths; config: PinclawConfig; env: NodeJS.ProcessEnv }): MemoryHolder {

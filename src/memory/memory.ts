@@ -10,7 +10,7 @@ import { chunkMarkdown } from './chunker.js';
 import { memoryFiles, NotUtf8Error, readMemoryFile } from './files.js';
 import { buildIndex, docTime, loadSnapshot, rankingDoc, saveSnapshot, type IndexState, type Progress } from './memory-index.js';
 import {
-  archiveChunk, chunkRows, chunkTexts, counts, deleteChunk, fileChunkRows, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, recentChunks, setVector, toChunk, vectorOf,
+  archiveChunk, chunkRows, chunkTexts, counts, deleteChunk, fileChunkRows, fileMark, findByHash, generation, getChunkRow, hashText, indexedFiles, insertChunk, recentChunks, recordedFileMark, recordFileMark, setVector, toChunk, vectorOf,
   type ChunkRow, type ChunkText, type MemoryCounts,
 } from './store.js';
 import { namesFor, namingsIn, type Naming } from './names.js';
@@ -239,10 +239,16 @@ export function openMemory(o: MemoryOptions): Memory {
   }
 
   async function indexFile(path: string, kind: 'file' | 'daily', text: string): Promise<boolean> {
-    const chunks = chunkMarkdown(text, { target: config.chunkTokens, overlap: config.overlapTokens, count: o.count });
     const old = fileChunkRows(db, path);
+    const mark = (chunks: number) => fileMark(text, config.chunkTokens, config.overlapTokens, chunks);
+    // Unchanged since its chunks were made (store.ts, fileMark): nothing to count or compare.
+    if (recordedFileMark(db, path) === mark(old.length)) return false;
+    const chunks = chunkMarkdown(text, { target: config.chunkTokens, overlap: config.overlapTokens, count: o.count });
     const same = old.length === chunks.length && old.every((r, i) => r.hash === hashText(chunks[i]!.text) && r.line_start === chunks[i]!.lineStart && r.line_end === chunks[i]!.lineEnd);
-    if (same) return false;
+    if (same) {
+      recordFileMark(db, path, mark(chunks.length));
+      return false;
+    }
     // Vectors of unchanged text are kept (by hash); only new text is embedded.
     const known = new Map<string, Float32Array>();
     for (const r of old) {
@@ -256,6 +262,7 @@ export function openMemory(o: MemoryOptions): Memory {
     const t = now();
     write(() => {
       for (const r of old) deleteChunk(db, r.id);
+      recordFileMark(db, path, mark(chunks.length));
       return chunks.map((c) => {
         const v = known.get(hashText(c.text));
         return insertChunk(db, { text: c.text, kind, source: { type: 'file', file: path, lineStart: c.lineStart, lineEnd: c.lineEnd }, vector: v && embedderId ? { embedder: embedderId, values: v } : null, createdAt: t }, t);
@@ -406,7 +413,10 @@ export function openMemory(o: MemoryOptions): Memory {
       const present = new Set(files.map((f) => f.path));
       for (const gone of indexedFiles(db).filter((f) => !present.has(f))) {
         const old = fileChunkRows(db, gone);
-        write(() => old.forEach((r) => deleteChunk(db, r.id)), () => ({ upsert: [], remove: old.map((r) => r.id) }));
+        write(() => {
+          old.forEach((r) => deleteChunk(db, r.id));
+          recordFileMark(db, gone, null);
+        }, () => ({ upsert: [], remove: old.map((r) => r.id) }));
         report.removed.push(gone);
       }
       if (config.transcripts) report.changed.push(...(await syncTranscripts()));

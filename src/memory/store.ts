@@ -55,6 +55,27 @@ export function generation(db: Db): number {
   return (sql(db, `select value from memory_meta where key = 'generation'`).get() as { value: number }).value;
 }
 
+/**
+ * What a memory file's chunks were made from: its text, the chunk sizes, and how many chunks it gave
+ * (so that chunks archived by the size cap since count as a change, as they did before). Recorded
+ * in memory_meta as `file:<path>`, 53 bits of a SHA-256 (the table holds integers). A file whose
+ * mark still matches is not chunked again: chunking counts the tokens of every line, which loads
+ * the tokenizer's table (8.5 MiB, 30-40 ms) at every memory open (docs/performance.md, "Twelfth pass").
+ */
+export function fileMark(text: string, chunkTokens: number, overlapTokens: number, chunks: number): number {
+  const h = createHash('sha256').update(`${chunkTokens} ${overlapTokens} ${chunks}\0`).update(text).digest();
+  return h.readUIntBE(0, 6) * 32 + (h[6]! >> 3);
+}
+
+export function recordedFileMark(db: Db, path: string): number | undefined {
+  return (sql(db, 'select value from memory_meta where key = ?').get(`file:${path}`) as { value: number } | undefined)?.value;
+}
+
+export function recordFileMark(db: Db, path: string, mark: number | null): void {
+  if (mark === null) sql(db, 'delete from memory_meta where key = ?').run(`file:${path}`);
+  else sql(db, 'insert into memory_meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value').run(`file:${path}`, mark);
+}
+
 export function insertChunk(db: Db, c: NewChunk, now = Date.now()): number {
   const s = c.source;
   const info = sql(db,

@@ -86,7 +86,7 @@ t.test('MEMORY.md and daily notes: chunks cite file:lines, changes re-index, rem
   t.same(await m.search('spare fuses'), []);
 });
 
-t.test('an unchanged memory file is not chunked again, so nothing is counted; a change, other sizes or a lost chunk are', async (t) => {
+t.test('an unchanged memory file is not chunked again, so nothing is counted; a change, other sizes, a lost chunk or `memory reindex` are', async (t) => {
   const h = home(t);
   const counted: string[] = [];
   const spy = (s: string) => {
@@ -106,6 +106,11 @@ t.test('an unchanged memory file is not chunked again, so nothing is counted; a 
   t.same(counted, [], 'and nothing counted');
   t.same(chunks(), before, 'the chunks kept as they were');
   t.equal((await again.search('circuit 17'))[0]!.citation.split(':')[0], 'MEMORY.md', 'and found');
+  const rebuilt = await again.reindex();
+  t.ok(counted.length >= 30, '`memory reindex` chunks every file again');
+  t.same(rebuilt.sync.changed, [], 'and finds the same chunks');
+  t.same(chunks(), before);
+  counted.length = 0;
   // Other chunk sizes chunk the file again.
   t.same((await opened({ chunkTokens: 80 }).syncFiles()).changed, ['MEMORY.md'], 'other chunk sizes: chunked again');
   t.ok(counted.length > 0);

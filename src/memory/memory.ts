@@ -73,7 +73,8 @@ export interface Memory {
   store(text: string, o?: { kind?: MemoryKind; session?: string | null }): Promise<StoreResult>;
   forget(id: number): MemoryChunk;
   /** indexes the workspace's memory files that changed since they were last indexed */
-  syncFiles(): Promise<SyncReport>;
+  /** `rechunk`: chunk every file again, also those whose mark says unchanged (`pinclaw memory reindex`) */
+  syncFiles(opts?: { rechunk?: boolean }): Promise<SyncReport>;
   /** vectors of the current embedder for every chunk that lacks one (a change of embedder, a server that was down) */
   reembed(progress?: (done: number, total: number) => void): Promise<{ embedded: number; failed: number }>;
   /** chunks without a vector of the current embedder */
@@ -238,11 +239,11 @@ export function openMemory(o: MemoryOptions): Memory {
     return victims.length;
   }
 
-  async function indexFile(path: string, kind: 'file' | 'daily', text: string): Promise<boolean> {
+  async function indexFile(path: string, kind: 'file' | 'daily', text: string, rechunk: boolean): Promise<boolean> {
     const old = fileChunkRows(db, path);
     const mark = (chunks: number) => fileMark(text, config.chunkTokens, config.overlapTokens, chunks);
     // Unchanged since its chunks were made (store.ts, fileMark): nothing to count or compare.
-    if (recordedFileMark(db, path) === mark(old.length)) return false;
+    if (!rechunk && recordedFileMark(db, path) === mark(old.length)) return false;
     const chunks = chunkMarkdown(text, { target: config.chunkTokens, overlap: config.overlapTokens, count: o.count });
     const same = old.length === chunks.length && old.every((r, i) => r.hash === hashText(chunks[i]!.text) && r.line_start === chunks[i]!.lineStart && r.line_end === chunks[i]!.lineEnd);
     if (same) {
@@ -394,7 +395,7 @@ export function openMemory(o: MemoryOptions): Memory {
       return toChunk(r);
     },
 
-    async syncFiles() {
+    async syncFiles(opts = {}) {
       const report: SyncReport = { files: 0, changed: [], removed: [], skipped: [], archived: 0 };
       const files = memoryFiles(o.workspace);
       report.files = files.length;
@@ -408,7 +409,7 @@ export function openMemory(o: MemoryOptions): Memory {
           log.warn(`memory: ${err instanceof NotUtf8Error ? reason : `${f.path} ${reason}`}`);
           continue;
         }
-        if (await indexFile(f.path, f.kind, text)) report.changed.push(f.path);
+        if (await indexFile(f.path, f.kind, text, opts.rechunk ?? false)) report.changed.push(f.path);
       }
       const present = new Set(files.map((f) => f.path));
       for (const gone of indexedFiles(db).filter((f) => !present.has(f))) {
@@ -452,7 +453,9 @@ export function openMemory(o: MemoryOptions): Memory {
     },
 
     async reindex(progress) {
-      const sync = await memory.syncFiles();
+      // The owner's explicit rebuild: every file chunked again (chunks made while the tokenizer could
+      // not load were sized by a character estimate; the marks would keep them).
+      const sync = await memory.syncFiles({ rechunk: true });
       const { embedded, failed } = await memory.reembed((d, t) => progress?.('embedding', d, t));
       state = buildIndex(db, embedderId, dims(), (d, t) => progress?.('indexing', d, t));
       saveSnapshot(o.cacheDir, state);

@@ -10,8 +10,9 @@
 // The transport is ours, and so are the Headers and the Response (src/net/fetch-headers.ts,
 // src/net/node-response.ts): undici's classes would load undici's whole bundle at the first turn. They
 // are the standard's, so callers and libraries (the Anthropic SDK takes this as its `fetch`) see the
-// objects they expect. A body other than a string or bytes is encoded by the platform's Request (which
-// does load undici: no caller of pinclaw's sends one). What differs from undici's fetch:
+// objects they expect. A body other than a string or bytes is encoded by the platform's Request, which
+// does load undici (Telegram's voice replies and the speech-to-text upload send a form). What differs
+// from undici's fetch:
 // no cookies, cache modes or CORS, which a server-side client does not use, and a request body is read
 // whole before it is sent (so that a redirect can send it again): the bodies here are JSON and files of
 // a few MB.

@@ -175,6 +175,16 @@ t.test('bad arguments and bad data are refused with the reason', async (t) => {
   t.equal(addon.embedTexts(model, []).length, 0, 'no texts, no vectors');
   const missing = localEmbedder({ file: join(tempDir('pinclaw-embed-'), 'missing.bin') });
   await t.rejects(missing.embed(['x']), { name: 'EmbedderError', message: /the local embedder cannot load its data: .*missing\.bin/ });
+  // Damaged data: the addon's own checks (the native backend does not parse the data in JavaScript
+  // first) and the reference's name the file and what is wrong alike.
+  const damaged = join(tempDir('pinclaw-embed-'), 'damaged.bin');
+  writeFileSync(damaged, bytes.subarray(0, 1000));
+  for (const implementation of ['native', 'reference'] as const) {
+    await t.rejects(localEmbedder({ file: damaged, implementation }).embed(['x']), { name: 'EmbedderError', message: /the local embedder cannot load its data: embedder data \S*damaged\.bin: 1000 bytes, the header says at least \d+$/ }, implementation);
+  }
+  const fewer = join(tempDir('pinclaw-embed-'), 'fewer.bin');
+  writeFileSync(fewer, bytes);
+  await t.rejects(localEmbedder({ file: fewer, words: 100000 }).embed(['x']), { name: 'EmbedderError', message: /fewer\.bin: 60000 words, 100000 expected/ }, 'data of another vocabulary than asked for');
   const ac = new AbortController();
   ac.abort();
   await t.rejects(localEmbedder().embed(['x'], ac.signal), new EmbedderError('local embedding was aborted'));

@@ -71,17 +71,31 @@ function split(flat: Float32Array, count: number, dims: number): Float32Array[] 
 
 async function loadBackend(opts: Required<Pick<LocalEmbedderOptions, 'words' | 'implementation'>> & { file?: string }): Promise<Backend> {
   const { bytes, source } = await loadEmbedderBytes(opts.words, opts.file);
-  const data = parseEmbedderData(bytes, source);
-  if (data.words !== opts.words) throw new Error(`embedder data ${source}: ${data.words} words, ${opts.words} expected`);
+  const expect = (words: number, dims: number) => {
+    if (words !== opts.words) throw new Error(`embedder data ${source}: ${words} words, ${opts.words} expected`);
+    if (dims !== EMBEDDER_DIMS) throw new Error(`embedder data ${source}: ${dims} dimensions, expected ${EMBEDDER_DIMS}`);
+  };
   const a = opts.implementation === 'reference' ? null : embedAddon();
   if (!a && opts.implementation === 'native') throw new Error(`the addon has no embedder (${addonStatus('pinclaw').error ?? 'built before it existed'})`);
   if (a) {
-    const model = a.embedderLoad(bytes);
+    // The addon checks the data as it loads them, as parseEmbedderData does. That parse (codebooks,
+    // word offsets) is the reference's alone: 6-11 ms of JavaScript at every load, so at the first
+    // embed after each idle release (docs/performance.md, "Twelfth pass").
+    let model: object;
+    try {
+      model = a.embedderLoad(bytes);
+    } catch (err) {
+      throw new Error(`embedder data ${source}: ${errorMessage(err).replace(/^embedderLoad: embedder data: /, '')}`, { cause: err });
+    }
+    const info = a.embedderInfo(model);
+    expect(info.words, info.dims);
     return {
       implementation: 'native',
-      run: async (prepared, sync) => split(sync ? a.embedTexts(model, prepared) : await a.embedTextsAsync(model, prepared), prepared.length, data.dims),
+      run: async (prepared, sync) => split(sync ? a.embedTexts(model, prepared) : await a.embedTextsAsync(model, prepared), prepared.length, info.dims),
     };
   }
+  const data = parseEmbedderData(bytes, source);
+  expect(data.words, data.dims);
   if (opts.implementation === 'auto') {
     log.once('embedder-reference', 'warn', `native embedder unavailable (${addonStatus('pinclaw').error ?? 'the addon has no embedder'}); embedding with the TypeScript reference`);
   }

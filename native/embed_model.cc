@@ -147,26 +147,32 @@ void Model::LoadCodebook(const uint8_t*& at, uint32_t subspaces, Codebook* book)
 // rest of the word, bytes below 0x80) and builds the lookup table.
 std::string Model::LoadWords(const uint8_t* list, uint32_t bytes) {
   // First the decoded size (each marker's shared prefix, each other byte, a '\n' per word), so the
-  // text is allocated once.
+  // text is allocated once and written with memcpy: a load runs at every first embed after an idle
+  // release (docs/performance.md, "Twelfth pass").
   size_t decoded = 0;
   for (uint32_t i = 0; i < bytes; ++i) decoded += list[i] >= 0x80 ? (list[i] - 0x80u) + 1 : 1;
-  word_text_.clear();
-  word_text_.reserve(decoded);
+  word_text_.assign(decoded, '\0');
+  char* const text = word_text_.data();
   offsets_.assign(1, 0);
   offsets_.reserve(static_cast<size_t>(words_) + 1);
-  size_t prev = 0;  // offset of the previous word in word_text_
+  size_t out = 0;
+  size_t prev = 0;  // offset of the previous word in the text
   for (uint32_t i = 0; i < bytes;) {
     const uint8_t marker = list[i++];
     const size_t shared = marker - 0x80u;
-    const size_t prev_len = offsets_.size() > 1 ? word_text_.size() - 1 - prev : 0;
+    const size_t prev_len = offsets_.size() > 1 ? out - 1 - prev : 0;
     if (marker < 0x80 || shared > prev_len) return "bad word list at byte " + std::to_string(i - 1);
-    const size_t start = word_text_.size();
-    for (size_t k = 0; k < shared; ++k) word_text_.push_back(word_text_[prev + k]);
-    while (i < bytes && list[i] < 0x80) word_text_.push_back(static_cast<char>(list[i++]));
-    if (word_text_.size() == start) return "empty word in the list";
-    word_text_.push_back('\n');
+    const size_t start = out;
+    std::memcpy(text + out, text + prev, shared);  // the previous word ends before `start`: no overlap
+    out += shared;
+    const uint32_t from = i;
+    while (i < bytes && list[i] < 0x80) ++i;
+    std::memcpy(text + out, list + from, i - from);
+    out += i - from;
+    if (out == start) return "empty word in the list";
+    text[out++] = '\n';
     prev = start;
-    offsets_.push_back(static_cast<uint32_t>(word_text_.size()));
+    offsets_.push_back(static_cast<uint32_t>(out));
   }
   if (offsets_.size() != static_cast<size_t>(words_) + 1) {
     return std::to_string(offsets_.size() - 1) + " words in the list, the header says " + std::to_string(words_);
@@ -186,20 +192,31 @@ std::string Model::LoadWords(const uint8_t* list, uint32_t bytes) {
   min_len_ = SIZE_MAX;
   max_len_ = 0;
   const size_t mask = capacity - 1;
-  for (uint32_t w = 0; w < words_; ++w) {
-    const char* s = word_text_.data() + offsets_[w];
-    const size_t n = offsets_[w + 1] - offsets_[w] - 1;
-    min_len_ = n < min_len_ ? n : min_len_;
-    max_len_ = n > max_len_ ? n : max_len_;
-    // The first occurrence wins (the reference's Map keeps the first too).
-    if (Find(s, n) != kNone) continue;
-    const uint64_t h = HashBytes(s, n);
-    const uint64_t bit = h & filter_mask_;
-    filter_[bit >> 6] |= 1ull << (bit & 63);
-    for (size_t i = static_cast<size_t>((h * 0x9e3779b97f4a7c15ull) >> shift_);; i = (i + 1) & mask) {
-      if (slots_[i] == 0) {
-        slots_[i] = w + 1;
-        break;
+  // A word listed twice is inserted twice, without a lookup first: both copies hash alike, so the
+  // first one sits earlier on the probe path and Find returns it, as the reference's Map keeps the
+  // first. The words go in blocks: their hashes first, with their slots prefetched, so that the
+  // table's cache misses overlap instead of coming one after another.
+  constexpr uint32_t kBlock = 16;
+  uint64_t hashes[kBlock];
+  for (uint32_t base = 0; base < words_; base += kBlock) {
+    const uint32_t end = base + kBlock < words_ ? base + kBlock : words_;
+    for (uint32_t w = base; w < end; ++w) {
+      const size_t n = offsets_[w + 1] - offsets_[w] - 1;
+      min_len_ = n < min_len_ ? n : min_len_;
+      max_len_ = n > max_len_ ? n : max_len_;
+      const uint64_t h = HashBytes(text + offsets_[w], n);
+      hashes[w - base] = h;
+      __builtin_prefetch(&slots_[static_cast<size_t>((h * 0x9e3779b97f4a7c15ull) >> shift_)], 1);
+    }
+    for (uint32_t w = base; w < end; ++w) {
+      const uint64_t h = hashes[w - base];
+      const uint64_t bit = h & filter_mask_;
+      filter_[bit >> 6] |= 1ull << (bit & 63);
+      for (size_t i = static_cast<size_t>((h * 0x9e3779b97f4a7c15ull) >> shift_);; i = (i + 1) & mask) {
+        if (slots_[i] == 0) {
+          slots_[i] = w + 1;
+          break;
+        }
       }
     }
   }

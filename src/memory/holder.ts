@@ -37,7 +37,7 @@ export interface MemoryHolder {
 const roughCount = (s: string) => Math.ceil(s.length / 4);
 
 /**
- * The chunks' sizer. The tokenizer's table (8.5 MiB, 30-40 ms to decompress and load) is loaded by
+ * The chunks' sizer. The tokenizer's table (4.5 MiB, 30-40 ms to decompress and load) is loaded by
  * the first count, not when the memory opens: a turn that recalls and writes nothing counts nothing,
  * and a one-shot turn (`pinclaw agent`) used to load it for nothing (docs/performance.md, "Twelfth pass").
  */

@@ -60,7 +60,7 @@ export function generation(db: Db): number {
  * (so that chunks archived by the size cap since count as a change, as they did before). Recorded
  * in memory_meta as `file:<path>`, 53 bits of a SHA-256 (the table holds integers). A file whose
  * mark still matches is not chunked again: chunking counts the tokens of every line, which loads
- * the tokenizer's table (8.5 MiB, 30-40 ms) at every memory open (docs/performance.md, "Twelfth pass").
+ * the tokenizer's table (4.5 MiB, 30-40 ms) at every memory open (docs/performance.md, "Twelfth pass").
  */
 export function fileMark(text: string, chunkTokens: number, overlapTokens: number, chunks: number): number {
   const h = createHash('sha256').update(`${chunkTokens} ${overlapTokens} ${chunks}\0`).update(text).digest();

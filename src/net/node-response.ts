@@ -36,7 +36,7 @@ export class NodeResponse implements Response {
   readonly redirected: boolean;
   /** what a Response made with `new Response()` says: the standard's "default" */
   readonly type: ResponseType = 'default';
-  /** the answer's body, until it is read or handed out as a web stream */
+  /** the answer's body until a caller asks for `body` (then that web stream holds it) */
   #node: Readable | null;
   #web: ReadableStream<Uint8Array<ArrayBuffer>> | null;
   /** read through text(), json(), arrayBuffer(), bytes() or blob() */

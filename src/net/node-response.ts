@@ -14,7 +14,8 @@ import { FetchHeaders } from './fetch-headers.js';
 export interface ResponseHead {
   status: number;
   statusText: string;
-  headers: Headers;
+  /** read when a caller asks (an answer's are parsed on first use: see NodeAnswer.headers) */
+  readonly headers: Headers;
   /** where the request ended, after redirects */
   url: string;
   redirected: boolean;
@@ -31,11 +32,11 @@ function unusable(): TypeError {
 export class NodeResponse implements Response {
   readonly status: number;
   readonly statusText: string;
-  readonly headers: Headers;
   readonly url: string;
   readonly redirected: boolean;
   /** what a Response made with `new Response()` says: the standard's "default" */
   readonly type: ResponseType = 'default';
+  readonly #head: ResponseHead;
   /** the answer's body until a caller asks for `body` (then that web stream holds it) */
   #node: Readable | null;
   #web: ReadableStream<Uint8Array<ArrayBuffer>> | null;
@@ -46,11 +47,15 @@ export class NodeResponse implements Response {
   constructor(head: ResponseHead, body: Readable | ReadableStream<Uint8Array<ArrayBuffer>> | null) {
     this.status = head.status;
     this.statusText = head.statusText;
-    this.headers = head.headers;
+    this.#head = head;
     this.url = head.url;
     this.redirected = head.redirected;
     this.#node = body instanceof Readable ? body : null;
     this.#web = body instanceof Readable ? null : body;
+  }
+
+  get headers(): Headers {
+    return this.#head.headers;
   }
 
   get ok(): boolean {

@@ -31,7 +31,9 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '10000' },
     'idle-seconds': { type: 'string', default: '60' },
     // Past the gateway's conductor.releaseAfterIdleSeconds (60 by default): what it holds once
-    // quiet again, after it has freed what only turns use (docs/operations.md, Memory when idle).
+    // quiet again, after it has freed the caches only turns use (docs/operations.md, Memory when
+    // idle). Not past conductor.unloadCodeAfterIdleSeconds (900): the Anthropic SDK stays, as it
+    // does between a conversation's messages.
     'settle-seconds': { type: 'string', default: '70' },
     rounds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '4' },

@@ -1,6 +1,6 @@
 // V8 code caches of the lazy chunks (src/lazy-chunk.ts), kept in the home's cache folder. A chunk is
-// compiled from its source on first use, and the Anthropic SDK's again after every idle release
-// (the release unloads it): 15-22 ms to compile it and another 25-42 ms of its first use compiling
+// compiled from its source on first use, and the Anthropic SDK's again after every idle unload
+// (conductor.unloadCodeAfterIdleSeconds): 15-22 ms to compile it and another 25-42 ms of its first use compiling
 // the functions it runs, on x64 under the executable's flags. From a cache made after that use: 4-6 ms
 // and 7-8 ms (measured with the 0.6 MiB chunk; the cache is 0.65 MB). So a chunk that was compiled
 // from source has its cache written once the gateway is quiet (the idle release) or exits, and the
@@ -20,7 +20,7 @@ import type { Script } from 'node:vm';
 import { errorMessage } from './errors.js';
 import { log } from './log.js';
 import { pidAlive } from './pid-alive.js';
-import { onRelease } from './release.js';
+import { onRelease, onUnload } from './release.js';
 import { underHeldFlags } from './start-heap.js';
 
 const MAGIC = Buffer.from('PCLV8C01', 'latin1');
@@ -73,8 +73,10 @@ export function chunkCompiled(name: string, file: string, script: Script): void 
   pending.set(name, { script, file });
 }
 
-// Registered when this module loads, with the bundle, so before the release that unloads a chunk.
+// At the caches' release and at the code's unload, whichever comes first (an owner may set the
+// unload shorter). A pending Script makes its cache whether or not its chunk is still loaded.
 onRelease('lazy chunk code caches', () => writeChunkCaches());
+onUnload('lazy chunk code caches', () => writeChunkCaches());
 
 /** Writes the pending caches (the idle release, the exit); each after the functions its use compiled. */
 export function writeChunkCaches(): void {

@@ -2,13 +2,15 @@
 // one gateway per home.
 import t from 'tap';
 import { createServer } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundle, cleanEnv, runPinclawAsync, start, tempDir } from './support/proc.js';
 import { receiveDatagrams } from './support/dgram-receiver.js';
 import { openDatabase } from '../src/store/db.js';
 import { getState } from '../src/store/state.js';
 import { errorReply, startAnthropicServer, textReply, toolUseReply } from './support/anthropic-server.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startGateway(env: Record<string, string>, args: string[] = ['--port', '0']) {
   const p = start(process.execPath, [bundle, 'gateway', ...args], { env: cleanEnv(env) });
@@ -122,7 +124,40 @@ t.test('/metrics counts turns, model calls and their failures, tool calls, deliv
   t.match(text, /^pinclaw_deliveries_total\{channel="http",outcome="sent"\} 2$/m);
 });
 
-t.test('the idle release unloads the Anthropic SDK; the next turn loads it again and tells its errors apart', async (t) => {
+t.test('the idle release keeps the Anthropic SDK until the longer unload time', async (t) => {
+  const srv = await startAnthropicServer(textReply('unused'));
+  t.teardown(() => srv.close());
+  const home = tempDir();
+  const gw = await startGateway({
+    PINCLAW_HOME: home,
+    PINCLAW_GATEWAY_TOKEN: 'k-token',
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: srv.url,
+    PINCLAW_CONDUCTOR_RELEASE_AFTER_IDLE_SECONDS: '1',
+    PINCLAW_LOG_LEVEL: 'debug',
+  });
+  t.teardown(() => gw.child.kill());
+  const auth = { authorization: 'Bearer k-token', 'content-type': 'application/json' };
+  const chat = async (text: string) =>
+    (await fetch(`${gw.url}/api/chat`, { method: 'POST', headers: auth, body: JSON.stringify({ session: 'k', text }) })).json() as Promise<{ reply: string; kind: string }>;
+  srv.enqueue(textReply('first'));
+  t.same(await chat('one'), { reply: 'first', kind: 'reply' });
+  // The release after this turn (one ran a second after the start already).
+  const after = gw.stderr().length;
+  let released: RegExpMatchArray | null = null;
+  for (const until = Date.now() + 30_000; !(released = gw.stderr().slice(after).match(/memory: released (.*) after the idle time/)) && Date.now() < until; ) await sleep(50);
+  t.ok(released, 'the caches were released after the turn');
+  t.notMatch(released?.[1] ?? '', /anthropic-sdk/, 'the SDK is not among the caches');
+  // That release wrote the SDK chunk's code cache (the first turn compiled it from source).
+  t.equal(readdirSync(join(home, 'cache', 'lazy')).filter((f) => /^anthropic-sdk-[0-9a-f]{8}\.v8c$/.test(f)).length, 1, 'its cache written');
+  srv.enqueue(textReply('second'));
+  t.same(await chat('two'), { reply: 'second', kind: 'reply' });
+  // Loaded again, it would now be compiled from that cache, and say so.
+  t.notMatch(gw.stderr(), /lazy chunk anthropic-sdk: (compiled from its code cache|unloaded)/, 'the second turn used the SDK still loaded');
+  t.notMatch(gw.stderr(), /memory: unloaded/, 'nothing unloaded within the default 900 s');
+});
+
+t.test('the idle unload drops the Anthropic SDK; the next turn loads it again and tells its errors apart', async (t) => {
   const srv = await startAnthropicServer(textReply('unused'));
   t.teardown(() => srv.close());
   const gw = await startGateway({
@@ -130,7 +165,8 @@ t.test('the idle release unloads the Anthropic SDK; the next turn loads it again
     PINCLAW_GATEWAY_TOKEN: 'r-token',
     ANTHROPIC_API_KEY: 'sk-test',
     ANTHROPIC_BASE_URL: srv.url,
-    PINCLAW_CONDUCTOR_RELEASE_AFTER_IDLE_SECONDS: '1',
+    PINCLAW_CONDUCTOR_RELEASE_AFTER_IDLE_SECONDS: '3600',
+    PINCLAW_CONDUCTOR_UNLOAD_CODE_AFTER_IDLE_SECONDS: '1',
     PINCLAW_LOG_LEVEL: 'debug',
   });
   t.teardown(() => gw.child.kill());
@@ -141,8 +177,12 @@ t.test('the idle release unloads the Anthropic SDK; the next turn loads it again
   t.same(await chat('u', 'one'), { reply: 'first', kind: 'reply' });
   // The bundle's stub of the chunk holds no reference: V8 frees the SDK once the provider drops it.
   await gw.waitFor(/lazy chunk anthropic-sdk: unloaded and collected/);
+  t.match(gw.stderr(), /memory: unloaded [^\n]*\banthropic-sdk\b/);
+  t.notMatch(gw.stderr(), /memory: released/, 'the caches keep their own, longer time here');
   srv.enqueue(textReply('second'));
   t.same(await chat('u', 'two'), { reply: 'second', kind: 'reply' }, 'the SDK is loaded again');
+  // The unload wrote the chunk's code cache first (the caches' release, which also does, had not run).
+  t.match(gw.stderr(), /lazy chunk anthropic-sdk: compiled from its code cache/);
   // The error classes come from the SDK loaded now: a 400 is the API refusing, not a network error.
   srv.enqueue(errorReply(400, 'invalid_request_error', 'bad field'));
   const failed = await chat('u2', 'three');

@@ -1,11 +1,12 @@
-// What a quiet gateway gives back (src/release.ts, src/conductor/idle-memory.ts): release functions
-// run once the conductor has been quiet for conductor.releaseAfterIdleSeconds, a failing one does
-// not stop the others, a turn in between postpones them, SQLite connections register their cache.
+// What a quiet gateway gives back (src/release.ts, src/conductor/idle-memory.ts): cache releases
+// run once the conductor has been quiet for conductor.releaseAfterIdleSeconds, code unloads after
+// conductor.unloadCodeAfterIdleSeconds, a failing one does not stop the others, a turn in between
+// postpones them, SQLite connections register their cache.
 import t from 'tap';
 import { join } from 'node:path';
 import { idleMemory } from '../src/conductor/idle-memory.js';
 import { setLogSink } from '../src/log.js';
-import { backgroundWorkDone, onRelease, releaseCaches } from '../src/release.js';
+import { backgroundWorkDone, onRelease, onUnload, releaseCaches, unloadCode } from '../src/release.js';
 import { openDatabase } from '../src/store/db.js';
 import { tempDir } from './support/proc.js';
 
@@ -64,6 +65,53 @@ t.test('the release waits for the configured quiet time; a turn in between postp
   await sleep(100);
   never.stop();
   t.equal(released, 1, '0: never released');
+});
+
+t.test('code unloads run on their own time: not with the caches, each kind only its own', async (t) => {
+  const lines: string[] = [];
+  setLogSink((l) => lines.push(l));
+  t.teardown(() => setLogSink((l) => process.stderr.write(`${l}\n`)));
+  const ran: string[] = [];
+  const offCache = onRelease('test-cache', () => ran.push('cache'));
+  const offCode = onUnload('test-code', () => ran.push('code'));
+  const offBad = onUnload('test-bad-code', () => {
+    throw new Error('still in use');
+  });
+  t.teardown(() => {
+    offCache();
+    offCode();
+    offBad();
+  });
+  t.notOk(releaseCaches().includes('test-code'), 'a cache release leaves the code');
+  t.same(ran, ['cache']);
+  ran.length = 0;
+  const unloaded = unloadCode();
+  t.same(ran, ['code'], 'an unload leaves the caches');
+  t.ok(unloaded.includes('test-code') && !unloaded.includes('test-bad-code'), unloaded.join(', '));
+  t.match(lines.join('\n'), /memory: unloading test-bad-code failed: still in use/, 'a failing unload is logged and contained');
+
+  ran.length = 0;
+  const idle = idleMemory(200, 800);
+  t.teardown(() => idle.stop());
+  idle.quiet();
+  await sleep(500);
+  t.same(ran, ['cache'], 'the caches at 200 ms, the code not yet');
+  backgroundWorkDone(); // loads caches again, no code: the unload keeps its time
+  await sleep(600);
+  t.same(ran, ['cache', 'cache', 'code'], 'the caches again 200 ms after the work, the code at 800 ms');
+  await sleep(500);
+  t.same(ran, ['cache', 'cache', 'code'], 'once each until the next turn');
+  idle.busy();
+  idle.quiet();
+  await sleep(450);
+  idle.busy(); // a turn before the unload's time: the code stays
+  await sleep(600);
+  t.same(ran, ['cache', 'cache', 'code', 'cache'], 'a turn at 450 ms postponed the unload');
+  const never = idleMemory(200, 0);
+  t.teardown(() => never.stop());
+  never.quiet();
+  await sleep(500);
+  t.same(ran, ['cache', 'cache', 'code', 'cache', 'cache'], '0: the code is never unloaded');
 });
 
 t.test('a SQLite connection hands its page cache back, and stops being asked once closed', async (t) => {

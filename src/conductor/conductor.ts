@@ -122,7 +122,7 @@ export function createConductor(opts: ConductorOptions): Conductor {
   let started = false;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
-  const idle = idleMemory(config.conductor.releaseAfterIdleSeconds * 1000);
+  const idle = idleMemory(config.conductor.releaseAfterIdleSeconds * 1000, config.conductor.unloadCodeAfterIdleSeconds * 1000);
 
   // A sub-agent's session (`<session>/spawn/<n>`) belongs to its parent: what it sends is
   // delivered by the process that serves the parent.

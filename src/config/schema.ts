@@ -212,6 +212,7 @@ const sections = {
       concurrency: { kind: 'integer', min: 1, default: 2, description: 'sessions handled at the same time' },
       maxAttempts: { kind: 'integer', min: 1, default: 5, description: 'attempts of one message before it is marked failed' },
       releaseAfterIdleSeconds: { kind: 'integer', min: 0, max: 86400, default: 60, description: 'seconds without a turn after which the gateway frees what only turns use (the tokenizer\'s and the embedder\'s tables, SQLite\'s cache), loaded again by the next turn; 0 keeps them (docs/operations.md#memory-when-idle)' },
+      unloadCodeAfterIdleSeconds: { kind: 'integer', min: 0, max: 86400, default: 900, description: 'seconds without a turn after which the gateway also unloads the code only turns run and that is slow to load again (the Anthropic SDK: 2.3 MiB kept, about 20 ms of the next turn on x64 to load again), so that a conversation whose messages come minutes apart keeps it; 0 keeps it (docs/operations.md#memory-when-idle)' },
     },
   },
   owner: {

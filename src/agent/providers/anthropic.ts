@@ -6,7 +6,7 @@ import type { ClientOptions } from '@anthropic-ai/sdk';
 import { format } from 'node:util';
 import { unloadLazyChunk } from '../../lazy-chunk.js';
 import { log } from '../../log.js';
-import { onRelease } from '../../release.js';
+import { onUnload } from '../../release.js';
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
 import { AnthropicCollector } from './anthropic-stream.js';
@@ -42,13 +42,14 @@ const sdkLogger: NonNullable<ClientOptions['logger']> = {
 type Sdk = typeof Anthropic;
 /**
  * The SDK is a lazy chunk (src/lazy-chunk.ts): loaded by the first request, not at start, and dropped
- * by the idle release with every client made from it (they are keyed by provider here, nowhere else),
- * so that its code and source (1.9 MiB of V8 heap) leave the process until the next request. The
- * release runs only when no turn is running, so no request is in flight with the dropped SDK.
+ * by the idle unload (conductor.unloadCodeAfterIdleSeconds, src/release.ts) with every client made
+ * from it (they are keyed by provider here, nowhere else), so that its code and source (2.3 MiB)
+ * leave the process until the next request. The unload runs only when no turn is running, so no
+ * request is in flight with the dropped SDK.
  */
 let loaded: { sdk: Promise<Sdk>; clients: WeakMap<object, Anthropic> } | undefined;
 const sdkState = () => (loaded ??= { sdk: import('@anthropic-ai/sdk').then((m) => m.default), clients: new WeakMap() });
-onRelease('anthropic-sdk', () => {
+onUnload('anthropic-sdk', () => {
   loaded = undefined;
   unloadLazyChunk('anthropic-sdk');
 });

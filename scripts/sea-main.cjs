@@ -60,6 +60,14 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     // Node's cache (bare Node 24.21). The home as src/paths.ts finds it; a wrong guess costs only
     // that difference, and a warm start pays one stat for the question.
     if (firstStart()) require('node:zlib');
+  } else if (command === 'agent' || (command === 'cron' && args[args.indexOf('cron') + 1] === 'run')) {
+    // A one-shot turn (src/setup/process.ts openProcess with turns): the built-ins every turn loads
+    // (process.moduleLoadList of `pinclaw agent -m hi`; test/sea.test.ts checks it): the lazy chunks'
+    // cache (zlib's CRC-32), the memory (fs/promises), the store and the request (crypto, http,
+    // https), the sandbox's probe (child_process, which loads dgram), the terminal check (tty:
+    // src/cli/terminal.ts), the SDK's streams (web streams).
+    for (const name of ['node:os', 'node:module', 'node:zlib', 'node:fs/promises', 'node:crypto', 'node:child_process', 'node:http', 'node:https', 'node:tty']) require(name);
+    void globalThis.ReadableStream;
   }
   // Every command: its stdio streams (main.ts) and the argument parser (src/cli/args.ts).
   void process.stdout;

@@ -254,6 +254,12 @@ t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) =
   const modules = JSON.parse(readFileSync(loadedList, 'utf8')) as string[];
   t.ok(modules.some((m) => m === 'NativeModule http'), 'the list is of the turn\'s process (it made its request over node:http)');
   t.same(modules.filter((m) => /undici/.test(m)), [], 'the turn loaded nothing of undici');
+  // Node's code cache of its built-ins holds only under V8's default flags: the loader
+  // (scripts/sea-main.cjs) loads what a turn needs before it sets the flags (node:v8 is its last
+  // require before them). A built-in first loaded after them is compiled from source, 5 times slower.
+  const afterFlags = modules.slice(modules.indexOf('NativeModule v8') + 1).filter((m) => m.startsWith('NativeModule '));
+  t.ok(modules.includes('NativeModule v8'), 'the loader set the flags');
+  t.same(afterFlags.filter((m) => !/^NativeModule internal\/webstreams\/(queuingstrategies|adapters)$/.test(m)), [], 'no other built-in compiled under the flags');
   // A one-shot turn keeps the SDK chunk's code cache too (it loads the chunk in a new process each
   // time): written at the first exit, and taken by the next run, which therefore writes none (a
   // refused cache is written again, as a new file).

@@ -10,7 +10,7 @@ import { createPolicy, legacyChatNames, PROFILE_TOOLS, type ToolsSettings } from
 import { createRegistry } from '../src/tools/registry.js';
 import type { ConfirmRequest, Tool, ToolContext } from '../src/tools/types.js';
 import { resolvePaths } from '../src/paths.js';
-import { tempDir } from './support/proc.js';
+import { bundle, cleanEnv, runAsync, runPinclawAsync, tempDir } from './support/proc.js';
 
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
   name,
@@ -202,6 +202,23 @@ t.test('the CLI asks at the terminal: y runs, anything else refuses', async (t) 
   t.same(err, ['pinclaw: current_time refused: the owner said no (tools.confirm)', 'pinclaw: current_time refused: the owner said no (tools.confirm)']);
   t.equal(await runToolCommand('run', ['current_time'], { ...ctx, yes: true }, answer('n')), 0, '--yes answers without asking');
   t.equal(questions.length, 3);
+});
+
+t.test('the command line asks only when stdin is a terminal (a real pty), and says why it cannot otherwise', async (t) => {
+  const env = cleanEnv({ PINCLAW_HOME: tempDir(), PINCLAW_TOOLS_CONFIRM: '["current_time"]' });
+  const args = ['tool', 'run', 'current_time', '{"timezone":"UTC"}'];
+  // A pipe (a script, cron, a service): nobody to ask, so the call is refused and says why.
+  const piped = await runPinclawAsync(args, { env, input: 'y\n' });
+  t.equal(piped.code, 1, piped.stderr);
+  t.notMatch(piped.stderr, /allow this call/, 'no question put to a pipe');
+  t.match(piped.stderr, /current_time refused: it needs the owner's confirmation \(tools\.confirm\) and channel cli has no way to ask/);
+  // A terminal: script(1) runs the command on a pseudo-terminal and types our "y" into it.
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, bundle, ...args].map(quote).join(' ');
+  const pty = await runAsync('script', ['-qec', command, '/dev/null'], { env, input: 'y\n' });
+  t.equal(pty.code, 0, pty.stdout + pty.stderr);
+  t.match(pty.stdout, /current_time needs your confirmation[\s\S]*allow this call\? \[y\/N\] /, 'the question on the terminal');
+  t.match(pty.stdout, /ISO 8601 UTC: /, 'answered y: the tool ran');
 });
 
 t.test('a physical action expires with its message: tools.physicalMaxAgeSeconds', async (t) => {

@@ -11,6 +11,7 @@ import { agentOptions } from './options.js';
 import { cliConfirm, terminalAsk } from './confirm.js';
 import { openProcess, withTurns, type TurnProcess } from '../setup/process.js';
 import type { CliContext } from './context.js';
+import { stdinIsTerminal } from './terminal.js';
 
 const USAGE = 'pinclaw agent [-m TEXT] [--session KEY]';
 
@@ -28,7 +29,7 @@ export async function runAgent(args: string[], ctx: CliContext): Promise<number>
   // In a chat the question goes through the chat's own readline (a second reader would steal lines).
   let rl: Interface | undefined;
   const chatAsk = (q: string) => new Promise<string>((resolve) => (rl ? rl.question(q, resolve) : resolve('')));
-  const confirm = cliConfirm(ctx, process.stdin.isTTY ? (values.message === undefined ? chatAsk : terminalAsk) : undefined);
+  const confirm = cliConfirm(ctx, stdinIsTerminal() ? (values.message === undefined ? chatAsk : terminalAsk) : undefined);
   const cli: ChannelAdapter = {
     name: 'cli',
     debounceMs: config.channels.cli.debounceMs,

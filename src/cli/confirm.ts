@@ -3,6 +3,7 @@
 import { createInterface } from 'node:readline';
 import type { ConfirmRequest, ToolContext } from '../tools/types.js';
 import type { CliContext } from './context.js';
+import { stdinIsTerminal } from './terminal.js';
 
 /** Puts a question to whoever is at the terminal and resolves with the line they type. */
 export type Ask = (question: string) => Promise<string>;
@@ -27,7 +28,7 @@ export function questionFor(r: ConfirmRequest): string {
 }
 
 /** undefined when nobody can be asked: the registry then refuses the call and says why. */
-export function cliConfirm(ctx: Pick<CliContext, 'yes'>, ask: Ask | undefined = process.stdin.isTTY ? terminalAsk : undefined): ToolContext['confirm'] {
+export function cliConfirm(ctx: Pick<CliContext, 'yes'>, ask: Ask | undefined = stdinIsTerminal() ? terminalAsk : undefined): ToolContext['confirm'] {
   if (ctx.yes) return async () => true;
   if (!ask) return undefined;
   return async (r) => /^\s*y(es)?\s*$/i.test(await ask(questionFor(r)));

@@ -20,6 +20,7 @@ import { resolvePaths } from '../paths.js';
 import { parseCommandArgs } from './args.js';
 import { ONBOARD_USAGE, onboardOptions } from './options.js';
 import type { CliContext } from './context.js';
+import { stdinIsTerminal } from './terminal.js';
 import { doctorLines } from './doctor-command.js';
 
 const USAGE = ONBOARD_USAGE;
@@ -218,7 +219,7 @@ export async function runOnboard(args: string[], ctx: CliContext): Promise<numbe
   const boards = () => (registry ??= loadBoardRegistry({ userDir: userBoardsDir(ctx.paths) }));
   // Flags are checked first in both modes: a typo is named before a single question is asked.
   withUsage(() => checkFlags(flags, ctx.env, boards));
-  if (!nonInteractive && !process.stdin.isTTY) throw new UsageError('stdin is not a terminal; use --non-interactive with flags');
+  if (!nonInteractive && !stdinIsTerminal()) throw new UsageError('stdin is not a terminal; use --non-interactive with flags');
 
   // A broken config file is reported (exit 78), never overwritten.
   const raw = readConfigFile(ctx.paths.config);

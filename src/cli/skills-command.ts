@@ -11,6 +11,7 @@ import { formatBytes } from './backup-command.js';
 import { skillsOptions } from './options.js';
 import { terminalAsk, type Ask } from './confirm.js';
 import type { CliContext } from './context.js';
+import { stdinIsTerminal } from './terminal.js';
 
 const USAGE: Record<string, string> = {
   list: 'pinclaw skills list [--json]',
@@ -43,7 +44,7 @@ function showPlan(plan: InstallPlan, ctx: CliContext, enable: boolean): void {
   ctx.out(`  into ${plan.dest}${plan.exists ? ' (replacing the skill there)' : ''}, ${enable ? 'enabled' : 'disabled (pinclaw skills enable ' + m.name + ' turns it on)'}`);
 }
 
-export async function runSkills(sub: string, rawArgs: string[], ctx: CliContext, ask: Ask | undefined = process.stdin.isTTY ? terminalAsk : undefined): Promise<number> {
+export async function runSkills(sub: string, rawArgs: string[], ctx: CliContext, ask: Ask | undefined = stdinIsTerminal() ? terminalAsk : undefined): Promise<number> {
   const usage = USAGE[sub]!;
   const { values, positionals } = parseCommandArgs(rawArgs, skillsOptions, usage);
   if (positionals.length !== ARGS[sub]) throw new UsageError(`expected ${ARGS[sub] === 0 ? 'no argument' : 'one argument'}, got ${positionals.length}\nusage: ${usage}`);

@@ -100,7 +100,12 @@ export function start(cmd: string, args: string[], opts: { env?: NodeJS.ProcessE
 
 /** Like runPinclaw, without blocking the event loop: needed when the test itself serves the process (stand-ins). */
 export function runPinclawAsync(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<RunResult> {
-  const child = spawn(process.execPath, [bundle, ...args], { env: opts.env ?? cleanEnv(), cwd: opts.cwd, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  return runAsync(process.execPath, [bundle, ...args], opts);
+}
+
+/** run() without blocking the event loop (servers in this process keep answering). */
+export function runAsync(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<RunResult> {
+  const child = spawn(cmd, args, { env: opts.env ?? cleanEnv(), cwd: opts.cwd, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   if (opts.input !== undefined) child.stdin!.end(opts.input);
   let stdout = '';
   let stderr = '';

@@ -1,6 +1,6 @@
 // Runs pinclaw as a real process (the dev bundle or a single executable) and waits for what it prints.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -20,8 +20,29 @@ export const arm64Node = join(nodeCache, arm64NodeDir ?? 'node-v24-linux-arm64-m
 /** false when both are there, else why a test needing them is skipped (tap's `skip`). */
 export const arm64Missing: false | string = existsSync(arm64Addon) && arm64NodeDir ? false : 'no arm64 build: run npm run build:sea -- --arch arm64 (npm test does)';
 
+const made: string[] = [];
+/**
+ * A new directory under the system's temporary folder, removed when this test file's process exits
+ * (PINCLAW_TEST_KEEP_TMP=1 keeps them, to look at what a test left). Before they were removed, the
+ * suite left about 1 GB a run there (test/sea.test.ts copies the 116 MB executable into each of its).
+ */
 export function tempDir(prefix = 'pinclaw-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (!process.env.PINCLAW_TEST_KEEP_TMP) {
+    if (made.length === 0) process.once('exit', removeTempDirs);
+    made.push(dir);
+  }
+  return dir;
+}
+
+function removeTempDirs(): void {
+  for (const dir of made) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // One a test made unreadable, or still being written by a child: left behind, as all were before.
+    }
+  }
 }
 
 /** A minimal environment: nothing from the developer's shell leaks into the process under test. */

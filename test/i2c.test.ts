@@ -6,10 +6,9 @@
 // kernel does on a real bus is checked in the VM (see test/support/i2c-vm-check.mjs).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { root } from './support/proc.js';
+import { root, tempDir } from './support/proc.js';
 import { backendFrom } from '../src/hardware/i2c/backend.js';
 import { busNumbers, listBuses } from '../src/hardware/i2c/buses.js';
 import { describeI2cFailure, I2cError, i2cError, targetOf, type I2cFailure } from '../src/hardware/i2c/errors.js';
@@ -27,7 +26,7 @@ const addon = i2cAddon();
 if (!addon) throw new Error('the dev addon has no I2C: run npx node-gyp build');
 const a: I2cAddon = addon;
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'pinclaw-i2c-'));
+const tmp = () => tempDir('pinclaw-i2c-');
 const failure = (f: Partial<I2cFailure> & Pick<I2cFailure, 'code' | 'path' | 'step'>): I2cFailure => ({
   bus: targetOf(f.path).bus,
   address: null,

@@ -3,7 +3,7 @@
 // what the caller reads back, redirects, compression, streaming, aborts, failures and TLS checks. And
 // that no module of src/ calls the global fetch, whose WebAssembly parser would stay in memory.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, LookupFunction } from 'node:net';
@@ -13,6 +13,7 @@ import { setDefaultCACertificates } from 'node:tls';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
 import { fetchOverNodeHttp, requestOverNodeHttp } from '../src/net/http-fetch.js';
+import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
 
 interface Seen {
   method: string;
@@ -375,6 +376,32 @@ t.test('https: the certificate is checked; a trusted one works', async (t) => {
   await t.rejects(fetchOverNodeHttp(url), { name: 'TypeError', cause: { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' } }, 'a certificate nobody vouches for is refused');
   setDefaultCACertificates([cert]);
   t.equal(await (await fetchOverNodeHttp(url)).text(), 'secure', 'trusted once its CA is');
+});
+
+t.test('node:https and node:tls are loaded by the first https: request, not by an http: one', async (t) => {
+  // A real process (the dev bundle): this test's own process has both loaded already.
+  const server = createHttpServer((_q, res) => res.end('<title>plain</title><p>over http</p>'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.5', r));
+  t.teardown(() => close(server));
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ web: { allowedHosts: ['127.0.0.5'] } }));
+  const list = join(home, 'modules.json');
+  const recorder = join(home, 'modules.cjs');
+  writeFileSync(recorder, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));`);
+  const port = (server.address() as AddressInfo).port;
+  const fetched = async (scheme: string) => {
+    const r = await runPinclawAsync(['tool', 'run', 'web_fetch', JSON.stringify({ url: `${scheme}://127.0.0.5:${port}/` })], { env: cleanEnv({ PINCLAW_HOME: home, NODE_OPTIONS: `--require ${recorder}` }) });
+    return { ...r, tlsModules: (JSON.parse(readFileSync(list, 'utf8')) as string[]).filter((m) => /^NativeModule (https|tls)$/.test(m)) };
+  };
+  const plain = await fetched('http');
+  t.equal(plain.code, 0, plain.stderr);
+  t.match(plain.stdout, /over http/);
+  t.same(plain.tlsModules, [], 'an http: request loads neither');
+  // The same server does not speak TLS: the request fails, but only after loading them.
+  const secure = await fetched('https');
+  t.equal(secure.code, 1);
+  t.match(secure.stderr, /web_fetch https:\/\/127\.0\.0\.5:\d+\/: /);
+  t.same(secure.tlsModules.sort(), ['NativeModule https', 'NativeModule tls'], 'an https: request loads both');
 });
 
 t.test('no module of src/ calls the global fetch (its WebAssembly parser would stay in memory)', async (t) => {

@@ -13,7 +13,7 @@ import { setDefaultCACertificates } from 'node:tls';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import t from 'tap';
 import { fetchOverNodeHttp, requestOverNodeHttp } from '../src/net/http-fetch.js';
-import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
+import { cleanEnv, moduleRecorder, runPinclawAsync, tempDir } from './support/proc.js';
 
 interface Seen {
   method: string;
@@ -385,13 +385,11 @@ t.test('node:https and node:tls are loaded by the first https: request, not by a
   t.teardown(() => close(server));
   const home = tempDir();
   writeFileSync(join(home, 'config.json'), JSON.stringify({ web: { allowedHosts: ['127.0.0.5'] } }));
-  const list = join(home, 'modules.json');
-  const recorder = join(home, 'modules.cjs');
-  writeFileSync(recorder, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));`);
+  const recorder = moduleRecorder(home);
   const port = (server.address() as AddressInfo).port;
   const fetched = async (scheme: string) => {
-    const r = await runPinclawAsync(['tool', 'run', 'web_fetch', JSON.stringify({ url: `${scheme}://127.0.0.5:${port}/` })], { env: cleanEnv({ PINCLAW_HOME: home, NODE_OPTIONS: `--require ${recorder}` }) });
-    return { ...r, tlsModules: (JSON.parse(readFileSync(list, 'utf8')) as string[]).filter((m) => /^NativeModule (https|tls)$/.test(m)) };
+    const r = await runPinclawAsync(['tool', 'run', 'web_fetch', JSON.stringify({ url: `${scheme}://127.0.0.5:${port}/` })], { env: cleanEnv({ PINCLAW_HOME: home, NODE_OPTIONS: recorder.nodeOptions }) });
+    return { ...r, tlsModules: recorder.loaded().filter((m) => /^NativeModule (https|tls)$/.test(m)) };
   };
   const plain = await fetched('http');
   t.equal(plain.code, 0, plain.stderr);

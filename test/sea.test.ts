@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../src/store/db.js';
 import { startAnthropicServer, textReply } from './support/anthropic-server.js';
-import { arm64Sysroot, cleanEnv, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
+import { arm64Sysroot, cleanEnv, moduleRecorder, run, seaArm64, seaX64, start, tempDir } from './support/proc.js';
 
 interface Report {
   ok: boolean;
@@ -239,10 +239,9 @@ t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) =
   t.teardown(() => srv.close());
   const { dir, exe, home } = install(seaX64);
   // Which of Node's own modules the turn loaded, written at exit by a preloaded script.
-  const loadedList = join(dir, 'modules.json');
-  writeFileSync(join(dir, 'modules.cjs'), `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(loadedList)}, JSON.stringify(process.moduleLoadList)));`);
+  const recorder = moduleRecorder(dir);
   const ask = async () => {
-    const p = start(exe, ['agent', '-m', 'hi'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: srv.url, NODE_OPTIONS: `--require ${join(dir, 'modules.cjs')}` }), cwd: dir });
+    const p = start(exe, ['agent', '-m', 'hi'], { env: cleanEnv({ PINCLAW_HOME: home, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: srv.url, NODE_OPTIONS: recorder.nodeOptions }), cwd: dir });
     let out = '';
     p.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     t.equal((await p.exited).code, 0, p.stderr());
@@ -251,7 +250,7 @@ t.test('x64 executable answers through the Anthropic SDK it embeds', async (t) =
   await ask();
   // The SDK's Headers and the answer's Response are pinclaw's (src/net/fetch-headers.ts): Node's
   // are undici's, whose whole bundle a first use loads (24-40 ms, 2.8 MiB of heap).
-  const modules = JSON.parse(readFileSync(loadedList, 'utf8')) as string[];
+  const modules = recorder.loaded();
   t.ok(modules.some((m) => m === 'NativeModule http'), 'the list is of the turn\'s process (it made its request over node:http)');
   t.same(modules.filter((m) => /undici/.test(m)), [], 'the turn loaded nothing of undici');
   // Node's code cache of its built-ins holds only under V8's default flags: the loader

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { buildSystemPrompt, readSkills } from '../src/agent/prompt.js';
 import { runSkills } from '../src/cli/skills-command.js';
 import { resolvePaths } from '../src/paths.js';
-import { cleanEnv, runPinclawAsync, tempDir } from './support/proc.js';
+import { cleanEnv, moduleRecorder, runPinclawAsync, tempDir } from './support/proc.js';
 
 const runtime = { version: '9.9.9', node: 'v24', arch: 'arm64', model: 'anthropic/x', channel: 'cli' };
 
@@ -68,8 +68,13 @@ t.test('from a directory: listed with sizes and scripts, installed disabled; ena
 
   t.same(readSkills(h.ws), [], 'a disabled skill is not in the prompt');
   t.notMatch(buildSystemPrompt({ workspace: h.ws, now: new Date(), runtime }), /weather/);
-  const list = await runPinclawAsync(['skills', 'list', '--json'], { env: h.env });
+  // Which of Node's modules the listing loaded: node:https (with node:tls) only for a skill from a URL.
+  const recorder = moduleRecorder(h.home);
+  const list = await runPinclawAsync(['skills', 'list', '--json'], { env: { ...h.env, NODE_OPTIONS: recorder.nodeOptions } });
   t.same(JSON.parse(list.stdout), [{ name: 'weather', enabled: false, description: 'reads the BME280 and explains it', tools: ['sensor_read', 'gpio_write'] }]);
+  const modules = recorder.loaded();
+  t.ok(modules.includes('NativeModule fs'), 'the list is the listing process\'s');
+  t.same(modules.filter((m) => /^NativeModule (https|tls)$/.test(m)), [], 'listing loads neither node:https nor node:tls');
 
   const noTty = await runPinclawAsync(['skills', 'enable', 'weather'], { env: h.env });
   t.equal(noTty.code, 1, 'without a terminal and without --yes nothing is enabled');

@@ -1,6 +1,6 @@
 // Runs pinclaw as a real process (the dev bundle or a single executable) and waits for what it prints.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -43,6 +43,17 @@ function removeTempDirs(): void {
       // One a test made unreadable, or still being written by a child: left behind, as all were before.
     }
   }
+}
+
+/**
+ * Which of Node's own modules a process loaded (`process.moduleLoadList`, written at its exit by a
+ * script it preloads): pass `nodeOptions` as the process's NODE_OPTIONS, then read `loaded()`.
+ */
+export function moduleRecorder(dir: string): { nodeOptions: string; loaded(): string[] } {
+  const list = join(dir, 'modules.json');
+  const script = join(dir, 'modules.cjs');
+  writeFileSync(script, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));`);
+  return { nodeOptions: `--require ${script}`, loaded: () => JSON.parse(readFileSync(list, 'utf8')) as string[] };
 }
 
 /** A minimal environment: nothing from the developer's shell leaks into the process under test. */

@@ -27,8 +27,9 @@ import { NodeResponse } from './node-response.js';
 
 // node:https, and node:tls with it, when the first https: request is made: a gateway whose model
 // and channels are on its own network (a local model over http:) and the command line's requests to
-// the gateway never load them. In a bare Node 24.21 they cost 0.5-1.6 MiB of RssAnon, and their
-// compile in the executable, under its V8 flags, is several times that from Node's code cache.
+// the gateway never load them. In a bare Node 24.21 they cost 0.5-1.6 MiB of RssAnon; in the
+// executable they are compiled under its V8 flags, not taken from Node's code cache (docs/performance.md,
+// "Fifth pass": about five times as long).
 let https: { request: typeof HttpsRequest } | undefined;
 const httpsRequest = (): typeof HttpsRequest => (https ??= createRequire(import.meta.url)('node:https') as { request: typeof HttpsRequest }).request;
 

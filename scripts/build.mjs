@@ -275,7 +275,7 @@ async function buildChunks(dir, version, host) {
       banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
       ...(c.inject ? { inject: c.inject } : {}),
       define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
-      plugins: [lazyShim(c, null), hostShim(shared, used), nativeShim],
+      plugins: [lazyShim(c, null), hostShim(shared, used), nativeShim, lazyBuiltinsOf(CHUNK_LAZY_BUILTINS)],
     });
     const own = srcInputs(r.metafile).filter((f) => !c.entries.includes(join(root, f)) && !copies.has(f));
     const doubled = own.filter((f) => host.has(f));
@@ -351,24 +351,35 @@ module.exports.default = module.exports;`,
  * getters, copied 1,190 times over 34 imports in a gateway's start, 1.2-1.8 ms of the dev bundle's.)
  */
 const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'fs/promises', 'perf_hooks', 'readline', 'readline/promises', 'timers/promises', 'v8', 'vm', 'worker_threads', 'zlib'];
-export const lazyBuiltins = {
-  name: 'pinclaw-lazy-builtins',
-  setup(b) {
-    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.map((m) => m.replace('/', '\\/')).join('|')})$`);
-    b.onResolve({ filter }, (args) => (args.namespace === 'pinclaw-lazy-builtin' ? undefined : { path: args.path.replace(/^node:/, ''), namespace: 'pinclaw-lazy-builtin' }));
-    b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy-builtin' }, async (args) => {
-      const keys = Object.getOwnPropertyNames(await import(`node:${args.path}`)).filter((k) => k !== 'default');
-      return {
-        contents: `let m;
+/**
+ * In the lazy chunks, only node:https (with node:tls, 0.5-1.6 MiB of anonymous memory in a bare Node
+ * 24.21): a chunk is loaded when it is used, so its other built-ins are wanted, but whether it needs
+ * TLS depends on the URL it is given. src/net/http-fetch.ts talks to the gateway (`pinclaw status`)
+ * and to a local model over http:, src/skills/source.ts lists skills as well as downloading them, the
+ * mqtt chunk serves mqtt:// as well as mqtts://.
+ */
+const CHUNK_LAZY_BUILTINS = ['https'];
+export const lazyBuiltins = lazyBuiltinsOf(LAZY_BUILTINS);
+function lazyBuiltinsOf(modules) {
+  return {
+    name: 'pinclaw-lazy-builtins',
+    setup(b) {
+      const filter = new RegExp(`^(node:)?(${modules.map((m) => m.replace('/', '\\/')).join('|')})$`);
+      b.onResolve({ filter }, (args) => (args.namespace === 'pinclaw-lazy-builtin' ? undefined : { path: args.path.replace(/^node:/, ''), namespace: 'pinclaw-lazy-builtin' }));
+      b.onLoad({ filter: /.*/, namespace: 'pinclaw-lazy-builtin' }, async (args) => {
+        const keys = Object.getOwnPropertyNames(await import(`node:${args.path}`)).filter((k) => k !== 'default');
+        return {
+          contents: `let m;
 const load = () => (m ??= require(${JSON.stringify(`node:${args.path}`)}));
 const names = Object.create(new Proxy({}, { get: (_, k) => load()[k], has: (_, k) => k in load() }));
 for (const k of ${JSON.stringify(keys)}) Object.defineProperty(names, k, { configurable: true, enumerable: true, get: () => load()[k] });
 module.exports = Object.create(names);`,
-        loader: 'js',
-      };
-    });
-  },
-};
+          loader: 'js',
+        };
+      });
+    },
+  };
+}
 
 /**
  * esbuild escapes what is not ASCII in strings and identifiers, but not in a regular expression

@@ -17,21 +17,12 @@
 // whole before it is sent (so that a redirect can send it again): the bodies here are JSON and files of
 // a few MB.
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import type { request as HttpsRequest } from 'node:https';
-import { createRequire } from 'node:module';
+import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { FetchHeaders } from './fetch-headers.js';
 import { NodeResponse } from './node-response.js';
-
-// node:https, and node:tls with it, when the first https: request is made: a gateway whose model
-// and channels are on its own network (a local model over http:) and the command line's requests to
-// the gateway never load them. In a bare Node 24.21 they cost 0.5-1.6 MiB of RssAnon; in the
-// executable they are compiled under its V8 flags, not taken from Node's code cache (docs/performance.md,
-// "Fifth pass": about five times as long).
-let https: { request: typeof HttpsRequest } | undefined;
-const httpsRequest = (): typeof HttpsRequest => (https ??= createRequire(import.meta.url)('node:https') as { request: typeof HttpsRequest }).request;
 
 /** Statuses whose response has no body (Fetch standard, "null body status"); Response refuses one. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -152,7 +143,7 @@ interface Attempt {
 /** One exchange: resolves with the response head, the body still streaming; rejects as fetch does. */
 function exchange(a: Attempt, signal: AbortSignal | undefined, limits: FetchTransport): Promise<{ res: IncomingMessage; req: ClientRequest }> {
   return new Promise((resolve, reject) => {
-    const send = a.url.protocol === 'https:' ? httpsRequest() : a.url.protocol === 'http:' ? httpRequest : null;
+    const send = a.url.protocol === 'https:' ? httpsRequest : a.url.protocol === 'http:' ? httpRequest : null;
     if (!send) {
       reject(fetchFailed(new Error(`${a.url.protocol} URLs are not supported (only http: and https:)`)));
       return;

@@ -5,7 +5,7 @@
 // Nothing is written anywhere: install.ts writes only what this returns.
 import { PinclawError } from '../errors.js';
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { get } from 'node:https';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { ArchiveError, readTarGzFrom } from '../archive.js';
@@ -165,14 +165,10 @@ function fromZip(buf: Buffer, label: string, c: Collector): void {
   }
 }
 
-// node:https (and node:tls, 0.5-1.6 MiB of anonymous memory in a bare Node 24.21) only for a skill
-// installed from a URL: `pinclaw skills list`, `enable` or an install from a file do not load them.
-const https = (): typeof import('node:https') => createRequire(import.meta.url)('node:https') as typeof import('node:https');
-
 /** GET over https, following redirects to https only, at most LIMITS.bytes. */
 function download(url: string, redirects = 0): Promise<Buffer> {
   return new Promise((resolveBody, reject) => {
-    const req = https().get(url, { timeout: DOWNLOAD_TIMEOUT_MS }, (res) => {
+    const req = get(url, { timeout: DOWNLOAD_TIMEOUT_MS }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();

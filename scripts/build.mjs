@@ -7,9 +7,12 @@ import { cpSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { V8_FLAGS } from './v8-flags.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const loaderPath = join(root, 'src', 'native', 'loader.ts');
+/** loadBuiltin: a built-in's first load under V8's defaults in the executable (see builtinLoad). */
+const v8FlagsPath = join(root, 'src', 'v8-flags.ts');
 const lazyLoaderPath = join(root, 'src', 'lazy-chunk.ts');
 /** The dashboard's static files (src/channels/http/dashboard.ts serves them), copied as they are. */
 export const dashboardDir = join(root, 'src', 'channels', 'http', 'dashboard');
@@ -226,7 +229,7 @@ const common = (version) => ({
   logLevel: 'warning',
   // The metafile's input paths (src/...) are relative to it, whatever the caller's directory.
   absWorkingDir: root,
-  define: { __PINCLAW_VERSION__: JSON.stringify(version) },
+  define: { __PINCLAW_VERSION__: JSON.stringify(version), __PINCLAW_V8_FLAGS__: JSON.stringify(V8_FLAGS) },
 });
 
 /** The modules of src/ in a build, by srcKey. */
@@ -275,7 +278,7 @@ async function buildChunks(dir, version, host) {
       banner: { js: 'var __pinclaw_import_meta_url = require("url").pathToFileURL(__filename).href;' },
       ...(c.inject ? { inject: c.inject } : {}),
       define: { ...common(version).define, 'import.meta.url': '__pinclaw_import_meta_url' },
-      plugins: [lazyShim(c, null), hostShim(shared, used), nativeShim, lazyBuiltinsOf(CHUNK_LAZY_BUILTINS)],
+      plugins: [lazyShim(c, null), hostShim(shared, used), nativeShim, lazyBuiltinsOf(CHUNK_LAZY_BUILTINS, false)],
     });
     const own = srcInputs(r.metafile).filter((f) => !c.entries.includes(join(root, f)) && !copies.has(f));
     const doubled = own.filter((f) => host.has(f));
@@ -349,8 +352,10 @@ module.exports.default = module.exports;`,
  * Node has is still read, through a Proxy as the prototype's prototype. (The whole object was a
  * Proxy until 2026-11-29, whose traps made those copies ~4 ms of a warm gateway start; then its own
  * getters, copied 1,190 times over 34 imports in a gateway's start, 1.2-1.8 ms of the dev bundle's.)
+ * node:tty is small, but src/cli/terminal.ts, which a gateway's first turn evaluates, asks it only on
+ * the command line: lazy, a gateway never loads it. Each is loaded through builtinLoad (below).
  */
-const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'fs/promises', 'perf_hooks', 'readline', 'readline/promises', 'timers/promises', 'v8', 'vm', 'worker_threads', 'zlib'];
+const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises', 'fs/promises', 'perf_hooks', 'readline', 'readline/promises', 'timers/promises', 'tty', 'v8', 'vm', 'worker_threads', 'zlib'];
 /**
  * In the lazy chunks, only node:https (with node:tls, 0.5-1.6 MiB of anonymous memory in a bare Node
  * 24.21): a chunk is loaded when it is used, so its other built-ins are wanted, but whether it needs
@@ -359,8 +364,9 @@ const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'dns/promises'
  * mqtt chunk serves mqtt:// as well as mqtts://.
  */
 const CHUNK_LAZY_BUILTINS = ['https'];
-export const lazyBuiltins = lazyBuiltinsOf(LAZY_BUILTINS);
-function lazyBuiltinsOf(modules) {
+export const lazyBuiltins = lazyBuiltinsOf(LAZY_BUILTINS, true);
+/** `viaFlags`: through builtinLoad (the bundle's); a chunk's require does that itself (src/lazy-chunk.ts). */
+function lazyBuiltinsOf(modules, viaFlags) {
   return {
     name: 'pinclaw-lazy-builtins',
     setup(b) {
@@ -370,15 +376,28 @@ function lazyBuiltinsOf(modules) {
         const keys = Object.getOwnPropertyNames(await import(`node:${args.path}`)).filter((k) => k !== 'default');
         return {
           contents: `let m;
-const load = () => (m ??= require(${JSON.stringify(`node:${args.path}`)}));
+const load = () => (m ??= ${viaFlags ? builtinLoad(args.path) : `require(${JSON.stringify(`node:${args.path}`)})`});
 const names = Object.create(new Proxy({}, { get: (_, k) => load()[k], has: (_, k) => k in load() }));
 for (const k of ${JSON.stringify(keys)}) Object.defineProperty(names, k, { configurable: true, enumerable: true, get: () => load()[k] });
 module.exports = Object.create(names);`,
           loader: 'js',
+          resolveDir: root,
         };
       });
     },
   };
+}
+
+/**
+ * The code that requires the built-in `name` where the executable may have set its V8 flags: through
+ * src/v8-flags.ts loadBuiltin, which sets V8's defaults for the load so that Node's code cache of the
+ * module is taken (compiled under other flags it costs 2-3 times as much). Required when first used,
+ * so that the bundle's own start does not evaluate src/v8-flags.ts early. node:v8 is what
+ * loadBuiltin sets the flags with (and the loader has it loaded before any flag is set).
+ */
+function builtinLoad(name) {
+  const load = `require(${JSON.stringify(`node:${name}`)})`;
+  return name === 'v8' ? load : `require(${JSON.stringify(v8FlagsPath)}).loadBuiltin(${JSON.stringify(name)}, () => ${load})`;
 }
 
 /**

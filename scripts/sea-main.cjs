@@ -49,7 +49,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // pattern's backtrack limit when it compiles it to machine code, at its second run: only a pattern
   // the loading below ran twice could keep code without the fallback, as in a bare Node.)
   // What a gateway loads before it listens (and its stdio streams, which main.ts makes for every
-  // command): a built-in loaded later than here is compiled under the flags, as before.
+  // command). A built-in loaded later is loaded under V8's defaults where the build routes it through
+  // src/v8-flags.ts loadBuiltin (the lazy built-ins, the chunks' requires); anywhere else it is
+  // compiled under the flags.
   const command = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '--home' && args[i - 1] !== '--config');
   if (command === 'gateway') {
     // Not node:dns: the gateway binds an IPv4 literal without a lookup (src/net/listen-on.ts), and a
@@ -94,7 +96,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const cacheOut = process.env.PINCLAW_CODE_CACHE_OUT;
   if (cacheOut) {
     // At exit the functions the run compiled are all in the script's cache. V8 refuses a cache made
-    // under other flags, and the bundle may change one for its start (src/start-heap.ts): made under
+    // under other flags, and the bundle may change one for its start (src/v8-flags.ts): made under
     // the flags set above, which every start compiles under.
     process.once('exit', () => {
       for (const flag of V8_FLAGS) v8.setFlagsFromString(flag);

@@ -21,7 +21,7 @@ import { errorMessage } from './errors.js';
 import { log } from './log.js';
 import { pidAlive } from './pid-alive.js';
 import { onRelease, onUnload } from './release.js';
-import { underHeldFlags } from './start-heap.js';
+import { underHeldFlags } from './v8-flags.js';
 
 const MAGIC = Buffer.from('PCLV8C01', 'latin1');
 const HEADER = MAGIC.length + 4;

@@ -28,7 +28,7 @@ import { Script } from 'node:vm';
 import { chunkCompiled, readChunkCache } from './lazy-chunk-cache.js';
 import { log } from './log.js';
 import { isSea, seaTextAsset } from './native/sea.js';
-import { underHeldFlags } from './start-heap.js';
+import { loadBuiltin, underHeldFlags } from './v8-flags.js';
 
 /** The prefix of a chunk's require() of a bundle module (scripts/build.mjs writes the same). */
 const HOST_PREFIX = 'pinclaw-host:';
@@ -57,7 +57,9 @@ function chunkRequire(name: string, filename: string): NodeJS.Require {
   // Relative to the chunk: besides the bundle's modules, chunks need only Node's built-in modules.
   const nodeRequire = createRequire(filename);
   const req = (id: string): unknown => {
-    if (!id.startsWith(HOST_PREFIX)) return nodeRequire(id);
+    // A built-in a chunk brings first (node:zlib, node:fs/promises at a gateway's first turn) under
+    // V8's defaults, so that Node's code cache of it is taken (src/v8-flags.ts).
+    if (!id.startsWith(HOST_PREFIX)) return loadBuiltin(id, () => nodeRequire(id));
     const key = id.slice(HOST_PREFIX.length);
     const m = hostModules[key];
     // A bundle and chunks from different builds: the chunk would otherwise fail later and obscurely.

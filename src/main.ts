@@ -2,7 +2,7 @@
 import { writeSync } from 'node:fs';
 import { main } from './cli/index.js';
 import { enableRegexFallback } from './regex-engine.js';
-import { growDuringStart } from './start-heap.js';
+import { growDuringStart } from './v8-flags.js';
 import { pinclawVersion } from './version.js';
 
 const argv = process.argv.slice(2);
@@ -20,7 +20,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     // a reader that closed the pipe: its choice, as below
   }
 } else {
-  // Fewer scavenges while the command starts (src/start-heap.ts).
+  // Fewer scavenges while the command starts (src/v8-flags.ts).
   growDuringStart();
   // `pinclaw doctor | head` closes our stdout early; that is the reader's choice, not an error.
   for (const stream of [process.stdout, process.stderr]) {

@@ -37,20 +37,22 @@ async function bundled(modules: Record<string, Record<string, unknown>>) {
   };
   const mod = { exports: {} as Record<string, (...a: unknown[]) => unknown> };
   new Function('require', 'module', 'exports', out.outputFiles[0]!.text)(req, mod, mod.exports);
-  return { api: mod.exports, loads };
+  // The first load evaluates src/v8-flags.ts (loadBuiltin, which sets V8's defaults for a built-in's
+  // load in the executable), whose own import of node:module asks whether this is the executable.
+  return { api: mod.exports, loads: { filter: () => loads.filter((id) => id !== 'node:module'), all: loads } };
 }
 
 t.test('required at the first read of a name, once; the import copies no getters', async (t) => {
   const { api, loads } = await bundled({});
-  t.same(loads, [], 'evaluating the importing file loads nothing');
+  t.same(loads.all, [], 'evaluating the importing file loads nothing');
   t.same(api.ownKeys!(), ['default'], "esbuild's copy of the import has only its default");
   t.equal(api.hash!('x'), createHash('sha256').update('x').digest('hex'));
   t.equal(api.hash!('y'), createHash('sha256').update('y').digest('hex'));
-  t.same(loads, ['node:crypto'], 'loaded once, by the first call');
+  t.same(loads.filter(), ['node:crypto'], 'loaded once, by the first call');
   t.equal(api.has!('randomUUID'), true);
   t.equal(api.has!('noSuchName'), false);
   t.ok(Buffer.isBuffer(api.gzip!('abc')));
-  t.same(loads, ['node:crypto', 'node:zlib']);
+  t.same(loads.filter(), ['node:crypto', 'node:zlib']);
 });
 
 t.test('a name only the running Node has is read through the prototype chain', async (t) => {
@@ -58,5 +60,5 @@ t.test('a name only the running Node has is read through the prototype chain', a
   const { api, loads } = await bundled({ 'node:crypto': { ...real, addedLater: 42 } });
   t.equal(api.read!('addedLater'), 42);
   t.equal(api.has!('addedLater'), true);
-  t.same(loads, ['node:crypto']);
+  t.same(loads.filter(), ['node:crypto']);
 });

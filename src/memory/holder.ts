@@ -9,6 +9,7 @@ import type { PinclawConfig } from '../config/schema.js';
 import { errorMessage, PinclawError } from '../errors.js';
 import { log } from '../log.js';
 import { backgroundWorkDone } from '../release.js';
+import { loadBuiltin } from '../v8-flags.js';
 import { getTokenizer } from '../native/tokenizer.js';
 import type { Paths } from '../paths.js';
 import type { Db } from '../store/db.js';
@@ -124,7 +125,8 @@ export function memoryHolder(o: { db: Db; paths: Paths; config: PinclawConfig; e
       };
       for (const dir of [o.paths.workspace, join(o.paths.workspace, 'memory')]) {
         try {
-          watchers.push(watch(dir, (_event, name) => changed(name === null ? null : String(name))));
+          // The first watch loads Node's watcher module: under V8's defaults in the executable (src/v8-flags.ts).
+          watchers.push(loadBuiltin('internal/fs/watchers', () => watch(dir, (_event, name) => changed(name === null ? null : String(name)))));
         } catch (err) {
           log.debug(`memory: not watching ${dir}: ${errorMessage(err)}`);
         }

@@ -8,6 +8,7 @@
 import * as streams from 'node:stream';
 import { Readable } from 'node:stream';
 import { MIMEType } from 'node:util';
+import { loadBuiltin } from '../v8-flags.js';
 import { FetchHeaders } from './fetch-headers.js';
 
 /** What a response says before its body. */
@@ -64,7 +65,9 @@ export class NodeResponse implements Response {
 
   get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
     if (!this.#web && this.#node) {
-      this.#web = Readable.toWeb(this.#node) as ReadableStream<Uint8Array<ArrayBuffer>>;
+      // The first toWeb loads Node's web streams (up to six modules): under V8's defaults in the executable.
+      const node = this.#node;
+      this.#web = loadBuiltin('internal/webstreams/adapters', () => Readable.toWeb(node)) as ReadableStream<Uint8Array<ArrayBuffer>>;
       this.#node = null;
     }
     return this.#web;

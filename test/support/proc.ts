@@ -1,5 +1,5 @@
 // Runs pinclaw as a real process (the dev bundle or a single executable) and waits for what it prints.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -47,13 +47,58 @@ function removeTempDirs(): void {
 
 /**
  * Which of Node's own modules a process loaded (`process.moduleLoadList`, written at its exit by a
- * script it preloads): pass `nodeOptions` as the process's NODE_OPTIONS, then read `loaded()`.
+ * script it preloads): pass `nodeOptions` as the process's NODE_OPTIONS, then read `loaded()`. With
+ * `flags`, the script also records each V8 flag the process sets (v8.setFlagsFromString, which it
+ * wraps, and therefore loads node:v8 first), and `underFlags()` lists the built-ins loaded while a
+ * flag differed from V8's default: those Node compiled from source instead of taking its code cache.
  */
-export function moduleRecorder(dir: string): { nodeOptions: string; loaded(): string[] } {
+export function moduleRecorder(dir: string, o: { flags?: boolean } = {}): { nodeOptions: string; loaded(): string[]; flagsSet(): string[]; underFlags(): { module: string; flags: string[] }[] } {
   const list = join(dir, 'modules.json');
   const script = join(dir, 'modules.cjs');
-  writeFileSync(script, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));`);
-  return { nodeOptions: `--require ${script}`, loaded: () => JSON.parse(readFileSync(list, 'utf8')) as string[] };
+  const wrap = o.flags
+    ? `const v8 = require('v8'), set = v8.setFlagsFromString, flags = [];
+v8.setFlagsFromString = function (flag) { flags.push([process.moduleLoadList.length, String(flag)]); return set.call(this, flag); };
+`
+    : 'const flags = [];\n';
+  writeFileSync(script, `${wrap}process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, JSON.stringify({ modules: process.moduleLoadList, flags })));`);
+  const read = () => JSON.parse(readFileSync(list, 'utf8')) as { modules: string[]; flags: [number, string][] };
+  return {
+    nodeOptions: `--require ${script}`,
+    loaded: () => read().modules,
+    flagsSet: () => read().flags.map(([, flag]) => flag),
+    underFlags() {
+      const { modules, flags } = read();
+      const value = (flag: string): [string, string] => {
+        const f = flag.replace(/^--/, '').replaceAll('_', '-');
+        const eq = f.indexOf('=');
+        if (eq >= 0) return [f.slice(0, eq), f.slice(eq + 1)];
+        return f.startsWith('no-') ? [f.slice(3), 'false'] : [f, 'true'];
+      };
+      const defaults = v8Defaults(flags.map(([, f]) => value(f)[0]));
+      const now = new Map<string, string>();
+      const out: { module: string; flags: string[] }[] = [];
+      let next = 0;
+      modules.forEach((module, i) => {
+        for (; next < flags.length && flags[next]![0] <= i; next++) now.set(...value(flags[next]![1]));
+        const off = [...now].filter(([name, v]) => v !== defaults.get(name)).map(([name, v]) => `${name}=${v}`);
+        if (off.length && module.startsWith('NativeModule ')) out.push({ module: module.slice('NativeModule '.length), flags: off });
+      });
+      return out;
+    },
+  };
+}
+
+/** V8's defaults of the named flags ("true"/"false" or the value), from `node --v8-options`. */
+function v8Defaults(names: string[]): Map<string, string> {
+  const text = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+  const out = new Map<string, string>();
+  for (const name of new Set(names)) {
+    const m = new RegExp(`^  --${name} \\(.*\\n\\s+type: \\S+  default: --(.*)$`, 'm').exec(text);
+    if (!m) throw new Error(`node --v8-options does not list --${name}`);
+    const d = m[1]!;
+    out.set(name, d.includes('=') ? d.slice(d.indexOf('=') + 1) : d.startsWith('no-') ? 'false' : 'true');
+  }
+  return out;
 }
 
 /** A minimal environment: nothing from the developer's shell leaks into the process under test. */

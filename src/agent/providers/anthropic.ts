@@ -7,6 +7,7 @@ import { format } from 'node:util';
 import { unloadLazyChunk } from '../../lazy-chunk.js';
 import { log } from '../../log.js';
 import { onUnload } from '../../release.js';
+import { loadBuiltin } from '../../v8-flags.js';
 import type { Provider, ProviderEvent, ProviderRequest, ProviderResponse } from '../types.js';
 import { ProviderError } from '../types.js';
 import { AnthropicCollector } from './anthropic-stream.js';
@@ -48,7 +49,15 @@ type Sdk = typeof Anthropic;
  * request is in flight with the dropped SDK.
  */
 let loaded: { sdk: Promise<Sdk>; clients: WeakMap<object, Anthropic> } | undefined;
-const sdkState = () => (loaded ??= { sdk: import('@anthropic-ai/sdk').then((m) => m.default), clients: new WeakMap() });
+const sdkState = () => (loaded ??= { sdk: import('@anthropic-ai/sdk').then(withWebStreams), clients: new WeakMap() });
+/**
+ * The SDK's first request reads the global ReadableStream, whose first read loads Node's web streams
+ * (four modules): here, under V8's defaults in the executable (src/v8-flags.ts).
+ */
+function withWebStreams(m: { default: Sdk }): Sdk {
+  loadBuiltin('internal/webstreams/readablestream', () => globalThis.ReadableStream);
+  return m.default;
+}
 onUnload('anthropic-sdk', () => {
   loaded = undefined;
   unloadLazyChunk('anthropic-sdk');

@@ -17,20 +17,6 @@
 // is answered here without compiling the bundle (the same line src/main.ts writes).
 const args = process.argv.slice(2);
 
-/** Whether this gateway start will extract SQLite's addon: no stamp of it in the home's cache. */
-function firstStart() {
-  try {
-    const path = require('node:path');
-    const at = args.findIndex((a) => a === '--home' || a.startsWith('--home='));
-    const flag = at < 0 ? undefined : args[at].startsWith('--home=') ? args[at].slice('--home='.length) : args[at + 1];
-    const home = path.resolve(flag ?? process.env.PINCLAW_HOME ?? path.join(require('node:os').homedir(), '.pinclaw'));
-    const manifest = JSON.parse(require('node:sea').getAsset('native/manifest.json', 'utf8'));
-    const sha256 = manifest.addons.better_sqlite3.sha256;
-    return !require('node:fs').existsSync(path.join(home, 'cache', 'native', sha256.slice(0, 16), 'better_sqlite3.node.verified'));
-  } catch {
-    return false;
-  }
-}
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   try {
     require('node:fs').writeSync(1, 'pinclaw VERSION\n');
@@ -48,30 +34,18 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // fallback, src/regex-engine.ts), and the bundle's own code cache is made under them. (V8 fixes a
   // pattern's backtrack limit when it compiles it to machine code, at its second run: only a pattern
   // the loading below ran twice could keep code without the fallback, as in a bare Node.)
-  // What a gateway loads before it listens (and its stdio streams, which main.ts makes for every
-  // command). A built-in loaded later is loaded under V8's defaults where the build routes it through
-  // src/v8-flags.ts loadBuiltin (the lazy built-ins, the chunks' requires); anywhere else it is
-  // compiled under the flags.
+  // A built-in first loaded after the flags is loaded under V8's defaults where the build routes it
+  // through src/v8-flags.ts loadBuiltin (the bundle's lazy built-ins, every require of a lazy chunk);
+  // anywhere else it is compiled under the flags (test/sea.test.ts looks for any in a gateway's
+  // start and first turn, a one-shot turn and two commands).
   const command = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '--home' && args[i - 1] !== '--config');
-  if (command === 'gateway') {
-    // Not node:dns: the gateway binds an IPv4 literal without a lookup (src/net/listen-on.ts), and a
-    // request that needs one loads it after listening (0.9 ms under the flags, 0.6 from the cache).
-    for (const name of ['node:http', 'node:child_process', 'node:cluster', 'node:os', 'node:module']) require(name);
-    // A first start (no stamp of SQLite's extracted addon: src/native/extract.ts) decompresses the
-    // addons with node:zlib, which compiled under the flags took 5.7-10 ms against 1.9-2.7 from
-    // Node's cache (bare Node 24.21). The home as src/paths.ts finds it; a wrong guess costs only
-    // that difference, and a warm start pays one stat for the question.
-    if (firstStart()) require('node:zlib');
-  } else if (command === 'agent' || (command === 'cron' && args[args.indexOf('cron') + 1] === 'run')) {
-    // A one-shot turn (src/setup/process.ts openProcess with turns): the built-ins every turn loads
-    // (process.moduleLoadList of `pinclaw agent -m hi`; test/sea.test.ts checks it): the lazy chunks'
-    // cache (zlib's CRC-32), the memory (fs/promises), the store and the request (crypto, http,
-    // https), the sandbox's probe (child_process, which loads dgram), the terminal check (tty:
-    // src/cli/terminal.ts), the SDK's streams (web streams).
-    for (const name of ['node:os', 'node:module', 'node:zlib', 'node:fs/promises', 'node:crypto', 'node:child_process', 'node:http', 'node:https', 'node:tty']) require(name);
-    void globalThis.ReadableStream;
-  }
-  // Every command: its stdio streams (main.ts) and the argument parser (src/cli/args.ts).
+  // What a gateway's start loads before it listens. Not node:dns: the gateway binds an IPv4 literal
+  // without a lookup (src/net/listen-on.ts), and a request that needs one loads it after listening.
+  if (command === 'gateway') for (const name of ['node:http', 'node:child_process', 'node:cluster']) require(name);
+  // Every command: what the bundle's top level loads (node:os, node:module), its stdio streams
+  // (main.ts) and the argument parser (src/cli/args.ts).
+  require('node:os');
+  require('node:module');
   void process.stdout;
   void process.stderr;
   void require('node:util').parseArgs;

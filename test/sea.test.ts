@@ -145,7 +145,8 @@ function addonDir(home: string, name: string): string {
 
 t.test('x64 executable: a first start loads its addons before they are flushed, and names them once it listens', async (t) => {
   const { dir, exe, home } = install(seaX64);
-  const gw = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home }), cwd: dir });
+  const recorder = moduleRecorder(dir, { flags: true });
+  const gw = start(exe, ['gateway', '--port', '0'], { env: cleanEnv({ PINCLAW_HOME: home, NODE_OPTIONS: recorder.nodeOptions }), cwd: dir });
   t.teardown(() => void gw.child.kill('SIGKILL'));
   const m = await gw.waitFor(/gateway listening on (http:\/\/[^\s]+)/);
   // The flush and rename run right after the listening line, before any request is read.
@@ -162,6 +163,9 @@ t.test('x64 executable: a first start loads its addons before they are flushed, 
   gw.child.kill('SIGTERM');
   t.equal((await gw.exited).code, 0);
   t.notMatch(gw.stderr(), /warn|error/i, 'a clean start and stop');
+  // The extraction's node:zlib is a lazy built-in, loaded under V8's defaults (src/v8-flags.ts).
+  t.ok(recorder.loaded().includes('NativeModule zlib'), 'the first start decompressed with node:zlib');
+  t.same(recorder.underFlags(), [], 'no built-in compiled under the executable\'s flags');
 
   // The stamps written after the rename describe the files as they are: the next start trusts them
   // (a stamp that did not match would make it compare the bytes and write a new stamp, a new inode).
@@ -299,6 +303,18 @@ t.test('x64 executable: a gateway\'s first turn after a restart takes Node\'s bu
   t.ok(recorder.flagsSet().includes('--optimize-for-size'), 'the loader set the executable\'s flags');
   t.same(recorder.underFlags(), [], 'no built-in compiled under the executable\'s flags');
   t.notOk(modules.includes('NativeModule tty'), 'nor node:tty, which only the command line asks');
+});
+
+t.test('x64 executable: a command of the command line takes Node\'s built-ins from its code cache', async (t) => {
+  const { dir, exe, home } = install(seaX64);
+  const recorder = moduleRecorder(dir, { flags: true });
+  for (const args of [['config', 'get', 'agent.timezone'], ['cron', 'list']]) {
+    const r = run(exe, args, { env: cleanEnv({ PINCLAW_HOME: home, NODE_OPTIONS: recorder.nodeOptions }), cwd: dir });
+    t.equal(r.code, 0, r.stderr);
+    // The loader loads what the bundle's top level loads (node:os, node:module) before the flags.
+    t.ok(recorder.flagsSet().includes('--optimize-for-size'), 'the loader set the executable\'s flags');
+    t.same(recorder.underFlags(), [], `${args.join(' ')}: no built-in compiled under the executable's flags`);
+  }
 });
 
 t.test('x64 executable loads its lazy chunks and runs a contained regex', async (t) => {

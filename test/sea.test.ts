@@ -383,9 +383,13 @@ t.test('arm64 executable under qemu-aarch64-static', async (t) => {
   const v = qemu(['--version']);
   t.equal(v.code, 0, v.stderr);
   t.match(v.stdout, /^pinclaw \d+\.\d+\.\d+\n$/);
-  const d = run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, 'doctor', '--json'], { env: { ...env, PINCLAW_CODE_CACHE_REPORT: '1' }, cwd: dir, timeoutMs: 300_000 });
+  const recorder = moduleRecorder(dir, { flags: true });
+  const d = run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, 'doctor', '--json'], { env: { ...env, PINCLAW_CODE_CACHE_REPORT: '1', NODE_OPTIONS: recorder.nodeOptions }, cwd: dir, timeoutMs: 300_000 });
   t.equal(d.code, 0, d.stderr);
   t.match(d.stderr, /^code cache: accepted$/m, 'V8 took the code cache made under qemu');
+  // V8's defaults are the same on arm64 (src/v8-flags.ts sets them for a built-in's load).
+  t.ok(recorder.flagsSet().includes('--optimize-for-size'), 'the loader set the executable\'s flags');
+  t.same(recorder.underFlags(), [], 'no built-in compiled under the executable\'s flags');
   checkDoctor(t, d.stdout, 'arm64');
   const tokens = run('qemu-aarch64-static', ['-L', arm64Sysroot, exe, 'tokens', '-'], { env, cwd: dir, input: 'hello', timeoutMs: 300_000 });
   t.equal(tokens.stdout, '1\n', `tokens: ${tokens.stderr}`);

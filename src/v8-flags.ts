@@ -23,7 +23,11 @@
 // for the first three and the web streams, in a bare Node 24.21 under these flags. The build routes
 // those loads through loadBuiltin (scripts/build.mjs), which sets V8's defaults for the load and the
 // executable's flags again after it (about 12 us for the pair; only the built-in's own code runs in
-// between, which is what the loader's early loads already run without the flags).
+// between, which is what the loader's early loads already run without the flags). V8's flags are
+// the process's: a worker thread that compiled a pattern in those microseconds would compile it
+// without the regular-expressions' fallback. pinclaw's one JavaScript worker (the grep tool's,
+// src/tools/files/search-regex.ts) is itself the containment of the patterns the fallback cannot
+// take: it is ended at its deadline.
 // In a dev tree nothing is held and nothing here changes a flag.
 import { setFlagsFromString } from 'node:v8';
 import { isSea } from './native/sea.js';

@@ -11,7 +11,7 @@
 export const REGEX_FLAGS = ['--enable-experimental-regexp-engine-on-excessive-backtracks', '--enable-experimental-regexp-engine'];
 
 /**
- * The executable's execArgv. --optimize-for-size: V8 grows the heap less eagerly and gives it back
+ * The executable's V8 flags (set by its loader, not in its execArgv: see below). --optimize-for-size: V8 grows the heap less eagerly and gives it back
  * sooner. Measured with npm run bench:footprint: an idle gateway's own memory (RssAnon) 15.6 ->
  * 13.2 MiB, its RSS after 2,000 turns 300 -> 127 MiB, for ~15% more CPU per turn (median 4.6 ->
  * 5.3 ms over five runs each; a model's answer takes seconds). On a board with 512 MB, memory is

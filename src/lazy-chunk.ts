@@ -57,8 +57,8 @@ function chunkRequire(name: string, filename: string): NodeJS.Require {
   // Relative to the chunk: besides the bundle's modules, chunks need only Node's built-in modules.
   const nodeRequire = createRequire(filename);
   const req = (id: string): unknown => {
-    // A built-in a chunk brings first (node:zlib, node:fs/promises at a gateway's first turn) under
-    // V8's defaults, so that Node's code cache of it is taken (src/v8-flags.ts).
+    // A built-in a chunk brings first (node:https at the first https: request, what its libraries
+    // import) under V8's defaults, so that Node's code cache of it is taken (src/v8-flags.ts).
     if (!id.startsWith(HOST_PREFIX)) return loadBuiltin(id, () => nodeRequire(id));
     const key = id.slice(HOST_PREFIX.length);
     const m = hostModules[key];

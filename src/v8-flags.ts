@@ -68,16 +68,20 @@ export function underHeldFlags<T>(fn: () => T): T {
 }
 
 /** The flag that undoes `flag` (--name or --no-name), for a flag that is on or off. */
-export function defaultOf(flag: string): string {
+function defaultOf(flag: string): string {
   if (!/^--[a-z][a-z0-9-]*$/.test(flag)) throw new Error(`${flag}: not a flag of the form --name or --no-name, whose default is the other one`);
   return flag.startsWith('--no-') ? `--${flag.slice('--no-'.length)}` : `--no-${flag.slice(2)}`;
 }
 
-let executableFlags: readonly string[] | undefined;
+let executableFlags: { set: readonly string[]; defaults: readonly string[] } | undefined;
 
-/** The flags the loader set: none in a dev tree, where Node runs with its defaults. */
-function setFlags(): readonly string[] {
-  return (executableFlags ??= isSea() && typeof __PINCLAW_V8_FLAGS__ !== 'undefined' ? __PINCLAW_V8_FLAGS__ : []);
+/** The flags the loader set and their defaults: none in a dev tree, where Node runs with its defaults. */
+function setFlags(): { set: readonly string[]; defaults: readonly string[] } {
+  if (!executableFlags) {
+    const set = isSea() && typeof __PINCLAW_V8_FLAGS__ !== 'undefined' ? __PINCLAW_V8_FLAGS__ : [];
+    executableFlags = { set, defaults: set.map(defaultOf) };
+  }
+  return executableFlags;
 }
 
 /** Whether Node has this built-in loaded already (process.moduleLoadList: "NativeModule fs/promises"). */
@@ -92,14 +96,14 @@ function loaded(name: string): boolean {
  * already loaded, and any in a dev tree, is just required.
  */
 export function loadBuiltin<T>(name: string, load: () => T): T {
-  const flags = setFlags();
-  if (!flags.length || loaded(name)) return load();
-  for (const flag of flags) setFlagsFromString(defaultOf(flag));
+  const { set, defaults } = setFlags();
+  if (!set.length || loaded(name)) return load();
+  for (const flag of defaults) setFlagsFromString(flag);
   if (!growing) setFlagsFromString(GROWING);
   try {
     return load();
   } finally {
-    for (const flag of flags) setFlagsFromString(flag);
+    for (const flag of set) setFlagsFromString(flag);
     if (!growing) setFlagsFromString(HELD);
   }
 }

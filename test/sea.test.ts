@@ -295,8 +295,8 @@ t.test('x64 executable: a gateway\'s first turn after a restart takes Node\'s bu
   };
   await turn(false); // the first start: the addons extracted, the chunks' caches written
   await turn(true);
-  // What the turn loads after the start (the store's crypto, the chunks' caches' zlib, the memory's
-  // fs/promises and watcher, the SDK's web streams), each under V8's defaults for its load
+  // What the turn loads after the start (the token check's crypto, the lazy chunks' zlib, the
+  // memory's fs/promises and watcher, the SDK's web streams), each under V8's defaults for its load
   // (src/v8-flags.ts loadBuiltin): compiled under the executable's flags they took 2-3 times as long.
   const modules = recorder.loaded();
   for (const m of ['crypto', 'zlib', 'fs/promises', 'internal/fs/watchers', 'internal/webstreams/readablestream']) t.ok(modules.includes(`NativeModule ${m}`), `the gateway loaded ${m}`);

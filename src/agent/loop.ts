@@ -1,7 +1,6 @@
 // The tool-use loop: call the model, run the tool calls it asks for, feed the results back, until it
 // answers in text or the iteration cap is reached. Plain functions; events go to `emit`.
-// Not the global: its first read loads perf_hooks under the executable's flags; the import is one of
-// the build's lazy built-ins, loaded under V8's defaults (src/v8-flags.ts).
+// The import, not the global: a lazy built-in, loaded under V8's defaults (src/v8-flags.ts).
 import { performance } from 'node:perf_hooks';
 import { errorMessage } from '../errors.js';
 import type { ToolContext, ToolResult, ToolSet } from '../tools/types.js';

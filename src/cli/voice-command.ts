@@ -2,8 +2,7 @@
 // owner's own audio and text, through the same code the Telegram channel uses, so a setup can be
 // tested before a voice note ever arrives. A lazy chunk ('voice'), with the pipeline.
 import { existsSync, writeFileSync } from 'node:fs';
-// Not the global: its first read loads perf_hooks under the executable's flags; the import is one of
-// the build's lazy built-ins, loaded under V8's defaults (src/v8-flags.ts).
+// The import, not the global: a lazy built-in, loaded under V8's defaults (src/v8-flags.ts).
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../config/index.js';
 import { ConfigError, PinclawError, UsageError } from '../errors.js';

@@ -2,8 +2,7 @@
 // rewritten input goes to the next hook, context is joined. Every hook run is one audit row, and a
 // PreToolUse block of a physical action is written down for the turn, so that no retry of that turn
 // (the conductor's, after a failed model call, or the model's own) runs the action: the owner's veto.
-// Not the global: its first read loads perf_hooks under the executable's flags; the import is one of
-// the build's lazy built-ins, loaded under V8's defaults (src/v8-flags.ts).
+// The import, not the global: a lazy built-in, loaded under V8's defaults (src/v8-flags.ts).
 import { performance } from 'node:perf_hooks';
 import { failureMode, matcherFor, type HookEvent, type HookSpec } from '../config/hooks.js';
 import type { PinclawConfig } from '../config/schema.js';

@@ -9,8 +9,7 @@
 // loses the writes held at that moment (at most HOLD_MS of them): only writes whose loss changes
 // nothing may come here (the audit row of a tool that changed nothing, the replay record of such a
 // call; see their callers).
-// Not the global: its first read loads perf_hooks under the executable's flags; the import is one of
-// the build's lazy built-ins, loaded under V8's defaults (src/v8-flags.ts).
+// The import, not the global: a lazy built-in, loaded under V8's defaults (src/v8-flags.ts).
 import { performance } from 'node:perf_hooks';
 import { beforeClose, type Db } from './db.js';
 

@@ -3,8 +3,7 @@
 //   confirmation → run within the time limit → redact → cap → PostToolUse hooks → audit.
 // Each step that stops a call answers with an error result naming the rule, and every call,
 // stopped or not, is one audit row. The context (session, channel, caller) comes from the runtime.
-// Not the global: its first read loads perf_hooks under the executable's flags; the import is one of
-// the build's lazy built-ins, loaded under V8's defaults (src/v8-flags.ts).
+// The import, not the global: a lazy built-in, loaded under V8's defaults (src/v8-flags.ts).
 import { performance } from 'node:perf_hooks';
 import { count } from '../counters.js';
 import type { ToolSpec } from '../agent/types.js';
